@@ -1,0 +1,52 @@
+# Campaign Desk: `make run` serves the demo, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test install install-dev lint typecheck bench worker clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(VENV)/.installed $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py load_demo
+	@echo ""
+	@echo "  Campaign Desk is serving on http://$(HOST):$(PORT)/"
+	@echo "  Admin:  http://$(HOST):$(PORT)/admin/  (user: demo, password: printed above on the first run, or DEMO_PASSWORD)"
+	@echo "  API:    http://$(HOST):$(PORT)/api/v1/docs/"
+	@echo ""
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+test: install-dev
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install-dev
+	$(BIN)/mypy .
+
+worker: install
+	$(BIN)/celery -A config worker --loglevel=info
+
+bench: install-dev
+	$(BIN)/python bench/bench_plans.py
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles build .pytest_cache .mypy_cache .ruff_cache

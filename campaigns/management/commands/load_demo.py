@@ -1,0 +1,168 @@
+from __future__ import annotations
+
+import os
+import secrets
+from decimal import Decimal
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from campaigns.models import (
+    Campaign,
+    DecisionPoint,
+    LotReservation,
+    Membership,
+    PlannedItem,
+    Role,
+    Stage,
+    StopRule,
+    Team,
+)
+from estimates.models import RentalPlan
+from estimates.seeding import seed_catalog
+
+DEMO_TITLE = "Baseline vs two variants on a fixed corpus"
+
+# Seed 004's illustrative calendar: 48 sequential hours on one RTX 4090, from the start of
+# preparation to the retrieval of results, inside a 72-hour window.
+ITEMS = [
+    ("Baseline (testigo)", "baseline", "mandatory", 10, 1, {"lora_rank": 0, "lr": 2e-5}),
+    ("Variant A: LoRA rank 16", "variant", "mandatory", 10, 1, {"lora_rank": 16, "lr": 2e-4}),
+    ("Variant B: LoRA rank 64", "variant", "useful", 10, 1, {"lora_rank": 64, "lr": 2e-4}),
+    ("Data check", "data_check", "mandatory", 1, 1, {}),
+    ("Resume check", "resume_check", "mandatory", 2, 0.5, {}),
+]
+STAGES = [
+    ("Install environment", "setup", 2, None),
+    ("Load corpus", "loading", 2, None),
+    ("Check the data", "validation", 1, "Data check"),
+    ("Pilot", "pilot", 3, None),
+    ("Train baseline", "training", 10, "Baseline (testigo)"),
+    ("Train variant A", "training", 10, "Variant A: LoRA rank 16"),
+    ("Train variant B", "training", 10, "Variant B: LoRA rank 64"),
+    ("Validate", "validation", 3, None),
+    ("Predict on the test split", "inference", 3, None),
+    ("Write outputs", "outputs", 1, None),
+    ("Checkpoint write and restore in a new process", "checkpoint_io", 2, "Resume check"),
+    ("Retrieve results", "retrieval", 1, None),
+]
+
+
+class Command(BaseCommand):
+    help = "Load the demo team, its owner user `demo` and the seed campaign (idempotent)."
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        seed_catalog()
+        User = get_user_model()
+        user, created = User.objects.get_or_create(username="demo", defaults={"is_staff": True})
+        if created:
+            password = os.environ.get("DEMO_PASSWORD") or secrets.token_urlsafe(12)
+            user.set_password(password)
+            user.save()
+            shown = "from DEMO_PASSWORD" if os.environ.get("DEMO_PASSWORD") else password
+            self.stdout.write(f"Created user demo, password: {shown} (shown once)")
+        elif os.environ.get("DEMO_PASSWORD"):
+            user.set_password(os.environ["DEMO_PASSWORD"])
+            user.save()
+            self.stdout.write("User demo exists; password reset from DEMO_PASSWORD.")
+        else:
+            self.stdout.write("User demo exists; its password is unchanged.")
+        if not user.is_staff:
+            user.is_staff = True
+            user.save()
+        team, _ = Team.objects.get_or_create(name="demo")
+        Membership.objects.update_or_create(team=team, user=user, defaults={"role": Role.OWNER})
+
+        campaign, created = Campaign.objects.get_or_create(
+            team=team,
+            title=DEMO_TITLE,
+            defaults={
+                "question": (
+                    "Does variant A or variant B beat the baseline on the fixed corpus by at "
+                    "least 1.0 macro-F1? A negative answer closes the campaign too."
+                ),
+                "corpus_name": "support-tickets-es",
+                "corpus_revision": "sha256:9f2c4e1b7a",
+                "expected_deliverables": (
+                    "Predictions on the test split, an error analysis, a reloadable artifact."
+                ),
+                "decision_threshold": "+1.0 macro-F1 over the baseline",
+                "window_hours": Decimal("72"),
+                "budget": Decimal("110.00"),
+                "currency": "USD",
+                "created_by": user,
+            },
+        )
+        if not created:
+            self.stdout.write(f"Demo campaign already loaded (id {campaign.pk}).")
+            return
+        items = {}
+        for name, role, tier, hours, prep, config in ITEMS:
+            items[name] = PlannedItem.objects.create(
+                campaign=campaign,
+                name=name,
+                role=role,
+                tier=tier,
+                planned_hours=Decimal(str(hours)),
+                prep_hours=Decimal(str(prep)),
+                config=config,
+                gpu="RTX-4090",
+                rationale="Only a gain of at least the threshold over the baseline changes the choice."
+                if role == "variant"
+                else "",
+            )
+        StopRule.objects.create(
+            campaign=campaign,
+            kind="non_finite_loss",
+            metric="loss",
+            description="Stop at the first NaN or infinite loss.",
+        )
+        StopRule.objects.create(
+            campaign=campaign,
+            kind="metric_threshold",
+            metric="val_f1",
+            comparator="lt",
+            threshold=0.2,
+            description="Pilot validation F1 below 0.2: the setup is broken.",
+        )
+        StopRule.objects.create(
+            campaign=campaign,
+            kind="input_truncated",
+            metric="input_truncated",
+            description="An essential input was truncated.",
+        )
+        StopRule.objects.create(
+            campaign=campaign,
+            kind="no_usable_resume",
+            description="A checkpoint that cannot be reloaded in a new process stops the run.",
+        )
+        previous = None
+        prep = Stage.objects.create(
+            campaign=campaign,
+            name="Prepare configs and scripts",
+            kind="human_prep",
+            machine=False,
+            resource="",
+            planned_hours=Decimal("4"),
+        )
+        for name, kind, hours, item_name in STAGES:
+            stage = Stage.objects.create(
+                campaign=campaign,
+                name=name,
+                kind=kind,
+                machine=True,
+                resource="rtx4090-a",
+                planned_hours=Decimal(str(hours)),
+                variant=items.get(item_name) if item_name else None,
+            )
+            if previous is not None:
+                stage.depends_on.add(previous)
+            previous = stage
+        del prep
+        DecisionPoint.objects.create(campaign=campaign, label="after the pilot")
+        plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
+        LotReservation.objects.create(campaign=campaign, plan=plan, quantity=1)
+        self.stdout.write(f"Loaded the demo campaign (id {campaign.pk}): 48 h in a 72 h window.")

@@ -1,0 +1,813 @@
+"""Campaign planning: teams, campaigns, planned items, stop rules, decisions, stages, lots,
+the frozen plan baseline and its amendments, and the runs logged against a campaign.
+
+A campaign buys one decision. It is planned while `draft`; `commit()` freezes a baseline
+snapshot that is never rewritten, after which stop rules are immutable and item changes are
+recorded as amendments with a reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from decimal import Decimal
+from typing import Any
+
+import pgtrigger
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models, transaction
+from django.utils import timezone
+
+HOURS = {"max_digits": 9, "decimal_places": 2, "validators": [MinValueValidator(Decimal("0"))]}
+MONEY = {"max_digits": 14, "decimal_places": 2}
+currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. USD.")
+
+
+class PlanFrozen(Exception):
+    """A change that the committed plan forbids (stop rules, baseline, committed state)."""
+
+
+class CommitRefused(Exception):
+    """Commit was refused; `problems` says which requirement is missing."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+# --- Teams -------------------------------------------------------------------------------
+
+
+class Team(models.Model):
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Role(models.TextChoices):
+    VIEWER = "viewer", "Viewer"
+    PLANNER = "planner", "Planner"
+    OWNER = "owner", "Owner"
+
+
+class MembershipQuerySet(models.QuerySet["Membership"]):
+    def writers(self) -> MembershipQuerySet:
+        return self.filter(role__in=[Role.PLANNER, Role.OWNER])
+
+
+class Membership(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=10, choices=Role.choices, default=Role.PLANNER)
+
+    objects = MembershipQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "user"], name="one_role_per_team")]
+
+    def __str__(self) -> str:
+        return f"{self.user} in {self.team} ({self.role})"
+
+
+def team_ids_for(user: Any, *, write: bool = False) -> list[int]:
+    """Ids of the teams whose objects `user` may read (or, with write, change)."""
+    if not getattr(user, "is_authenticated", False):
+        return []
+    memberships = Membership.objects.filter(user=user)
+    if write:
+        memberships = memberships.writers()
+    return list(memberships.values_list("team_id", flat=True))
+
+
+# --- Campaigns ---------------------------------------------------------------------------
+
+
+class CampaignStatus(models.TextChoices):
+    DRAFT = "draft", "Draft"
+    COMMITTED = "committed", "Committed"
+    RUNNING = "running", "Running"
+    CLOSED = "closed", "Closed"
+
+
+def default_required_components() -> list[str]:
+    return ["model", "optimizer", "progress"]
+
+
+class CampaignQuerySet(models.QuerySet["Campaign"]):
+    def for_user(self, user: Any, *, write: bool = False) -> CampaignQuerySet:
+        if getattr(user, "is_superuser", False):
+            return self
+        return self.filter(team_id__in=team_ids_for(user, write=write))
+
+
+class Campaign(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="campaigns")
+    title = models.CharField(max_length=200)
+    question = models.TextField(
+        help_text="The decision this campaign buys, e.g. 'does variant A or B beat the baseline "
+        "on corpus X by at least T?'"
+    )
+    corpus_name = models.CharField(max_length=200)
+    corpus_revision = models.CharField(
+        max_length=200, help_text="Exact revision or hash of the fixed corpus."
+    )
+    expected_deliverables = models.TextField(
+        blank=True, help_text="What closes the campaign: predictions, error analysis, artifact…"
+    )
+    decision_threshold = models.CharField(
+        max_length=200, blank=True, help_text="e.g. '+1.0 F1 over the baseline'."
+    )
+    window_hours = models.DecimalField(**HOURS, default=Decimal("72"))  # type: ignore[arg-type]
+    budget = models.DecimalField(**MONEY, null=True, blank=True, validators=[MinValueValidator(0)])  # type: ignore[arg-type]
+    currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
+    status = models.CharField(
+        max_length=10, choices=CampaignStatus.choices, default=CampaignStatus.DRAFT
+    )
+    conclusion = models.TextField(
+        blank=True, help_text="The answer reached (a negative result is a valid answer)."
+    )
+    required_checkpoint_components = models.JSONField(
+        default=default_required_components,
+        blank=True,
+        help_text="What a checkpoint must hold to count as a usable resume.",
+    )
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    committed_at = models.DateTimeField(null=True, blank=True)
+    committed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    objects = CampaignQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return self.title
+
+    @property
+    def is_draft(self) -> bool:
+        return self.status == CampaignStatus.DRAFT
+
+    def commit_problems(self) -> list[str]:
+        problems = []
+        if not self.items.filter(tier=Tier.MANDATORY).exclude(status=ItemStatus.CUT).exists():
+            problems.append("the plan needs at least one mandatory item")
+        if not self.stop_rules.exists():
+            problems.append("the plan needs at least one stop rule, written before the runs")
+        return problems
+
+    def commit(self, user: Any = None) -> PlanBaseline:
+        """Freeze the plan: snapshot it, post the reserved lots to the ledger, mark committed."""
+        with transaction.atomic():
+            campaign = Campaign.objects.select_for_update().get(pk=self.pk)
+            if campaign.status != CampaignStatus.DRAFT:
+                raise PlanFrozen(f"campaign is already {campaign.status}; the plan is frozen")
+            problems = campaign.commit_problems()
+            if problems:
+                raise CommitRefused(problems)
+            baseline = PlanBaseline.objects.create(campaign=campaign, snapshot=campaign.snapshot())
+            from ledger.models import post_reserved_lots
+
+            post_reserved_lots(campaign, user)
+            now = timezone.now()
+            Campaign.objects.filter(pk=campaign.pk).update(
+                status=CampaignStatus.COMMITTED, committed_at=now, committed_by=user, updated_at=now
+            )
+        self.refresh_from_db()
+        return baseline
+
+    def snapshot(self) -> dict[str, Any]:
+        """The plan as it stands, in plain JSON: what the baseline freezes."""
+        items = list(self.items.order_by("id"))
+        stages = list(self.stages.order_by("id").prefetch_related("depends_on"))
+        return {
+            "title": self.title,
+            "question": self.question,
+            "corpus": {"name": self.corpus_name, "revision": self.corpus_revision},
+            "decision_threshold": self.decision_threshold,
+            "window_hours": str(self.window_hours),
+            "budget": None if self.budget is None else str(self.budget),
+            "currency": self.currency,
+            "items": [item.as_plan() for item in items],
+            "stop_rules": [rule.as_plan() for rule in self.stop_rules.order_by("id")],
+            "stages": [stage.as_plan() for stage in stages],
+            "lots": [lot.as_plan() for lot in self.lots.select_related("plan").order_by("id")],
+            "reserved_machine_hours": str(self.reserved_machine_hours()),
+        }
+
+    def reserved_machine_hours(self) -> Decimal:
+        """Machine-occupied hours of the planned stages (or of the items, without stages)."""
+        stage_hours = self.stages.filter(machine=True).aggregate(h=models.Sum("planned_hours"))["h"]
+        if stage_hours is not None:
+            return Decimal(stage_hours)
+        item_hours = self.items.exclude(status=ItemStatus.CUT).aggregate(
+            h=models.Sum("planned_hours")
+        )["h"]
+        return Decimal(item_hours or 0)
+
+    def baseline_or_none(self) -> PlanBaseline | None:
+        return PlanBaseline.objects.filter(campaign=self).first()
+
+
+# --- Planned items -----------------------------------------------------------------------
+
+
+class ItemRole(models.TextChoices):
+    BASELINE = "baseline", "Baseline"
+    VARIANT = "variant", "Variant"
+    DATA_CHECK = "data_check", "Data check"
+    RESUME_CHECK = "resume_check", "Resume check"
+    OTHER = "other", "Other"
+
+
+class Tier(models.TextChoices):
+    MANDATORY = "mandatory", "Mandatory"
+    USEFUL = "useful", "Useful"
+    EXPLORATORY = "exploratory", "Exploratory"
+
+
+class ItemStatus(models.TextChoices):
+    PLANNED = "planned", "Planned"
+    DONE = "done", "Done"
+    CUT = "cut", "Cut"
+    STOPPED = "stopped", "Stopped"
+
+
+AMENDABLE_ITEM_FIELDS = ("name", "tier", "config", "planned_hours", "prep_hours", "rationale")
+
+
+class PlannedItem(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    name = models.CharField(max_length=120)
+    role = models.CharField(max_length=20, choices=ItemRole.choices, default=ItemRole.VARIANT)
+    tier = models.CharField(max_length=20, choices=Tier.choices, default=Tier.MANDATORY)
+    config = models.JSONField(default=dict, blank=True)
+    planned_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    prep_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    rationale = models.TextField(blank=True, help_text="Which result would change the choice?")
+    gpu = models.CharField(max_length=40, blank=True, help_text="GPU model it needs, if any.")
+    status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PLANNED)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "name"], name="item_name_unique"),
+            models.CheckConstraint(
+                condition=models.Q(tier__in=Tier.values), name="item_tier_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role__in=ItemRole.values), name="item_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.tier})"
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "name": self.name,
+            "role": self.role,
+            "tier": self.tier,
+            "config": self.config,
+            "planned_hours": str(self.planned_hours),
+            "prep_hours": str(self.prep_hours),
+            "rationale": self.rationale,
+            "status": self.status,
+        }
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is None and not self.campaign.is_draft:
+            # A new item after commit is an amendment too; it is allowed through amend().
+            if not getattr(self, "_amendment", False):
+                raise PlanFrozen("items added after commit must go through an amendment")
+        elif self.pk is not None and not self.campaign.is_draft:
+            if not getattr(self, "_amendment", False):
+                stored = PlannedItem.objects.get(pk=self.pk)
+                changed = [
+                    f for f in AMENDABLE_ITEM_FIELDS if getattr(stored, f) != getattr(self, f)
+                ]
+                if changed:
+                    raise PlanFrozen(
+                        f"changes to {', '.join(changed)} after commit need an amendment reason"
+                    )
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.campaign.is_draft:
+            raise PlanFrozen("a committed item is never deleted: cut it with a decision instead")
+        return super().delete(*args, **kwargs)
+
+    @transaction.atomic
+    def amend(self, *, reason: str, user: Any = None, **changes: Any) -> Amendment:
+        """Change a committed item, recording before/after and why; the baseline stays as it is."""
+        if not reason or not reason.strip():
+            raise ValidationError({"reason": "an amendment needs a reason"})
+        unknown = set(changes) - set(AMENDABLE_ITEM_FIELDS)
+        if unknown:
+            raise ValidationError({f: "this field cannot be amended" for f in sorted(unknown)})
+        before = {f: _jsonable(getattr(self, f)) for f in changes} if self.pk else {}
+        for field, value in changes.items():
+            setattr(self, field, value)
+        self.full_clean()
+        self._amendment = True
+        try:
+            self.save()
+        finally:
+            self._amendment = False
+        return Amendment.objects.create(
+            campaign=self.campaign,
+            item=self,
+            changes={"before": before, "after": {f: _jsonable(getattr(self, f)) for f in changes}},
+            reason=reason.strip(),
+            made_by=user,
+        )
+
+
+def _jsonable(value: Any) -> Any:
+    return str(value) if isinstance(value, Decimal) else value
+
+
+# --- Stop rules --------------------------------------------------------------------------
+
+
+class StopRuleKind(models.TextChoices):
+    NON_FINITE_LOSS = "non_finite_loss", "Non-finite loss (NaN/±Inf)"
+    METRIC_THRESHOLD = "metric_threshold", "Metric beyond a threshold"
+    INPUT_TRUNCATED = "input_truncated", "Essential input truncated"
+    NO_USABLE_RESUME = "no_usable_resume", "No usable resume"
+    BUDGET_OVERRUN = "budget_overrun", "Budget or time overrun"
+    CUSTOM = "custom", "Custom (free text)"
+
+
+class Comparator(models.TextChoices):
+    LT = "lt", "<"
+    LE = "le", "≤"
+    GT = "gt", ">"
+    GE = "ge", "≥"
+
+
+class StopRule(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="stop_rules")
+    kind = models.CharField(max_length=20, choices=StopRuleKind.choices)
+    metric = models.CharField(max_length=100, blank=True)
+    comparator = models.CharField(max_length=2, choices=Comparator.choices, blank=True)
+    threshold = models.FloatField(null=True, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        if self.kind == StopRuleKind.METRIC_THRESHOLD:
+            return f"#{self.pk} stop when {self.metric} {self.get_comparator_display()} {self.threshold}"
+        return f"#{self.pk} {self.get_kind_display()}"
+
+    def clean(self) -> None:
+        if self.kind == StopRuleKind.METRIC_THRESHOLD:
+            errors = {}
+            if not self.metric:
+                errors["metric"] = "a threshold rule names its metric"
+            if not self.comparator:
+                errors["comparator"] = "a threshold rule needs a comparator (lt, le, gt, ge)"
+            if self.threshold is None:
+                errors["threshold"] = "a threshold rule needs a threshold"
+            if errors:
+                raise ValidationError(errors)
+        if self.kind == StopRuleKind.CUSTOM and not self.description.strip():
+            raise ValidationError({"description": "a custom rule is written out in words"})
+
+    def _refuse_if_frozen(self) -> None:
+        campaign_status = Campaign.objects.filter(pk=self.campaign_id).values_list(
+            "status", flat=True
+        )
+        if campaign_status and campaign_status[0] != CampaignStatus.DRAFT:
+            raise PlanFrozen("stop rules are immutable once the plan is committed")
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self._refuse_if_frozen()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_if_frozen()
+        return super().delete(*args, **kwargs)
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "kind": self.kind,
+            "metric": self.metric,
+            "comparator": self.comparator,
+            "threshold": self.threshold,
+            "description": self.description,
+        }
+
+
+# --- Decisions ---------------------------------------------------------------------------
+
+
+class Outcome(models.TextChoices):
+    PENDING = "pending", "Pending (planned decision point)"
+    CONTINUE = "continue", "Continue"
+    CUT = "cut", "Cut optional variants"
+    REVISE = "revise", "Revise the question"
+
+
+class DecisionPoint(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="decisions")
+    label = models.CharField(max_length=120, default="after the pilot")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.PENDING)
+    rationale = models.TextField(blank=True)
+    cut_variants = models.ManyToManyField(PlannedItem, blank=True, related_name="cut_by")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Decision {self.label}: {self.outcome}"
+
+
+@transaction.atomic
+def record_decision(
+    campaign: Campaign,
+    *,
+    outcome: str,
+    rationale: str,
+    user: Any = None,
+    cut_variants: list[PlannedItem] | None = None,
+    label: str = "after the pilot",
+) -> DecisionPoint:
+    """Record who decided what and why; a cut item keeps its row with status `cut`."""
+    cut_variants = cut_variants or []
+    if outcome == Outcome.CUT and not cut_variants:
+        raise ValidationError({"cut_variants": "a cut names the items it cuts"})
+    if outcome != Outcome.CUT and cut_variants:
+        raise ValidationError({"cut_variants": "only a 'cut' decision cuts items"})
+    for item in cut_variants:
+        if item.campaign_id != campaign.pk:
+            raise ValidationError({"cut_variants": f"item {item.pk} is not in this campaign"})
+        if item.tier == Tier.MANDATORY:
+            raise ValidationError(
+                {"cut_variants": f"'{item.name}' is mandatory: revise the question instead"}
+            )
+    if not rationale.strip():
+        raise ValidationError({"rationale": "a decision says why"})
+    # Fill the planned (pending) decision point with this label, if there is one.
+    decision = campaign.decisions.filter(outcome=Outcome.PENDING, label=label).order_by(
+        "id"
+    ).first() or DecisionPoint(campaign=campaign, label=label)
+    decision.outcome = outcome
+    decision.rationale = rationale.strip()
+    decision.decided_by = user
+    decision.decided_at = timezone.now()
+    decision.save()
+    if cut_variants:
+        decision.cut_variants.set(cut_variants)
+        PlannedItem.objects.filter(pk__in=[i.pk for i in cut_variants]).update(
+            status=ItemStatus.CUT
+        )
+    return decision
+
+
+# --- Calendar stages and lots ------------------------------------------------------------
+
+
+class StageKind(models.TextChoices):
+    SETUP = "setup", "Setup / installation"
+    LOADING = "loading", "Data loading"
+    PILOT = "pilot", "Pilot"
+    TRAINING = "training", "Training"
+    VALIDATION = "validation", "Validation"
+    LONG_INPUTS = "long_inputs", "Long inputs"
+    INFERENCE = "inference", "Inference / predictions"
+    OUTPUTS = "outputs", "Writing outputs"
+    CHECKPOINT_IO = "checkpoint_io", "Checkpoint write/transfer/restore"
+    RETRIEVAL = "retrieval", "Retrieval of results"
+    HUMAN_PREP = "human_prep", "Human preparation"
+
+
+class Stage(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="stages")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=StageKind.choices)
+    machine = models.BooleanField(default=True, help_text="Occupies a GPU (else human time).")
+    resource = models.CharField(
+        max_length=60, blank=True, help_text="Which GPU or lot it occupies, e.g. 'rtx4090-a'."
+    )
+    variant = models.ForeignKey(
+        PlannedItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="stages"
+    )
+    planned_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    depends_on = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="+")
+    observed_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
+    deviation_note = models.TextField(blank=True)
+    observed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.planned_hours} h)"
+
+    def clean(self) -> None:
+        if self.machine and not self.resource:
+            raise ValidationError({"resource": "a machine stage names the GPU or lot it occupies"})
+        if self.kind == StageKind.HUMAN_PREP and self.machine:
+            raise ValidationError({"machine": "human preparation does not occupy a GPU"})
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "name": self.name,
+            "kind": self.kind,
+            "machine": self.machine,
+            "resource": self.resource,
+            "variant": self.variant_id,
+            "planned_hours": str(self.planned_hours),
+            "depends_on": sorted(s.pk for s in self.depends_on.all()),
+        }
+
+    def needs_deviation_note(self, observed: Decimal) -> bool:
+        """More than 10% away from the plan needs an explanation."""
+        planned = Decimal(self.planned_hours)
+        if planned == 0:
+            return observed != 0
+        return abs(observed - planned) > planned * Decimal("0.10")
+
+
+class LotReservation(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="lots")
+    plan = models.ForeignKey("estimates.RentalPlan", on_delete=models.PROTECT, related_name="+")
+    quantity = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    start = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.quantity} × {self.plan}"
+
+    @property
+    def total_price(self) -> Decimal:
+        # A lot is priced per lot: its GPU count never multiplies the price again.
+        return self.plan.price * self.quantity
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "plan": str(self.plan),
+            "quantity": self.quantity,
+            "price": str(self.plan.price),
+            "currency": self.plan.currency,
+            "total": str(self.total_price),
+            "start": self.start.isoformat() if self.start else None,
+        }
+
+
+# --- The frozen baseline and its amendments -----------------------------------------------
+
+
+class PlanBaseline(models.Model):
+    campaign = models.OneToOneField(Campaign, on_delete=models.PROTECT, related_name="baseline")
+    snapshot = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        triggers = [
+            pgtrigger.Protect(
+                name="baseline_never_rewritten", operation=pgtrigger.Update | pgtrigger.Delete
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Baseline of {self.campaign} at {self.created_at:%Y-%m-%d %H:%M}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        if self.pk is not None:
+            raise PlanFrozen("a committed plan baseline is never rewritten")
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        raise PlanFrozen("a committed plan baseline is never deleted")
+
+    @property
+    def digest(self) -> str:
+        import json
+
+        return hashlib.sha256(json.dumps(self.snapshot, sort_keys=True).encode()).hexdigest()
+
+
+class Amendment(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="amendments")
+    item = models.ForeignKey(
+        PlannedItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="amendments"
+    )
+    changes = models.JSONField()
+    reason = models.TextField()
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    made_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["made_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Amendment to {self.item}: {self.reason[:40]}"
+
+
+# --- Ingest keys ---------------------------------------------------------------------------
+
+
+class IngestKey(models.Model):
+    """A campaign-scoped key for training loops: it may only append run data to its campaign.
+
+    Only a SHA-256 digest is stored; the key itself is shown once, when created.
+    """
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ingest_keys")
+    name = models.CharField(max_length=100, default="training loop")
+    prefix = models.CharField(max_length=12, editable=False)
+    digest = models.CharField(max_length=64, unique=True, editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.name})"
+
+    @staticmethod
+    def hash(raw: str) -> str:
+        return hashlib.sha256(raw.encode()).hexdigest()
+
+    @classmethod
+    def issue(
+        cls, campaign: Campaign, *, name: str = "training loop", user: Any = None
+    ) -> tuple[IngestKey, str]:
+        raw = "cdk_" + secrets.token_urlsafe(32)
+        key = cls.objects.create(
+            campaign=campaign, name=name, prefix=raw[:12], digest=cls.hash(raw), created_by=user
+        )
+        return key, raw
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])
+
+
+# --- Runs ----------------------------------------------------------------------------------
+
+
+class RunKind(models.TextChoices):
+    PILOT = "pilot", "Pilot"
+    FULL = "full", "Full"
+    INFERENCE = "inference", "Inference"
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", "Running"
+    STOPPED = "stopped", "Stopped by a rule"
+    COMPLETED = "completed", "Completed"
+    FAILED = "failed", "Failed"
+
+
+class Run(models.Model):
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="runs")
+    run_id = models.CharField(max_length=200)
+    variant = models.ForeignKey(
+        PlannedItem, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
+    )
+    kind = models.CharField(max_length=10, choices=RunKind.choices, default=RunKind.FULL)
+    config = models.JSONField(default=dict, blank=True)
+    config_digest = models.CharField(max_length=64)
+    status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    stop_rule = models.ForeignKey(
+        StopRule, null=True, blank=True, on_delete=models.PROTECT, related_name="stopped_runs"
+    )
+    stop_reason = models.TextField(blank=True)
+    stop_step = models.BigIntegerField(null=True, blank=True)
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    observed_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
+    last_step = models.BigIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["team", "run_id"], name="run_id_unique_in_team")
+        ]
+
+    def __str__(self) -> str:
+        return self.run_id
+
+    @staticmethod
+    def digest_config(config: Any) -> str:
+        import json
+
+        return hashlib.sha256(
+            json.dumps(config, sort_keys=True, separators=(",", ":")).encode()
+        ).hexdigest()
+
+
+class MetricPoint(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics")
+    name = models.CharField(max_length=100)
+    step = models.BigIntegerField()
+    # PostgreSQL's double precision keeps NaN and ±Inf; SQLite turns NaN into NULL, so the
+    # token is also kept as text when the value is not finite.
+    value = models.FloatField(null=True)
+    non_finite = models.CharField(max_length=9, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        indexes = [models.Index(fields=["run", "name", "step"], name="metric_run_name_step")]
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.step}={self.as_float()}"
+
+    def as_float(self) -> float:
+        return (
+            float(self.non_finite.replace("Infinity", "inf"))
+            if self.non_finite
+            else float(self.value or 0.0)
+        )
+
+
+class ThroughputSample(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="throughputs")
+    samples_per_second = models.FloatField(null=True, blank=True)
+    tokens_per_second = models.FloatField(null=True, blank=True)
+    gpus = models.PositiveIntegerField(default=1)
+    measured_seconds = models.FloatField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+class Checkpoint(models.Model):
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
+    step = models.BigIntegerField()
+    components = models.JSONField(default=list)
+    size_bytes = models.BigIntegerField(null=True, blank=True)
+    write_seconds = models.FloatField(null=True, blank=True)
+    restore_seconds = models.FloatField(null=True, blank=True)
+    location = models.CharField(max_length=500, blank=True)
+    resume_verified = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+
+# --- Idempotency ---------------------------------------------------------------------------
+
+
+class IdempotencyRecord(models.Model):
+    """The stored response of a POST sent with an Idempotency-Key, replayed on a retry."""
+
+    principal = models.CharField(max_length=80)
+    key = models.CharField(max_length=200)
+    method = models.CharField(max_length=10)
+    path = models.CharField(max_length=500)
+    body_digest = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField(null=True)
+    response_body = models.BinaryField(null=True)
+    content_type = models.CharField(max_length=100, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["principal", "key"], name="idempotency_key_unique")
+        ]

@@ -1,0 +1,65 @@
+"""Who may do what through the API. Reads: any member of the object's team. Writes: planners
+and owners. Ingest keys: only run data, only for their one campaign (`allow_ingest = True` on
+the view). Objects outside the caller's teams are never found (404), so scoping happens in
+`get_queryset()` and `campaign_for()`, not here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.shortcuts import get_object_or_404
+from rest_framework import permissions
+from rest_framework.request import Request
+
+from .authentication import is_ingest
+from .models import Campaign, Membership, Role, team_ids_for
+
+
+def readable_team_ids(user: Any) -> list[int]:
+    if is_ingest(user):
+        return [user.team_id]
+    return team_ids_for(user)
+
+
+def campaigns_for(user: Any) -> Any:
+    """The campaigns `user` may read: by team, or the single campaign of an ingest key."""
+    if is_ingest(user):
+        return Campaign.objects.filter(pk=user.campaign_id)
+    return Campaign.objects.for_user(user)
+
+
+def campaign_for(request: Request, campaign_id: Any) -> Campaign:
+    return get_object_or_404(campaigns_for(request.user), pk=campaign_id)
+
+
+def can_write(user: Any, team_id: int) -> bool:
+    if is_ingest(user):
+        return False
+    if getattr(user, "is_superuser", False):
+        return True
+    return Membership.objects.filter(
+        user=user, team_id=team_id, role__in=[Role.PLANNER, Role.OWNER]
+    ).exists()
+
+
+class TeamRole(permissions.BasePermission):
+    """Safe methods for members; others for planners/owners; ingest keys only where allowed."""
+
+    message = "Your role on this team only allows reading."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        if is_ingest(user):
+            return bool(getattr(view, "allow_ingest", False))
+        if request.method in permissions.SAFE_METHODS:
+            return True
+        # Object-level (team) checks happen per object; here: any writer membership at all.
+        return bool(getattr(user, "is_superuser", False) or team_ids_for(user, write=True))
+
+    def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
+        if request.method in permissions.SAFE_METHODS or is_ingest(request.user):
+            return True
+        team_id = getattr(obj, "team_id", None) or obj.campaign.team_id
+        return can_write(request.user, team_id)

@@ -1,0 +1,398 @@
+"""Stop-rule evaluation for training runs (pure: no Django, no I/O).
+
+Stop rules are written before the runs (DOMAIN.md section 2). This module decides whether a rule
+fires on facts the API has already received; storing the firing (run id + reason) is the caller's
+job. Every firing carries a reason in plain words, naming the rule, e.g.
+``"loss is NaN at step 120 (rule #3: non-finite loss)"``.
+
+Rule kinds and when they fire:
+
+``non_finite_loss``
+    A metric point named like the rule's metric (default ``"loss"``) is NaN, +Inf or -Inf.
+``metric_threshold``
+    ``value <comparator> threshold`` holds (``lt`` <, ``le`` <=, ``gt`` >, ``ge`` >=). NaN never
+    satisfies a threshold, whatever the comparator. Infinities compare mathematically: +Inf
+    satisfies ``gt``/``ge`` and -Inf satisfies ``lt``/``le`` for every finite threshold. The
+    threshold itself must be finite.
+``input_truncated``
+    A point named like the rule's metric (default: ``"input_truncated"`` or its alias
+    ``"truncated_inputs"``) has a value > 0: a count, or a 0/1 flag, of essential inputs that
+    were truncated. NaN is not > 0 and does not fire.
+``no_usable_resume``
+    A checkpoint lacks a component the campaign requires, was not verified by a reload in a new
+    process, or is behind the step the run already reached (see ``evaluate_checkpoint``).
+``budget_overrun``
+    Observed hours exceed the reserved hours, or money spent exceeds the budget (strictly).
+``custom``
+    Free text applied by a person through the stop endpoint; never fires automatically.
+
+Units: steps are optimizer steps as logged by the training loop (integers >= 0); hours are wall
+hours; money is ``Decimal`` in the campaign's currency (never float).
+
+When several rules could fire, the first firing wins: metric points are taken in step order, then
+in input order for equal steps, and at one point rules are tried in the order given.
+"""
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final, Literal, get_args
+
+RuleKind = Literal[
+    "non_finite_loss",
+    "metric_threshold",
+    "input_truncated",
+    "no_usable_resume",
+    "budget_overrun",
+    "custom",
+]
+Comparator = Literal["lt", "le", "gt", "ge"]
+
+RULE_KINDS: Final[tuple[RuleKind, ...]] = get_args(RuleKind)
+COMPARATORS: Final[tuple[Comparator, ...]] = get_args(Comparator)
+
+RULE_KIND_LABELS: Final[dict[RuleKind, str]] = {
+    "non_finite_loss": "non-finite loss",
+    "metric_threshold": "metric threshold",
+    "input_truncated": "essential input truncated",
+    "no_usable_resume": "no usable resume",
+    "budget_overrun": "budget or time overrun",
+    "custom": "custom rule",
+}
+
+COMPARATOR_WORDS: Final[dict[Comparator, str]] = {
+    "lt": "below",
+    "le": "at or below",
+    "gt": "above",
+    "ge": "at or above",
+}
+
+DEFAULT_LOSS_METRIC: Final = "loss"
+TRUNCATION_METRICS: Final[frozenset[str]] = frozenset({"input_truncated", "truncated_inputs"})
+
+# Order matters only for messages: missing components are named in this, the API's, order.
+COMPONENT_ORDER: Final[tuple[str, ...]] = (
+    "model",
+    "optimizer",
+    "progress",
+    "scheduler",
+    "scaler",
+    "rng",
+    "data_position",
+)
+COMPONENTS: Final[frozenset[str]] = frozenset(COMPONENT_ORDER)
+# Weights alone cannot resume training: optimizer state and progress are needed too (section 6).
+DEFAULT_REQUIRED_COMPONENTS: Final[frozenset[str]] = frozenset({"model", "optimizer", "progress"})
+
+_NON_FINITE_TOKENS: Final[dict[str, float]] = {
+    "nan": math.nan,
+    "inf": math.inf,
+    "+inf": math.inf,
+    "-inf": -math.inf,
+    "infinity": math.inf,
+    "+infinity": math.inf,
+    "-infinity": -math.inf,
+}
+
+
+def rule_problems(
+    kind: str, metric: str, comparator: str | None, threshold: float | None
+) -> tuple[str, ...]:
+    """Why a rule definition is unusable, in words; empty when it is fine.
+
+    Exposed so an API layer can answer 400 with these words before building a StopRuleSpec.
+    """
+    problems: list[str] = []
+    if kind not in RULE_KINDS:
+        problems.append(f"unknown rule kind {kind!r}; expected one of {', '.join(RULE_KINDS)}")
+    if comparator is not None and comparator not in COMPARATORS:
+        problems.append(
+            f"unknown comparator {comparator!r}; expected one of {', '.join(COMPARATORS)}"
+        )
+    if kind == "metric_threshold":
+        if not metric.strip():
+            problems.append("a metric threshold rule needs the metric name")
+        if comparator is None:
+            problems.append("a metric threshold rule needs a comparator (lt, le, gt or ge)")
+        if threshold is None:
+            problems.append("a metric threshold rule needs a threshold")
+        elif isinstance(threshold, bool) or not math.isfinite(threshold):
+            # A NaN threshold would silently never fire; an infinite one is almost always a typo.
+            problems.append(f"the threshold must be a finite number, not {threshold!r}")
+    return tuple(problems)
+
+
+@dataclass(frozen=True)
+class StopRuleSpec:
+    """A stop rule as registered before the runs.
+
+    ``metric`` may be left empty for ``non_finite_loss`` (means ``"loss"``) and
+    ``input_truncated`` (means ``"input_truncated"`` or ``"truncated_inputs"``).
+    Raises ValueError (with the words of ``rule_problems``) for an unusable definition.
+    """
+
+    id: int
+    kind: RuleKind
+    metric: str = ""
+    comparator: Comparator | None = None
+    threshold: float | None = None
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        problems = rule_problems(self.kind, self.metric, self.comparator, self.threshold)
+        if problems:
+            raise ValueError(f"stop rule #{self.id}: " + "; ".join(problems))
+
+    @property
+    def metric_names(self) -> frozenset[str]:
+        """The metric point names this rule watches (empty for kinds that watch no metric)."""
+        if self.kind == "non_finite_loss":
+            return frozenset({self.metric or DEFAULT_LOSS_METRIC})
+        if self.kind == "metric_threshold":
+            return frozenset({self.metric})
+        if self.kind == "input_truncated":
+            if not self.metric or self.metric in TRUNCATION_METRICS:
+                return TRUNCATION_METRICS
+            return frozenset({self.metric})
+        return frozenset()
+
+    @property
+    def label(self) -> str:
+        """``rule #3: non-finite loss``, with the description appended when there is one."""
+        text = f"rule #{self.id}: {RULE_KIND_LABELS[self.kind]}"
+        if self.description.strip():
+            text += f"; {self.description.strip()}"
+        return text
+
+
+@dataclass(frozen=True)
+class MetricPoint:
+    """One logged value. ``value`` may be NaN or +/-Inf: those are facts, not errors."""
+
+    name: str
+    step: int
+    value: float
+
+    def __post_init__(self) -> None:
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 0:
+            raise ValueError(f"step must be an integer >= 0, not {self.step!r}")
+        if isinstance(self.value, bool) or not isinstance(self.value, int | float):
+            raise ValueError(f"value must be a float (use parse_metric_value), not {self.value!r}")
+
+
+@dataclass(frozen=True)
+class CheckpointFacts:
+    """What a logged checkpoint claims: its step, saved components, and a verified reload."""
+
+    step: int
+    components: frozenset[str]
+    resume_verified: bool
+
+    def __post_init__(self) -> None:
+        if isinstance(self.step, bool) or not isinstance(self.step, int) or self.step < 0:
+            raise ValueError(f"step must be an integer >= 0, not {self.step!r}")
+        unknown = self.components - COMPONENTS
+        if unknown:
+            raise ValueError(
+                f"unknown checkpoint components: {', '.join(sorted(unknown))}; "
+                f"expected among {', '.join(COMPONENT_ORDER)}"
+            )
+
+
+@dataclass(frozen=True)
+class Firing:
+    """A rule that fired: the run keeps ``rule_id`` and ``reason`` (section 2)."""
+
+    rule_id: int
+    kind: RuleKind
+    reason: str
+    step: int | None
+
+
+def format_metric_value(value: float) -> str:
+    """Render a value the way the API accepts it back: NaN, Infinity, -Infinity, or repr."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return repr(float(value))
+
+
+def parse_metric_value(raw: object) -> float:
+    """Read a metric value from JSON: a number, or the NaN/Infinity/-Infinity tokens as strings.
+
+    Accepts int, float and Decimal (a JSON parser may produce any of them), and the strings
+    NaN, Infinity, +Infinity, -Infinity, inf, +inf, -inf, nan in any letter case. Rejects bool
+    (JSON true is not a measurement), None, numeric strings and anything else with ValueError.
+    """
+    if isinstance(raw, bool) or raw is None:
+        raise ValueError(f"a metric value must be a number, not {raw!r}")
+    if isinstance(raw, int | float | Decimal):
+        try:
+            return float(raw)
+        except OverflowError as exc:
+            raise ValueError(f"metric value {raw!r} is too large for a float") from exc
+    if isinstance(raw, str):
+        token = _NON_FINITE_TOKENS.get(raw.lower())
+        if token is not None:
+            return token
+        raise ValueError(
+            f"a metric value string must be NaN, Infinity or -Infinity, not {raw!r}; "
+            "send finite values as JSON numbers"
+        )
+    raise ValueError(f"a metric value must be a number, not {type(raw).__name__}")
+
+
+def _satisfies(value: float, comparator: Comparator, threshold: float) -> bool:
+    # Explicit, although every IEEE comparison with NaN is already false: this is the one
+    # property a stop rule must never lose to a refactor.
+    if math.isnan(value):
+        return False
+    if comparator == "lt":
+        return value < threshold
+    if comparator == "le":
+        return value <= threshold
+    if comparator == "gt":
+        return value > threshold
+    return value >= threshold
+
+
+def _firing_at_point(rule: StopRuleSpec, point: MetricPoint) -> Firing | None:
+    shown = format_metric_value(point.value)
+    if rule.kind == "non_finite_loss":
+        if math.isfinite(point.value):
+            return None
+        reason = f"{point.name} is {shown} at step {point.step} ({rule.label})"
+    elif rule.kind == "metric_threshold":
+        # Both are guaranteed by StopRuleSpec validation; the check narrows the types.
+        if rule.comparator is None or rule.threshold is None:
+            return None
+        if not _satisfies(point.value, rule.comparator, rule.threshold):
+            return None
+        reason = (
+            f"{point.name} is {shown} at step {point.step}, "
+            f"{COMPARATOR_WORDS[rule.comparator]} the threshold "
+            f"{format_metric_value(rule.threshold)} ({rule.label})"
+        )
+    elif rule.kind == "input_truncated":
+        if not point.value > 0:
+            return None
+        reason = (
+            f"{point.name} is {shown} at step {point.step}: essential inputs were truncated "
+            f"({rule.label})"
+        )
+    else:
+        return None
+    return Firing(rule_id=rule.id, kind=rule.kind, reason=reason, step=point.step)
+
+
+def evaluate_points(rules: Iterable[StopRuleSpec], points: Iterable[MetricPoint]) -> Firing | None:
+    """The first firing among metric points, in step order then input order; None if none."""
+    watchers: dict[str, list[StopRuleSpec]] = {}
+    for rule in rules:
+        for name in rule.metric_names:
+            watchers.setdefault(name, []).append(rule)
+    if not watchers:
+        return None
+    # sorted() is stable, so points at the same step keep the order the loop sent them in.
+    for point in sorted(points, key=lambda p: p.step):
+        for rule in watchers.get(point.name, ()):
+            firing = _firing_at_point(rule, point)
+            if firing is not None:
+                return firing
+    return None
+
+
+def evaluate_checkpoint(
+    rules: Iterable[StopRuleSpec],
+    checkpoint: CheckpointFacts,
+    required_components: frozenset[str] = DEFAULT_REQUIRED_COMPONENTS,
+    last_logged_step: int | None = None,
+) -> Firing | None:
+    """Fire the first ``no_usable_resume`` rule when this checkpoint cannot resume the run.
+
+    The checkpoint is unusable when a required component is missing (each is named), when its
+    reload was not verified in a new process, or when its step is behind ``last_logged_step``
+    (the step the run had already reached when the checkpoint was logged: resuming from it would
+    silently lose or replay that work). All problems are listed in one reason.
+    """
+    unknown = required_components - COMPONENTS
+    if unknown:
+        raise ValueError(f"unknown required components: {', '.join(sorted(unknown))}")
+    rule = next((r for r in rules if r.kind == "no_usable_resume"), None)
+    if rule is None:
+        return None
+    problems: list[str] = []
+    missing = [c for c in COMPONENT_ORDER if c in required_components - checkpoint.components]
+    if missing:
+        problems.append(f"missing {', '.join(missing)}")
+    if not checkpoint.resume_verified:
+        problems.append("resume not verified by a reload in a new process")
+    if last_logged_step is not None and checkpoint.step < last_logged_step:
+        problems.append(f"step {checkpoint.step} is behind step {last_logged_step} already logged")
+    if not problems:
+        return None
+    reason = (
+        f"checkpoint at step {checkpoint.step} is not a usable resume: "
+        f"{'; '.join(problems)} ({rule.label})"
+    )
+    return Firing(rule_id=rule.id, kind=rule.kind, reason=reason, step=checkpoint.step)
+
+
+def _as_decimal(value: float | Decimal, what: str) -> Decimal:
+    if isinstance(value, bool):
+        raise ValueError(f"{what} must be a number, not {value!r}")
+    # repr() keeps 48.1 as 48.1 rather than its binary expansion, so messages read naturally.
+    number = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
+    if not number.is_finite():
+        raise ValueError(f"{what} must be finite, not {value!r}")
+    return number
+
+
+def _plain(number: Decimal) -> str:
+    text = format(number.normalize(), "f")
+    return "0" if text in ("-0", "0") else text
+
+
+def _money(number: Decimal) -> str:
+    return format(number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), "f")
+
+
+def evaluate_budget(
+    rules: Iterable[StopRuleSpec],
+    observed_hours: float | Decimal | None,
+    reserved_hours: float | Decimal | None,
+    spent: Decimal | None,
+    budget: Decimal | None,
+) -> Firing | None:
+    """Fire the first ``budget_overrun`` rule when hours or money go strictly beyond the plan.
+
+    Hours: observed wall hours against reserved hours. Money: spent against the budget, both in
+    the campaign's currency. A missing figure (None) is not checked: there is nothing to overrun.
+    """
+    rule = next((r for r in rules if r.kind == "budget_overrun"), None)
+    if rule is None:
+        return None
+    problems: list[str] = []
+    if observed_hours is not None and reserved_hours is not None:
+        observed = _as_decimal(observed_hours, "observed_hours")
+        reserved = _as_decimal(reserved_hours, "reserved_hours")
+        if observed > reserved:
+            problems.append(
+                f"observed {_plain(observed)} h exceed the {_plain(reserved)} h reserved "
+                f"by {_plain(observed - reserved)} h"
+            )
+    if spent is not None and budget is not None:
+        spent_d = _as_decimal(spent, "spent")
+        budget_d = _as_decimal(budget, "budget")
+        if spent_d > budget_d:
+            problems.append(
+                f"spent {_money(spent_d)} exceeds the budget {_money(budget_d)} "
+                f"by {_money(spent_d - budget_d)}"
+            )
+    if not problems:
+        return None
+    return Firing(
+        rule_id=rule.id, kind=rule.kind, reason=f"{'; '.join(problems)} ({rule.label})", step=None
+    )

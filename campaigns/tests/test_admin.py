@@ -1,0 +1,212 @@
+from decimal import Decimal
+from io import StringIO
+
+from django.core.management import call_command
+from django.test import TestCase
+from django.urls import reverse
+
+from campaigns.models import Campaign, PlannedItem, Team
+from campaigns.tests.factories import make_campaign, make_plannable, make_user
+
+
+def change_url(campaign: Campaign) -> str:
+    return reverse("admin:campaigns_campaign_change", args=[campaign.pk])
+
+
+class AdminScopingTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.nlp = Team.objects.create(name="nlp")
+        cls.vision = Team.objects.create(name="vision")
+        cls.planner = make_user("pia", team=cls.nlp, role="planner")
+        cls.viewer = make_user("vic", team=cls.nlp, role="viewer")
+        cls.outsider = make_user("otto", team=cls.vision, role="owner")
+        cls.ours = make_plannable(cls.nlp, title="Ours")
+        cls.theirs = make_plannable(cls.vision, title="Theirs")
+
+    def test_a_member_lists_only_their_teams_campaigns(self) -> None:
+        self.client.force_login(self.planner)
+        page = self.client.get(reverse("admin:campaigns_campaign_changelist"))
+        self.assertEqual(page.status_code, 200)
+        self.assertContains(page, "Ours")
+        self.assertNotContains(page, "Theirs")
+
+    def test_another_teams_campaign_url_answers_404(self) -> None:
+        self.client.force_login(self.outsider)
+        self.assertEqual(self.client.get(change_url(self.ours)).status_code, 404)
+        commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
+        self.assertEqual(self.client.post(commit).status_code, 404)
+        self.ours.refresh_from_db()
+        self.assertEqual(self.ours.status, "draft")
+
+    def test_a_viewer_reads_but_cannot_change(self) -> None:
+        self.client.force_login(self.viewer)
+        page = self.client.get(change_url(self.ours))
+        self.assertEqual(page.status_code, 200)
+        self.assertNotContains(page, 'name="_save"')
+        self.assertNotContains(page, "Commit the plan")
+        posted = self.client.post(change_url(self.ours), {"title": "hijacked"})
+        self.assertEqual(posted.status_code, 403)
+        self.assertEqual(Campaign.objects.get(pk=self.ours.pk).title, "Ours")
+        add = self.client.get(reverse("admin:campaigns_campaign_add"))
+        self.assertEqual(add.status_code, 403)
+
+    def test_a_planner_sees_the_summary_and_commits_from_the_page(self) -> None:
+        self.client.force_login(self.planner)
+        page = self.client.get(change_url(self.ours))
+        self.assertContains(page, "22 h reserved of a 72 h window: 50 h uncommitted")
+        self.assertContains(page, "Commit the plan")
+        commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
+        done = self.client.post(commit, follow=True)
+        self.assertContains(done, "is committed")
+        self.ours.refresh_from_db()
+        self.assertEqual(self.ours.status, "committed")
+
+    def test_commit_from_the_admin_says_what_is_missing(self) -> None:
+        empty = make_campaign(self.nlp, title="Empty")
+        self.client.force_login(self.planner)
+        commit = reverse("admin:campaigns_campaign_commit", args=[empty.pk])
+        done = self.client.post(commit, follow=True)
+        self.assertContains(done, "at least one mandatory item")
+        self.assertContains(done, "at least one stop rule")
+        empty.refresh_from_db()
+        self.assertEqual(empty.status, "draft")
+
+    def test_the_team_filter_offers_only_the_callers_teams_on_add(self) -> None:
+        self.client.force_login(self.planner)
+        page = self.client.get(reverse("admin:campaigns_campaign_add"))
+        self.assertEqual(page.status_code, 200)
+        self.assertContains(page, ">nlp<")
+        self.assertNotContains(page, ">vision<")
+
+    def test_a_superuser_sees_every_team(self) -> None:
+        root = make_user("root", is_superuser=True)
+        self.client.force_login(root)
+        page = self.client.get(reverse("admin:campaigns_campaign_changelist"))
+        self.assertContains(page, "Ours")
+        self.assertContains(page, "Theirs")
+
+
+class AdminPlanningTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        call_command("load_demo", stdout=StringIO())
+        cls.demo = Campaign.objects.get(team__name="demo")
+        cls.team = cls.demo.team
+        cls.planner = make_user("pia", team=cls.team, role="planner")
+
+    def test_every_admin_page_renders_with_the_demo_loaded(self) -> None:
+        root = make_user("root", is_superuser=True)
+        self.client.force_login(root)
+        for name, args in [
+            ("admin:index", []),
+            ("admin:campaigns_campaign_changelist", []),
+            ("admin:campaigns_campaign_add", []),
+            ("admin:campaigns_campaign_change", [self.demo.pk]),
+            ("admin:campaigns_team_changelist", []),
+            ("admin:campaigns_team_change", [self.team.pk]),
+            ("admin:campaigns_run_changelist", []),
+            ("admin:campaigns_planbaseline_changelist", []),
+        ]:
+            with self.subTest(page=name):
+                self.assertEqual(self.client.get(reverse(name, args=args)).status_code, 200)
+        filtered = self.client.get(
+            reverse("admin:campaigns_campaign_changelist"),
+            {"status__exact": "draft", "items__tier": "mandatory", "q": "variant"},
+        )
+        self.assertContains(filtered, self.demo.title)
+
+    def test_the_demo_page_shows_the_seed_summary(self) -> None:
+        self.client.force_login(self.planner)
+        page = self.client.get(change_url(self.demo))
+        self.assertContains(page, "48 h reserved of a 72 h window: 24 h uncommitted")
+        self.assertContains(page, "mandatory: <strong>4</strong>", html=False)
+
+    def test_it_alerts_when_stages_on_one_gpu_outgrow_the_window(self) -> None:
+        stage = self.demo.stages.get(name="Train variant B")
+        stage.planned_hours = Decimal("40")
+        stage.save()
+        self.client.force_login(self.planner)
+        page = self.client.get(change_url(self.demo))
+        self.assertContains(page, "78 h reserved of a 72 h window: 6 h over")
+        self.assertContains(page, "rtx4090-a: 78 h of machine stages")
+
+    def test_an_item_changed_after_commit_needs_a_reason_and_leaves_the_baseline(self) -> None:
+        self.demo.commit(self.planner)
+        frozen = self.demo.baseline.snapshot
+        self.client.force_login(self.planner)
+        page = self.client.get(change_url(self.demo))
+        form = page.context["adminform"].form
+        data = {k: v for k, v in form.initial.items() if v is not None}
+        data = self._formset_post(page)
+        item = self.demo.items.get(name="Variant B: LoRA rank 64")
+        idx = next(
+            i
+            for i, f in enumerate(page.context["inline_admin_formsets"][0].formset.forms)
+            if f.instance.pk == item.pk
+        )
+        data[f"items-{idx}-planned_hours"] = "14"
+        refused = self.client.post(change_url(self.demo), data)
+        self.assertEqual(refused.status_code, 200)
+        self.assertContains(refused, "say why this item changes")
+        data[f"items-{idx}-amendment_reason"] = "pilot throughput was 30% lower"
+        accepted = self.client.post(change_url(self.demo), data)
+        errors = accepted.context and [
+            (f.formset.prefix, f.formset.errors, f.formset.non_form_errors())
+            for f in accepted.context["inline_admin_formsets"]
+        ]
+        self.assertEqual(accepted.status_code, 302, errors)
+        item.refresh_from_db()
+        self.assertEqual(item.planned_hours, Decimal("14"))
+        self.assertEqual(item.amendments.get().reason, "pilot throughput was 30% lower")
+        self.demo.baseline.refresh_from_db()
+        self.assertEqual(self.demo.baseline.snapshot, frozen)
+
+    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]
+        """The change form's current values, as the browser would post them back."""
+        data: dict[str, str] = {}
+        form = page.context["adminform"].form
+        for name, field in form.fields.items():
+            if name in form.initial and not field.disabled:
+                value = form.initial[name]
+                if value is not None:
+                    data[name] = value if isinstance(value, str) else str(value)
+        for inline in page.context["inline_admin_formsets"]:
+            formset = inline.formset
+            for key, value in formset.management_form.initial.items():
+                data[f"{formset.prefix}-{key}"] = str(value)
+            for i, f in enumerate(formset.forms):
+                for name, field in f.fields.items():
+                    if field.disabled:
+                        continue
+                    value = f.initial.get(name)
+                    if name == "id" and f.instance.pk:
+                        value = f.instance.pk
+                    if value is None:
+                        continue
+                    if isinstance(value, list):
+                        continue
+                    if isinstance(value, dict):
+                        import json
+
+                        value = json.dumps(value)
+                    if isinstance(value, bool):
+                        if value:
+                            data[f"{formset.prefix}-{i}-{name}"] = "on"
+                        continue
+                    data[f"{formset.prefix}-{i}-{name}"] = str(value)
+        return data
+
+    def test_stop_rules_show_read_only_after_commit(self) -> None:
+        self.demo.commit(self.planner)
+        self.client.force_login(self.planner)
+        page = self.client.get(change_url(self.demo))
+        rules = next(
+            f
+            for f in page.context["inline_admin_formsets"]
+            if f.formset.model.__name__ == "StopRule"
+        )
+        self.assertFalse(rules.has_add_permission)
+        self.assertFalse(rules.has_change_permission)
+        self.assertFalse(rules.has_delete_permission)
+        self.assertEqual(PlannedItem.objects.filter(campaign=self.demo).count(), 5)

@@ -1,0 +1,130 @@
+"""Shared test infrastructure: which real services this run has, and a real Celery worker.
+
+Without DATABASE_URL the suite runs on SQLite and skips, visibly, what needs PostgreSQL; with
+REQUIRE_SERVICES=1 (CI) a missing service fails the run instead of skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+
+def on_postgres() -> bool:
+    from django.db import connection
+
+    return connection.vendor == "postgresql"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    from django.conf import settings
+
+    postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
+    broker = bool(settings.CELERY_BROKER_URL)
+    for item in items:
+        if "postgres" in item.keywords and not postgres:
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError("REQUIRE_SERVICES=1 but DATABASE_URL is not PostgreSQL")
+            item.add_marker(pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL"))
+        if "celery_worker" in item.keywords and not (broker and postgres):
+            if REQUIRE_SERVICES:
+                raise pytest.UsageError("REQUIRE_SERVICES=1 but CELERY_BROKER_URL is not set")
+            item.add_marker(
+                pytest.mark.skip(
+                    reason="needs a Celery worker on Redis and PostgreSQL: "
+                    "set CELERY_BROKER_URL and DATABASE_URL"
+                )
+            )
+
+
+def _database_url_for_worker() -> str:
+    from django.db import connection
+
+    s = connection.settings_dict
+    user = s.get("USER") or "postgres"
+    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
+    host = s.get("HOST") or "127.0.0.1"
+    port = s.get("PORT") or "5432"
+    return f"postgres://{user}{password}@{host}:{port}/{s['NAME']}"
+
+
+def start_worker(extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    """Start `celery worker` in a new process on the test database; return once it answers."""
+    from config.celery import app
+
+    env = os.environ.copy()
+    env["DATABASE_URL"] = _database_url_for_worker()
+    env["CELERY_TASK_ALWAYS_EAGER"] = "0"
+    env.update(extra_env or {})
+    log = Path(os.environ.get("CELERY_TEST_LOG", "/tmp/campaign-desk-test-worker.log"))
+    hostname = f"test-{os.getpid()}-{time.monotonic_ns()}@localhost"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "--pool=prefork",
+            "--concurrency=1",
+            "--loglevel=info",
+            f"--hostname={hostname}",
+            "--without-gossip",
+            "--without-mingle",
+        ],
+        env=env,
+        stdout=log.open("ab"),
+        stderr=subprocess.STDOUT,
+        cwd=Path(__file__).parent,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the Celery worker exited early; see {log}")
+        replies = app.control.ping(destination=[hostname], timeout=1.0)
+        if replies:
+            proc.hostname = hostname  # type: ignore[attr-defined]
+            return proc
+    proc.kill()
+    raise RuntimeError(f"the Celery worker did not answer within 60 s; see {log}")
+
+
+def stop_worker(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def celery_worker(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
+    """A real worker process on Redis and the test database (tests must commit their data)."""
+    proc = start_worker()
+    try:
+        yield proc
+    finally:
+        stop_worker(proc)
+
+
+def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2):  # type: ignore[no-untyped-def]
+    """Poll `predicate` until it returns something truthy, or fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")

@@ -1,0 +1,1455 @@
+"""Compute, time, memory and cost estimates for training campaigns.
+
+Rules
+-----
+* Pure module: no Django, no I/O, no clock. Functions take and return float / int / Decimal and
+  frozen dataclasses; the REST view (POST /api/v1/estimates/preview/) calls ``estimate`` directly.
+* Every formula names its source in its docstring.
+* Invalid input raises ``EstimateInputError`` (a ValueError) whose ``field`` names the offending
+  argument; ``estimate`` uses API.md's dotted names ("hardware.utilization", "model.parameters").
+
+Units
+-----
+* FLOPs: floating-point operations (float). Peak figures are dense FLOP/s of one GPU.
+* Time: hours (float). Wall hours are calendar hours of the whole job; GPU-hours are wall hours
+  times the GPUs it holds (what hourly rental bills).
+* Memory: bytes per device (int). Fractional bytes are rounded up: a partial byte still occupies
+  memory. "GiB" in messages is 2**30 bytes.
+* Money: ``decimal.Decimal``, never float. Float hours are converted through their shortest
+  decimal repr (``str``), so 1.1 hours is 1.1, not 1.100000000000000088817841970012523; each
+  cost is quantized once, at the end, to cents with ROUND_HALF_UP. No tax or transfer cost is
+  ever added unless the caller passes it as ``extra``.
+* Utilization: fraction of the GPU's peak FLOP/s actually delivered, in (0, 1].
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final, Literal
+
+from .catalog import GIB, GpuModel, get_gpu
+
+__all__ = [
+    "CHINCHILLA_TOKENS_PER_PARAMETER",
+    "KAPLAN_ALPHA_DATA",
+    "KAPLAN_ALPHA_PARAMETERS",
+    "OPTIMIZERS",
+    "PRECISIONS",
+    "RECOMPUTE_FLOPS_FACTOR",
+    "ComputeOptimal",
+    "CostSpec",
+    "EstimateInput",
+    "EstimateInputError",
+    "EstimateResult",
+    "HardwareSpec",
+    "InferenceProjection",
+    "Lever",
+    "MemoryBreakdown",
+    "ModelSpec",
+    "Money",
+    "Overheads",
+    "PilotSpec",
+    "StateBytes",
+    "TimeEstimate",
+    "TrainingSpec",
+    "activation_bytes",
+    "break_even_months",
+    "chinchilla_optimal",
+    "daly_interval",
+    "data_parallel_degree",
+    "deepspeed_model_states_bytes",
+    "estimate",
+    "fits_in_memory",
+    "gpu_hours",
+    "hourly_cost",
+    "inference_flops",
+    "inference_projection",
+    "kaplan_loss_ratio",
+    "lot_cost",
+    "memory_per_device",
+    "model_state_bytes_per_parameter",
+    "narayanan_flops_per_iteration",
+    "narayanan_training_flops",
+    "overhead_hours",
+    "pilot_wall_hours",
+    "time_from_flops",
+    "time_from_pilot",
+    "training_flops",
+    "wall_hours",
+    "young_interval",
+]
+
+PRECISIONS: Final = ("fp32", "tf32", "bf16", "fp16", "fp8")
+OPTIMIZERS: Final = ("adamw", "adam", "sgd", "adafactor")
+_MIXED: Final = frozenset({"bf16", "fp16", "fp8"})
+# Narayanan et al. (2021): 96 / 72, i.e. full recomputation adds one forward pass to 3.
+RECOMPUTE_FLOPS_FACTOR: Final = 4.0 / 3.0
+KAPLAN_ALPHA_PARAMETERS: Final = 0.076
+KAPLAN_ALPHA_DATA: Final = 0.095
+CHINCHILLA_TOKENS_PER_PARAMETER: Final = 20.0
+_CENT: Final = Decimal("0.01")
+_SECONDS_PER_HOUR: Final = 3600.0
+# Upper bound for "how many GPUs would fit" searches; beyond this the advice is meaningless.
+_MAX_GPUS: Final = 65536
+# Under this headroom the fit is called tight: allocator fragmentation and the CUDA context
+# (not modelled) commonly take several percent of device memory.
+_TIGHT_HEADROOM: Final = 0.10
+
+
+class EstimateInputError(ValueError):
+    """An input the formulas reject; ``field`` names it (dotted API form inside ``estimate``)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+# --------------------------------------------------------------------------- validation helpers
+
+
+def _positive(value: float, name: str) -> float:
+    if isinstance(value, bool) or not math.isfinite(value) or value <= 0:
+        raise EstimateInputError(name, f"must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _non_negative(value: float, name: str) -> float:
+    if isinstance(value, bool) or not math.isfinite(value) or value < 0:
+        raise EstimateInputError(name, f"must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _positive_int(value: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EstimateInputError(name, f"must be an integer >= 1, got {value!r}")
+    return value
+
+
+def _utilization(value: float, name: str = "utilization") -> float:
+    if isinstance(value, bool) or not math.isfinite(value) or not 0 < value <= 1:
+        raise EstimateInputError(name, f"must be in (0, 1], got {value!r}")
+    return float(value)
+
+
+def _money(value: Decimal, name: str) -> Decimal:
+    if not isinstance(value, Decimal) or not value.is_finite() or value < 0:
+        raise EstimateInputError(name, f"must be a finite Decimal >= 0, got {value!r}")
+    return value
+
+
+def _as_decimal(value: float | int | Decimal, name: str) -> Decimal:
+    if isinstance(value, Decimal):
+        result = value
+    elif isinstance(value, bool) or not math.isfinite(value):
+        raise EstimateInputError(name, f"must be a finite number, got {value!r}")
+    else:
+        # str() gives the shortest repr that round-trips, i.e. the number the caller meant.
+        result = Decimal(str(value))
+    if not result.is_finite() or result < 0:
+        raise EstimateInputError(name, f"must be a finite number >= 0, got {value!r}")
+    return result
+
+
+def _cents(amount: Decimal) -> Decimal:
+    return amount.quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+# --------------------------------------------------------------------------------------- FLOPs
+
+
+def training_flops(parameters: float, tokens: float) -> float:
+    """Training FLOPs ~= 6 * P * T: forward (2PT) plus backward (4PT).
+
+    Source: Kaplan et al. (2020), "Scaling Laws for Neural Language Models", section 2.1,
+    C ~= 6NBS. Ignores the attention-score term (small when d_model >> n_ctx / 12).
+    """
+    return 6.0 * _positive(parameters, "parameters") * _positive(tokens, "tokens")
+
+
+def inference_flops(parameters: float, tokens: float = 1.0) -> float:
+    """Inference (forward only) FLOPs ~= 2 * P per token.
+
+    Source: Kaplan et al. (2020), section 2.1 (C_forward ~= 2N per token).
+    """
+    return 2.0 * _positive(parameters, "parameters") * _positive(tokens, "tokens")
+
+
+def narayanan_flops_per_iteration(
+    batch_size: int,
+    sequence_length: int,
+    layers: int,
+    hidden_size: int,
+    vocab_size: int,
+    *,
+    recompute: bool,
+) -> float:
+    """FLOPs of one training iteration of a GPT-style transformer (batch of B sequences).
+
+    Source: Narayanan et al. (2021), "Efficient Large-Scale Language Model Training on GPU
+    Clusters Using Megatron-LM", section 5.1, eq. (3): with full activation recomputation
+    F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). Without recomputation the backward-to-forward
+    ratio is 2 instead of 3 for the transformer layers (the logit layer is never recomputed),
+    which gives F = 72 B s l h^2 (1 + s/(6h) + V/(12 l h)).
+    """
+    b = float(_positive_int(batch_size, "batch_size"))
+    s = float(_positive_int(sequence_length, "sequence_length"))
+    n_layers = float(_positive_int(layers, "layers"))
+    h = float(_positive_int(hidden_size, "hidden_size"))
+    v = float(_positive_int(vocab_size, "vocab_size"))
+    if recompute:
+        return 96.0 * b * s * n_layers * h * h * (1.0 + s / (6.0 * h) + v / (16.0 * n_layers * h))
+    return 72.0 * b * s * n_layers * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * n_layers * h))
+
+
+def narayanan_training_flops(
+    tokens: float,
+    sequence_length: int,
+    layers: int,
+    hidden_size: int,
+    vocab_size: int,
+    *,
+    recompute: bool,
+) -> float:
+    """Whole-run FLOPs: Narayanan's per-iteration formula times tokens / (B * s) iterations.
+
+    Source: Narayanan et al. (2021), eq. (3) and section 5.1 (end-to-end time ~= 8TP/(nX)
+    with recomputation); the batch size B cancels out.
+    """
+    per_sequence = narayanan_flops_per_iteration(
+        1, sequence_length, layers, hidden_size, vocab_size, recompute=recompute
+    )
+    return per_sequence * _positive(tokens, "tokens") / sequence_length
+
+
+# ---------------------------------------------------------------------------------------- time
+
+
+@dataclass(frozen=True)
+class Overheads:
+    """Stages that extrapolating from a training step forgets (DOMAIN.md section 3).
+
+    Hours are wall hours on the whole allocation; ``validation_fraction`` is a fraction of the
+    training wall time (0.1 = validation adds 10%).
+    """
+
+    loading_hours: float = 0.0
+    long_input_hours: float = 0.0
+    validation_fraction: float = 0.0
+    output_hours: float = 0.0
+    checkpoint_hours: float = 0.0
+
+
+@dataclass(frozen=True)
+class TimeEstimate:
+    """Training wall hours, overhead wall hours, their sum, and GPU-hours (wall x GPUs)."""
+
+    training_wall_hours: float
+    overhead_hours: float
+    wall_hours: float
+    gpu_hours: float
+    gpus: int
+
+
+def wall_hours(flops: float, gpus: int, peak_flops: float, utilization: float) -> float:
+    """Wall hours = FLOPs / (GPUs x peak FLOP/s x utilization) / 3600.
+
+    Source: DOMAIN.md section 5; the standard model-FLOPs-utilization accounting of Chowdhery
+    et al. (2022), "PaLM", appendix B. Assumes linear scaling over GPUs.
+    """
+    denominator = (
+        _positive_int(gpus, "gpus")
+        * _positive(peak_flops, "peak_flops")
+        * _utilization(utilization)
+    )
+    return _non_negative(flops, "flops") / denominator / _SECONDS_PER_HOUR
+
+
+def gpu_hours(flops: float, peak_flops: float, utilization: float) -> float:
+    """GPU-hours = FLOPs / (peak FLOP/s x utilization) / 3600, independent of the GPU count.
+
+    Source: as ``wall_hours`` (wall hours x GPUs under linear scaling).
+    """
+    return wall_hours(flops, 1, peak_flops, utilization)
+
+
+def pilot_wall_hours(work: float, measured_per_second: float, pilot_gpus: int, gpus: int) -> float:
+    """Wall hours for ``work`` units (tokens or samples) from a measured pilot throughput.
+
+    The pilot's whole-job throughput, measured on ``pilot_gpus``, is scaled linearly to ``gpus``.
+    Source: DOMAIN.md section 5 / seed 000 ("hours = samples x epochs / throughput"); linear
+    scaling is an upper bound on the speed-up (communication grows with GPUs).
+    """
+    per_gpu = _positive(measured_per_second, "measured_per_second") / _positive_int(
+        pilot_gpus, "pilot_gpus"
+    )
+    throughput = per_gpu * _positive_int(gpus, "gpus")
+    return _non_negative(work, "work") / throughput / _SECONDS_PER_HOUR
+
+
+def overhead_hours(training_wall_hours: float, overheads: Overheads) -> float:
+    """Extra wall hours: loading + long inputs + validation + outputs + checkpoint I/O.
+
+    Source: DOMAIN.md section 3 (calendar stages that step extrapolation forgets) and
+    section 6 (checkpoint write/transfer/restore time counts).
+    """
+    train = _non_negative(training_wall_hours, "training_wall_hours")
+    return (
+        train * _non_negative(overheads.validation_fraction, "validation_fraction")
+        + _non_negative(overheads.loading_hours, "loading_hours")
+        + _non_negative(overheads.long_input_hours, "long_input_hours")
+        + _non_negative(overheads.output_hours, "output_hours")
+        + _non_negative(overheads.checkpoint_hours, "checkpoint_hours")
+    )
+
+
+def _time(training_hours: float, gpus: int, overheads: Overheads) -> TimeEstimate:
+    extra = overhead_hours(training_hours, overheads)
+    total = training_hours + extra
+    return TimeEstimate(training_hours, extra, total, total * gpus, gpus)
+
+
+def time_from_flops(
+    flops: float,
+    gpus: int,
+    peak_flops: float,
+    utilization: float,
+    overheads: Overheads | None = None,
+) -> TimeEstimate:
+    """Assumed-utilization time plus overheads; GPU-hours = wall hours x GPUs.
+
+    Source: ``wall_hours`` and ``overhead_hours``.
+    """
+    hours = wall_hours(flops, gpus, peak_flops, utilization)
+    return _time(hours, gpus, overheads or Overheads())
+
+
+def time_from_pilot(
+    work: float,
+    measured_per_second: float,
+    pilot_gpus: int,
+    gpus: int,
+    overheads: Overheads | None = None,
+) -> TimeEstimate:
+    """Pilot-measured time plus overheads; GPU-hours = wall hours x GPUs.
+
+    Source: ``pilot_wall_hours`` and ``overhead_hours``.
+    """
+    hours = pilot_wall_hours(work, measured_per_second, pilot_gpus, gpus)
+    return _time(hours, gpus, overheads or Overheads())
+
+
+# -------------------------------------------------------------------------------------- memory
+
+
+@dataclass(frozen=True)
+class StateBytes:
+    """Bytes per parameter held for weights, gradients and optimizer states."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.gradients + self.optimizer
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes per device."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    total: int
+
+
+def _check_choice(value: str, choices: Sequence[str], name: str) -> str:
+    if value not in choices:
+        raise EstimateInputError(name, f"must be one of {', '.join(choices)}; got {value!r}")
+    return value
+
+
+def model_state_bytes_per_parameter(precision: str, optimizer: str) -> StateBytes:
+    """Bytes per parameter for weights, gradients and optimizer states.
+
+    Source: Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", section 3.1: mixed-precision Adam keeps 2 (fp16/bf16 weights) + 2
+    (gradients) + K=12 (fp32 master weights, momentum, variance) bytes per parameter.
+    By the same accounting:
+
+    * fp32/tf32 Adam(W): 4 + 4 + 8 (momentum, variance; the weights are the master copy).
+      tf32 is a tensor-core math mode over fp32 storage.
+    * SGD with momentum: mixed 2 + 2 + 8 (fp32 master + momentum); fp32 4 + 4 + 4.
+    * Adafactor (Shazeer & Stern 2018) without momentum (its default, beta1=None): the factored
+      second moment keeps one row and one column vector per matrix, O(r + c) instead of r*c,
+      i.e. < 0.1% of the weights for hidden sizes >= 1024; counted as 0. Mixed precision keeps
+      an fp32 master (4): 2 + 2 + 4; fp32: 4 + 4 + 0.
+    * fp8: weights, gradients and optimizer states are kept as in bf16 mixed precision
+      (Transformer-Engine-style fp8 only casts GEMM inputs; its fp8 copies are transient).
+    """
+    _check_choice(precision, PRECISIONS, "precision")
+    _check_choice(optimizer, OPTIMIZERS, "optimizer")
+    mixed = precision in _MIXED
+    if optimizer in ("adam", "adamw"):
+        return StateBytes(2, 2, 12) if mixed else StateBytes(4, 4, 8)
+    if optimizer == "sgd":
+        return StateBytes(2, 2, 8) if mixed else StateBytes(4, 4, 4)
+    return StateBytes(2, 2, 4) if mixed else StateBytes(4, 4, 0)
+
+
+def data_parallel_degree(gpus: int, tensor_parallel: int = 1, pipeline_parallel: int = 1) -> int:
+    """Data-parallel degree = GPUs / (tensor parallel x pipeline parallel), which must divide.
+
+    Source: Narayanan et al. (2021), section 2 (n = p * t * d).
+    """
+    n = _positive_int(gpus, "gpus")
+    model_parallel = _positive_int(tensor_parallel, "tensor_parallel") * _positive_int(
+        pipeline_parallel, "pipeline_parallel"
+    )
+    if n % model_parallel:
+        raise EstimateInputError(
+            "gpus",
+            f"{n} GPUs cannot be split into tensor_parallel x pipeline_parallel = "
+            f"{model_parallel} evenly",
+        )
+    return n // model_parallel
+
+
+def activation_bytes(
+    sequence_length: int,
+    micro_batch_size: int,
+    hidden_size: int,
+    attention_heads: int,
+    layers: int,
+    *,
+    precision: str = "bf16",
+    recompute: bool = False,
+    flash_attention: bool = False,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = True,
+    pipeline_parallel: int = 1,
+    in_flight_microbatches: int | None = None,
+) -> int:
+    """Activation bytes on the busiest device (transformer layers only).
+
+    Source: Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
+    Models", sections 4.1-4.2. Per layer, with 2-byte activations and 1-byte dropout masks:
+    s b h (34 + 5 a s / h) bytes. Split by what is stored, that is s b h (16 v + 2) +
+    a s^2 b (2 v + 1) with v bytes per value; fp32/tf32 use v = 4 (66 and 9), fp8 keeps v = 2
+    (only GEMM inputs are cast).
+
+    * Tensor parallel t with sequence parallelism (eq. 4, the default here): everything / t.
+      Without it (eq. 2): s b h (10 + 24/t + 5 a s / (h t)) for v = 2.
+    * ``flash_attention``: the s x s scores are not stored (Dao et al. 2022 recompute them);
+      memory equals Korthikanti's selective recomputation, s b h 34 / t.
+    * Full recomputation: only each layer's input is kept, 2 s b h (v s b h) per layer (/ t
+      with sequence parallelism).
+    * Pipeline parallel p: a stage holds ceil(L / p) layers, and under the 1F1B schedule the
+      first stage keeps ``in_flight_microbatches`` = p micro-batches alive (section 4.2.3), so
+      the busiest stage holds about L layers' worth. Embedding and logit activations are not
+      counted (they add ~4 s b V / t bytes on the last stage).
+    """
+    s = _positive_int(sequence_length, "sequence_length")
+    b = _positive_int(micro_batch_size, "micro_batch_size")
+    h = _positive_int(hidden_size, "hidden_size")
+    a = _positive_int(attention_heads, "attention_heads")
+    n_layers = _positive_int(layers, "layers")
+    t = _positive_int(tensor_parallel, "tensor_parallel")
+    p = _positive_int(pipeline_parallel, "pipeline_parallel")
+    in_flight = p if in_flight_microbatches is None else in_flight_microbatches
+    _positive_int(in_flight, "in_flight_microbatches")
+    _check_choice(precision, PRECISIONS, "precision")
+    v = 2 if precision in _MIXED else 4
+    sbh = s * b * h
+    if recompute:
+        per_layer = v * sbh / (t if sequence_parallel else 1)
+    else:
+        scores = 0.0 if flash_attention else a * s * s * b * (2 * v + 1) / t
+        if sequence_parallel or t == 1:
+            linear = sbh * (16 * v + 2) / t
+        else:
+            # Layer norms, dropout masks and the QKV / MLP inputs stay replicated (eq. 2).
+            linear = sbh * (4 * v + 2) + sbh * 12 * v / t
+        per_layer = linear + scores
+    layers_per_stage = -(-n_layers // p)
+    return math.ceil(per_layer * layers_per_stage * in_flight)
+
+
+def memory_per_device(
+    parameters: float,
+    *,
+    precision: str,
+    optimizer: str,
+    gpus: int = 1,
+    zero_stage: int = 0,
+    tensor_parallel: int = 1,
+    pipeline_parallel: int = 1,
+    activations: int = 0,
+) -> MemoryBreakdown:
+    """Model states per device under ZeRO and model parallelism, plus given activation bytes.
+
+    Source: Rajbhandari et al. (2020), section 5 / figure 1: with data-parallel degree N_d,
+    stage 1 (P_os) divides optimizer states by N_d, stage 2 (P_os+g) also gradients, stage 3
+    (P_os+g+p) also weights. Tensor and pipeline parallelism shard the model states over
+    t x p devices (Narayanan et al. 2021); N_d = gpus / (t x p).
+    """
+    per_param = model_state_bytes_per_parameter(precision, optimizer)
+    n_d = data_parallel_degree(gpus, tensor_parallel, pipeline_parallel)
+    if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
+        raise EstimateInputError("zero_stage", f"must be 0, 1, 2 or 3; got {zero_stage!r}")
+    if isinstance(activations, bool) or activations < 0:
+        raise EstimateInputError("activations", f"must be an int >= 0, got {activations!r}")
+    shard = _positive(parameters, "parameters") / (tensor_parallel * pipeline_parallel)
+    weights = math.ceil(shard * per_param.weights / (n_d if zero_stage >= 3 else 1))
+    gradients = math.ceil(shard * per_param.gradients / (n_d if zero_stage >= 2 else 1))
+    optimizer_bytes = math.ceil(shard * per_param.optimizer / (n_d if zero_stage >= 1 else 1))
+    total = weights + gradients + optimizer_bytes + activations
+    return MemoryBreakdown(weights, gradients, optimizer_bytes, activations, total)
+
+
+def fits_in_memory(
+    breakdown: MemoryBreakdown, device_memory_bytes: int, headroom_bytes: int = 0
+) -> bool:
+    """Whether the per-device total, plus an optional reserve, fits in the device memory.
+
+    Source: DOMAIN.md section 5 ("too much memory per device means more devices or another
+    configuration"). The CUDA context and allocator fragmentation are not modelled; pass them
+    as ``headroom_bytes`` to be conservative.
+    """
+    _positive_int(device_memory_bytes, "device_memory_bytes")
+    if headroom_bytes < 0:
+        raise EstimateInputError("headroom_bytes", f"must be >= 0, got {headroom_bytes!r}")
+    return breakdown.total + headroom_bytes <= device_memory_bytes
+
+
+def deepspeed_model_states_bytes(
+    parameters: float, gpus: int, zero_stage: int, largest_layer_parameters: float = 0.0
+) -> int:
+    """DeepSpeed's own per-GPU model-state estimate (no offload), a practical upper figure.
+
+    Source: DeepSpeed, ``estimate_zero2_model_states_mem_needs`` / ``estimate_zero3_...`` and
+    docs/code-docs/source/memory.rst: ZeRO-2 = 4 P + 16 P / N (fp16 weights and gradient
+    buckets plus fp32 grads, master and Adam states partitioned); ZeRO-3 = 4 x largest layer
+    + 18 P / N. Higher than the ZeRO paper's accounting because it counts working buffers.
+    """
+    p = _positive(parameters, "parameters")
+    n = _positive_int(gpus, "gpus")
+    if zero_stage == 2:
+        return int(4 * p) + int(16 * p / n)
+    if zero_stage == 3:
+        return int(4 * _non_negative(largest_layer_parameters, "largest_layer_parameters")) + int(
+            18 * p / n
+        )
+    raise EstimateInputError("zero_stage", "DeepSpeed publishes estimators for stages 2 and 3")
+
+
+# ---------------------------------------------------------------------------------------- cost
+
+
+@dataclass(frozen=True)
+class Money:
+    """An exact amount with its currency."""
+
+    amount: Decimal
+    currency: str
+
+
+def hourly_cost(
+    gpus: int,
+    hours: float | Decimal,
+    rate_per_gpu_hour: Decimal,
+    extra: Decimal = Decimal("0"),
+) -> Decimal:
+    """Cost = GPUs x hours x hourly rate + extra, quantized to cents (ROUND_HALF_UP).
+
+    Source: DOMAIN.md section 4 and seed 003 ("GPUs x time x hourly rate + additional
+    infrastructure costs"). ``extra`` is what the user states (storage, network); no tax or
+    transfer cost is invented.
+    """
+    if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
+        raise EstimateInputError("gpus", f"must be an integer >= 0, got {gpus!r}")
+    exact = gpus * _as_decimal(hours, "hours") * _money(rate_per_gpu_hour, "rate_per_gpu_hour")
+    return _cents(exact + _money(extra, "extra"))
+
+
+def lot_cost(lots: int, price_per_lot: Decimal) -> Decimal:
+    """Cost of ``lots`` rental lots = lots x price per lot, quantized to cents.
+
+    Source: DOMAIN.md section 4 (two 3-day RTX 4090 lots = 94.28 USD). A lot's price already
+    covers all its GPUs: it is never multiplied by the GPUs per lot.
+    """
+    if isinstance(lots, bool) or not isinstance(lots, int) or lots < 0:
+        raise EstimateInputError("lots", f"must be an integer >= 0, got {lots!r}")
+    return _cents(lots * _money(price_per_lot, "price_per_lot"))
+
+
+# --------------------------------------------------------------------------------- checkpoints
+
+
+def young_interval(checkpoint_cost: float, mtbf: float) -> float:
+    """Optimal checkpoint interval sqrt(2 C M), in the unit of the inputs.
+
+    Source: Young (1974), "A first order approximation to the optimum checkpoint interval",
+    CACM 17(9). C = time to write one checkpoint, M = mean time between failures.
+    """
+    return math.sqrt(2.0 * _positive(checkpoint_cost, "checkpoint_cost") * _positive(mtbf, "mtbf"))
+
+
+def daly_interval(checkpoint_cost: float, mtbf: float) -> float:
+    """Daly's higher-order optimum checkpoint interval, in the unit of the inputs.
+
+    Source: Daly (2006), "A higher order estimate of the optimum checkpoint interval for
+    restart dumps", FGCS 22(3), eq. (37): for C < 2M,
+    tau = sqrt(2 C M) [1 + (1/3) sqrt(C / (2M)) + (1/9) (C / (2M))] - C; otherwise tau = M.
+    """
+    c = _positive(checkpoint_cost, "checkpoint_cost")
+    m = _positive(mtbf, "mtbf")
+    if c >= 2.0 * m:
+        return m
+    x = c / (2.0 * m)
+    return math.sqrt(2.0 * c * m) * (1.0 + math.sqrt(x) / 3.0 + x / 9.0) - c
+
+
+# ------------------------------------------------------------------------------- scaling laws
+
+
+@dataclass(frozen=True)
+class ComputeOptimal:
+    """A compute-optimal split: parameters and training tokens."""
+
+    parameters: float
+    tokens: float
+
+
+def chinchilla_optimal(
+    compute_flops: float, tokens_per_parameter: float = CHINCHILLA_TOKENS_PER_PARAMETER
+) -> ComputeOptimal:
+    """N_opt = sqrt(C / (6 k)), D_opt = k N_opt, from C = 6 N D and D ~= k N (k = 20).
+
+    Source: Hoffmann et al. (2022), "Training Compute-Optimal Large Language Models"
+    (Chinchilla): parameters and tokens scale equally with compute, about 20 tokens per
+    parameter (Chinchilla: 70B parameters, 1.4T tokens).
+    """
+    c = _positive(compute_flops, "compute_flops")
+    k = _positive(tokens_per_parameter, "tokens_per_parameter")
+    n = math.sqrt(c / (6.0 * k))
+    return ComputeOptimal(n, k * n)
+
+
+def kaplan_loss_ratio(factor: float, alpha: float) -> float:
+    """Loss ratio after scaling parameters or data by ``factor``: factor ** -alpha.
+
+    Source: Kaplan et al. (2020), eqs. (1.1)-(1.2): L(N) ~ N^-0.076, L(D) ~ D^-0.095 (use
+    KAPLAN_ALPHA_PARAMETERS / KAPLAN_ALPHA_DATA). Halving the model: 0.5 ** -0.076 ~= 1.054,
+    i.e. about 5.4% higher loss, when the other factor is not the bottleneck.
+    """
+    ratio: float = math.pow(_positive(factor, "factor"), -_positive(alpha, "alpha"))
+    return ratio
+
+
+# ------------------------------------------------------------------------------------ serving
+
+
+@dataclass(frozen=True)
+class InferenceProjection:
+    """Monthly serving GPU-hours and cost, cumulative costs, and when they pass training."""
+
+    monthly_gpu_hours: float
+    monthly_cost: Decimal
+    cumulative_costs: tuple[Decimal, ...]
+    month_exceeding_training: int | None
+
+
+def inference_projection(
+    parameters: float,
+    tokens_per_month: float,
+    peak_flops: float,
+    utilization: float,
+    rate_per_gpu_hour: Decimal,
+    months: int,
+    training_cost: Decimal = Decimal("0"),
+) -> InferenceProjection:
+    """Serving cost over months: tokens x 2P FLOPs / (peak x utilization) -> GPU-hours x rate.
+
+    Source: Kaplan et al. (2020) for 2P FLOPs per generated or scored token; DOMAIN.md
+    section 5 ("train once, serve many"). Each month is billed (and rounded to cents) on its
+    own; ``month_exceeding_training`` is the first month (1-based, not capped by ``months``)
+    whose cumulative cost is strictly above ``training_cost``, None if serving costs nothing.
+    """
+    flops = inference_flops(parameters, tokens_per_month)
+    hours = gpu_hours(flops, peak_flops, utilization)
+    monthly = hourly_cost(1, hours, rate_per_gpu_hour)
+    n_months = _positive_int(months, "months")
+    cumulative = tuple(monthly * m for m in range(1, n_months + 1))
+    training = _money(training_cost, "training_cost")
+    exceeding = None if monthly == 0 else int(training // monthly) + 1
+    return InferenceProjection(hours, monthly, cumulative, exceeding)
+
+
+def break_even_months(
+    hardware_price: Decimal,
+    cloud_rate_per_hour: Decimal,
+    hours_per_month: float,
+    power_cost_per_hour: Decimal = Decimal("0"),
+) -> int | None:
+    """Whole months until owning costs less than renting; None if it never does.
+
+    Owning costs the price up front plus power for each used hour; renting costs the cloud
+    rate for the same hours. Months = ceil(price / (hours x (cloud rate - power))).
+    Source: DOMAIN.md section 5 and seed 000 (owned hardware amortizes under steady load; the
+    comparison is at the real load, in hours per month). Resale value and staff are ignored.
+    """
+    price = _money(hardware_price, "hardware_price")
+    saving_per_hour = _money(cloud_rate_per_hour, "cloud_rate_per_hour") - _money(
+        power_cost_per_hour, "power_cost_per_hour"
+    )
+    monthly_saving = _as_decimal(hours_per_month, "hours_per_month") * saving_per_hour
+    if price == 0:
+        return 0
+    if monthly_saving <= 0:
+        return None
+    whole, remainder = divmod(price, monthly_saving)
+    return int(whole) + (1 if remainder else 0)
+
+
+# ------------------------------------------------------------------------ the estimate endpoint
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """API ``model``: parameter count; architecture fields are optional."""
+
+    parameters: float
+    layers: int | None = None
+    hidden_size: int | None = None
+    attention_heads: int | None = None
+    vocab_size: int | None = None
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """API ``training``: ``tokens``, or ``samples`` + ``tokens_per_sample`` (per epoch)."""
+
+    tokens: float | None = None
+    samples: float | None = None
+    tokens_per_sample: float | None = None
+    epochs: float = 1.0
+    sequence_length: int = 2048
+    micro_batch_size: int = 1
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    activation_checkpointing: bool = False
+    # Not in API.md's example: FlashAttention-style kernels do not store the s x s scores.
+    flash_attention: bool = False
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """API ``hardware``; ``gpu`` is a catalogue entry or its name."""
+
+    gpu: GpuModel | str
+    count: int = 1
+    utilization: float = 0.4
+    zero_stage: int = 0
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+
+
+@dataclass(frozen=True)
+class PilotSpec:
+    """API ``pilot``: whole-pilot throughput and the GPUs it ran on (None: hardware.count)."""
+
+    tokens_per_second: float | None = None
+    samples_per_second: float | None = None
+    gpus: int | None = None
+
+
+@dataclass(frozen=True)
+class CostSpec:
+    """API ``cost``: hourly rate per GPU, currency and stated extra costs."""
+
+    hourly_rate_per_gpu: Decimal
+    currency: str = "USD"
+    extra: Decimal = Decimal("0.00")
+
+
+@dataclass(frozen=True)
+class EstimateInput:
+    """The body of POST /api/v1/estimates/preview/."""
+
+    model: ModelSpec
+    training: TrainingSpec
+    hardware: HardwareSpec
+    pilot: PilotSpec | None = None
+    overheads: Overheads | None = None
+    cost: CostSpec | None = None
+
+
+@dataclass(frozen=True)
+class Lever:
+    """One cost lever (DOMAIN.md section 5) recomputed: what it would cost instead."""
+
+    name: str
+    description: str
+    training_flops: float
+    wall_hours: float
+    gpu_hours: float
+    cost: Money | None
+    loss_ratio: float | None
+
+
+@dataclass(frozen=True)
+class EstimateResult:
+    """The answer of POST /api/v1/estimates/preview/ (plus detail the view may expose).
+
+    ``training_flops`` is 6PT (model FLOPs); ``executed_flops`` adds the recomputed forward
+    pass when activation checkpointing is on (x 4/3) and is what assumed-utilization time uses;
+    ``narayanan_flops`` is the architecture-aware cross-check when the architecture is given.
+    """
+
+    training_flops: float
+    executed_flops: float
+    narayanan_flops: float | None
+    tokens: float
+    gpu_hours: float
+    wall_hours: float
+    training_wall_hours: float
+    overhead_hours: float
+    memory: MemoryBreakdown
+    device_memory_bytes: int
+    fits_in_memory: bool
+    activations_counted: bool
+    cost: Money | None
+    time_source: Literal["pilot", "assumed"]
+    pilot_utilization: float | None
+    data_parallel: int
+    levers: tuple[Lever, ...]
+    recommendations: list[str] = field(hash=False)
+
+
+@dataclass(frozen=True)
+class _Core:
+    training_flops: float
+    executed_flops: float
+    tokens: float
+    time: TimeEstimate
+    source: Literal["pilot", "assumed"]
+    cost: Money | None
+
+
+def _resolve_gpu(gpu: GpuModel | str) -> GpuModel:
+    if isinstance(gpu, GpuModel):
+        return gpu
+    try:
+        return get_gpu(gpu)
+    except (KeyError, AttributeError):
+        raise EstimateInputError("hardware.gpu", f"unknown GPU model {gpu!r}") from None
+
+
+def _rename(error: EstimateInputError, prefix: str) -> EstimateInputError:
+    return EstimateInputError(f"{prefix}.{error.field}", error.message)
+
+
+def _validate(inp: EstimateInput) -> GpuModel:
+    """Check every field with API.md's dotted names; return the resolved GPU."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    try:
+        _positive(model.parameters, "parameters")
+        for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
+            value = getattr(model, name)
+            if value is not None:
+                _positive_int(value, name)
+    except EstimateInputError as error:
+        raise _rename(error, "model") from None
+
+    try:
+        if training.tokens is not None:
+            if training.samples is not None or training.tokens_per_sample is not None:
+                raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
+            _positive(training.tokens, "tokens")
+        elif training.samples is None:
+            raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
+        else:
+            _positive(training.samples, "samples")
+            if training.tokens_per_sample is None:
+                raise EstimateInputError("tokens_per_sample", "required with samples")
+            _positive(training.tokens_per_sample, "tokens_per_sample")
+        _positive(training.epochs, "epochs")
+        _positive_int(training.sequence_length, "sequence_length")
+        _positive_int(training.micro_batch_size, "micro_batch_size")
+        _check_choice(training.precision, PRECISIONS, "precision")
+        _check_choice(training.optimizer, OPTIMIZERS, "optimizer")
+    except EstimateInputError as error:
+        raise _rename(error, "training") from None
+
+    gpu = _resolve_gpu(hardware.gpu)
+    try:
+        _positive_int(hardware.count, "count")
+        _utilization(hardware.utilization)
+        if isinstance(hardware.zero_stage, bool) or hardware.zero_stage not in (0, 1, 2, 3):
+            raise EstimateInputError(
+                "zero_stage", f"must be 0, 1, 2 or 3; got {hardware.zero_stage!r}"
+            )
+        _positive_int(hardware.tensor_parallel, "tensor_parallel")
+        _positive_int(hardware.pipeline_parallel, "pipeline_parallel")
+        try:
+            data_parallel_degree(
+                hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
+            )
+        except EstimateInputError as error:
+            raise EstimateInputError("count", error.message) from None
+        if model.layers is not None and hardware.pipeline_parallel > model.layers:
+            raise EstimateInputError(
+                "pipeline_parallel", f"more pipeline stages than the model's {model.layers} layers"
+            )
+        heads = model.attention_heads
+        if heads is not None and heads % hardware.tensor_parallel:
+            raise EstimateInputError(
+                "tensor_parallel", f"must divide the model's {heads} attention heads"
+            )
+    except EstimateInputError as error:
+        raise _rename(error, "hardware") from None
+    if not gpu.supports(training.precision):
+        raise EstimateInputError(
+            "training.precision",
+            f"the {gpu.name} has no {training.precision} support; "
+            f"it offers {', '.join(gpu.peak_flops)}",
+        )
+
+    if inp.pilot is not None:
+        pilot = inp.pilot
+        try:
+            given = [
+                v for v in (pilot.tokens_per_second, pilot.samples_per_second) if v is not None
+            ]
+            if len(given) != 1:
+                raise EstimateInputError(
+                    "tokens_per_second", "give exactly one of tokens_per_second, samples_per_second"
+                )
+            if pilot.tokens_per_second is not None:
+                _positive(pilot.tokens_per_second, "tokens_per_second")
+            if pilot.samples_per_second is not None:
+                _positive(pilot.samples_per_second, "samples_per_second")
+            if pilot.gpus is not None:
+                _positive_int(pilot.gpus, "gpus")
+        except EstimateInputError as error:
+            raise _rename(error, "pilot") from None
+
+    if inp.overheads is not None:
+        try:
+            overhead_hours(0.0, inp.overheads)
+        except EstimateInputError as error:
+            raise _rename(error, "overheads") from None
+
+    if inp.cost is not None:
+        cost = inp.cost
+        try:
+            _money(cost.hourly_rate_per_gpu, "hourly_rate_per_gpu")
+            _money(cost.extra, "extra")
+            if not (
+                isinstance(cost.currency, str)
+                and len(cost.currency) == 3
+                and cost.currency.isalpha()
+            ):
+                raise EstimateInputError(
+                    "currency", f"must be a 3-letter code, got {cost.currency!r}"
+                )
+        except EstimateInputError as error:
+            raise _rename(error, "cost") from None
+    return gpu
+
+
+def _tokens_per_epoch(training: TrainingSpec) -> float:
+    if training.tokens is not None:
+        return training.tokens
+    assert training.samples is not None and training.tokens_per_sample is not None
+    return training.samples * training.tokens_per_sample
+
+
+def _samples_per_epoch(training: TrainingSpec) -> float:
+    if training.samples is not None:
+        return training.samples
+    # Token counts without a sample count: assume packed sequences of sequence_length tokens.
+    return _tokens_per_epoch(training) / training.sequence_length
+
+
+def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
+    training, hardware = inp.training, inp.hardware
+    tokens = _tokens_per_epoch(training) * training.epochs
+    flops = training_flops(inp.model.parameters, tokens)
+    executed = flops * (RECOMPUTE_FLOPS_FACTOR if training.activation_checkpointing else 1.0)
+    overheads = inp.overheads or Overheads()
+    source: Literal["pilot", "assumed"]
+    if inp.pilot is not None:
+        pilot = inp.pilot
+        pilot_gpus = pilot.gpus or hardware.count
+        if pilot.tokens_per_second is not None:
+            work, rate = tokens, pilot.tokens_per_second
+        else:
+            assert pilot.samples_per_second is not None
+            work, rate = _samples_per_epoch(training) * training.epochs, pilot.samples_per_second
+        time = time_from_pilot(work, rate, pilot_gpus, hardware.count, overheads)
+        source = "pilot"
+    else:
+        peak = gpu.peak_flops[training.precision]
+        time = time_from_flops(executed, hardware.count, peak, hardware.utilization, overheads)
+        source = "assumed"
+    money = None
+    if inp.cost is not None:
+        amount = hourly_cost(
+            hardware.count, time.wall_hours, inp.cost.hourly_rate_per_gpu, inp.cost.extra
+        )
+        money = Money(amount, inp.cost.currency)
+    return _Core(flops, executed, tokens, time, source, money)
+
+
+@dataclass(frozen=True)
+class _MemConfig:
+    gpus: int
+    zero_stage: int
+    precision: str
+    recompute: bool
+    flash: bool
+    micro_batch: int
+
+
+def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
+    model, hardware = inp.model, inp.hardware
+    tp, pp = hardware.tensor_parallel, hardware.pipeline_parallel
+    acts = 0
+    if model.layers and model.hidden_size and model.attention_heads:
+        # Megatron enables sequence parallelism with tensor parallelism; assumed here.
+        acts = activation_bytes(
+            inp.training.sequence_length,
+            cfg.micro_batch,
+            model.hidden_size,
+            model.attention_heads,
+            model.layers,
+            precision=cfg.precision,
+            recompute=cfg.recompute,
+            flash_attention=cfg.flash,
+            tensor_parallel=tp,
+            pipeline_parallel=pp,
+        )
+    return memory_per_device(
+        model.parameters,
+        precision=cfg.precision,
+        optimizer=inp.training.optimizer,
+        gpus=cfg.gpus,
+        zero_stage=cfg.zero_stage,
+        tensor_parallel=tp,
+        pipeline_parallel=pp,
+        activations=acts,
+    )
+
+
+def _gib(n_bytes: int) -> str:
+    return f"{n_bytes / GIB:,.1f} GiB"
+
+
+def _and(items: Sequence[str]) -> str:
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _count(value: float) -> str:
+    for scale, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
+
+
+def _money_text(money: Money) -> str:
+    return f"{money.amount:,.2f} {money.currency}"
+
+
+def _lower_precision(gpu: GpuModel, precision: str) -> str | None:
+    candidates = {"fp32": ("bf16", "fp16"), "tf32": ("bf16", "fp16"), "bf16": ("fp8",)}
+    candidates["fp16"] = ("fp8",)
+    for option in candidates.get(precision, ()):
+        if gpu.supports(option):
+            return option
+    return None
+
+
+def _scaled_pilot(pilot: PilotSpec | None, speedup: float) -> PilotSpec | None:
+    # A lever that divides FLOPs per token by k is assumed to multiply pilot throughput by k.
+    if pilot is None:
+        return None
+    return replace(
+        pilot,
+        tokens_per_second=None
+        if pilot.tokens_per_second is None
+        else pilot.tokens_per_second * speedup,
+        samples_per_second=None
+        if pilot.samples_per_second is None
+        else pilot.samples_per_second * speedup,
+    )
+
+
+def _levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
+    model, training = inp.model, inp.training
+    options: list[tuple[str, str, EstimateInput, float | None]] = []
+    half_model = replace(model, parameters=model.parameters / 2)
+    options.append(
+        (
+            "half_model",
+            f"half the model ({_count(half_model.parameters)} parameters)",
+            replace(inp, model=half_model, pilot=_scaled_pilot(inp.pilot, 2.0)),
+            kaplan_loss_ratio(0.5, KAPLAN_ALPHA_PARAMETERS),
+        )
+    )
+    half_data = replace(
+        training,
+        tokens=None if training.tokens is None else training.tokens / 2,
+        samples=None if training.samples is None else training.samples / 2,
+    )
+    options.append(
+        (
+            "half_data",
+            f"half the data ({_count(_tokens_per_epoch(half_data) * training.epochs)} tokens)",
+            replace(inp, training=half_data),
+            kaplan_loss_ratio(0.5, KAPLAN_ALPHA_DATA),
+        )
+    )
+    lower = _lower_precision(gpu, training.precision)
+    if lower is not None:
+        speedup = gpu.peak_flops[lower] / gpu.peak_flops[training.precision]
+        options.append(
+            (
+                "lower_precision",
+                f"{lower} instead of {training.precision} (assuming throughput follows peak "
+                f"FLOP/s, x{speedup:.2g})",
+                replace(
+                    inp,
+                    training=replace(training, precision=lower),
+                    pilot=_scaled_pilot(inp.pilot, speedup),
+                ),
+                None,
+            )
+        )
+    if training.epochs >= 2:
+        options.append(
+            (
+                "fewer_epochs",
+                f"{training.epochs - 1:g} epochs instead of {training.epochs:g}",
+                replace(inp, training=replace(training, epochs=training.epochs - 1)),
+                None,
+            )
+        )
+    levers = []
+    for name, description, changed, loss_ratio in options:
+        core = _core(changed, gpu)
+        levers.append(
+            Lever(
+                name,
+                description,
+                core.training_flops,
+                core.time.wall_hours,
+                core.time.gpu_hours,
+                core.cost,
+                loss_ratio,
+            )
+        )
+    return tuple(levers)
+
+
+def _min_gpus_that_fit(
+    inp: EstimateInput, cfg: _MemConfig, device: int
+) -> tuple[int, MemoryBreakdown] | None:
+    """Smallest GPU count (a multiple of tp x pp) at which ``cfg`` fits, by bisection."""
+    model_parallel = inp.hardware.tensor_parallel * inp.hardware.pipeline_parallel
+    low = cfg.gpus // model_parallel
+    high = _MAX_GPUS // model_parallel
+
+    def at(dp: int) -> MemoryBreakdown:
+        return _memory(inp, replace(cfg, gpus=dp * model_parallel))
+
+    if high < low or not fits_in_memory(at(high), device):
+        return None
+    # Memory per device never grows with the data-parallel degree, so bisection is valid.
+    while low < high:
+        middle = (low + high) // 2
+        if fits_in_memory(at(middle), device):
+            high = middle
+        else:
+            low = middle + 1
+    return low * model_parallel, at(low)
+
+
+_Change = Callable[[_MemConfig], _MemConfig]
+
+
+def _with_flash(cfg: _MemConfig) -> _MemConfig:
+    return replace(cfg, flash=True)
+
+
+def _with_micro_batch_1(cfg: _MemConfig) -> _MemConfig:
+    return replace(cfg, micro_batch=1)
+
+
+def _with_recompute(cfg: _MemConfig) -> _MemConfig:
+    return replace(cfg, recompute=True)
+
+
+def _fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> list[str]:
+    """Plain-word ways to fit, each with its computed bytes per device."""
+    training, hardware = inp.training, inp.hardware
+    device = gpu.memory_bytes
+    base = _MemConfig(
+        hardware.count,
+        hardware.zero_stage,
+        training.precision,
+        training.activation_checkpointing,
+        training.flash_attention,
+        training.micro_batch_size,
+    )
+
+    def verdict(m: MemoryBreakdown) -> str:
+        return "fits" if fits_in_memory(m, device) else "still too much"
+
+    advice = [
+        f"Does not fit: {_gib(memory.total)} per device (weights {_gib(memory.weights)}, "
+        f"gradients {_gib(memory.gradients)}, optimizer {_gib(memory.optimizer)}, activations "
+        f"{_gib(memory.activations)}) but the {gpu.name} has {_gib(device)}."
+    ]
+
+    # Each activation lever: its label and how it changes the configuration.
+    has_acts = memory.activations > 0
+    act_levers: list[tuple[str, _Change]] = []
+    if has_acts and not training.flash_attention and not training.activation_checkpointing:
+        act_levers.append(("FlashAttention (no s x s attention scores stored)", _with_flash))
+    if has_acts and training.micro_batch_size > 1:
+        act_levers.append(("micro-batch size 1 with gradient accumulation", _with_micro_batch_1))
+    if has_acts and not training.activation_checkpointing:
+        act_levers.append(("full activation recomputation (~33% more compute)", _with_recompute))
+
+    any_single_fits = False
+    stages = range(hardware.zero_stage + 1, 4)
+    for stage in stages:
+        m = _memory(inp, replace(base, zero_stage=stage))
+        fits = fits_in_memory(m, device)
+        if fits or stage == 3:
+            any_single_fits = any_single_fits or fits
+            advice.append(
+                f"With ZeRO stage {stage} on {hardware.count} GPUs: {_gib(m.total)} per device, "
+                f"{verdict(m)}."
+            )
+            break
+    lower = None
+    if training.precision in ("fp32", "tf32"):
+        lower = _lower_precision(gpu, training.precision)
+    singles: list[tuple[str, _MemConfig]] = []
+    if lower is not None:
+        singles.append((f"{lower} mixed precision", replace(base, precision=lower)))
+    for label, change in act_levers:
+        singles.append((label, change(base)))
+    for label, cfg in singles:
+        m = _memory(inp, cfg)
+        any_single_fits = any_single_fits or fits_in_memory(m, device)
+        advice.append(f"With {label}: {_gib(m.total)} per device, {verdict(m)}.")
+
+    if hardware.zero_stage == 0 and hardware.count > 1:
+        advice.append(
+            "At ZeRO stage 0 more GPUs do not lower memory per device: each data-parallel "
+            "replica holds all model states."
+        )
+    best_gpus: tuple[int, int, MemoryBreakdown] | None = None
+    for stage in range(max(hardware.zero_stage, 1), 4):
+        found = _min_gpus_that_fit(inp, replace(base, zero_stage=stage), device)
+        if found is not None and (best_gpus is None or found[0] < best_gpus[0]):
+            best_gpus = (found[0], stage, found[1])
+    if best_gpus is not None:
+        n_gpus, stage, m = best_gpus
+        advice.append(
+            f"With ZeRO stage {stage}, {n_gpus} GPUs would fit: {_gib(m.total)} per device."
+        )
+    elif has_acts:
+        advice.append(
+            f"No GPU count fits as configured: activations alone take "
+            f"{_gib(memory.activations)} per device; shrink them first."
+        )
+
+    if not any_single_fits:
+        advice.append(_combination_advice(inp, gpu, base, act_levers))
+    return advice
+
+
+def _combination_advice(
+    inp: EstimateInput,
+    gpu: GpuModel,
+    base: _MemConfig,
+    act_levers: Sequence[tuple[str, _Change]],
+) -> str:
+    """The fewest combined changes that fit on the same GPUs, else the GPUs they need."""
+    device = gpu.memory_bytes
+    candidates: list[tuple[tuple[int, int, int], list[str], _MemConfig]] = []
+    for mask in range(1 << len(act_levers)):
+        chosen = [act_levers[i] for i in range(len(act_levers)) if mask >> i & 1]
+        names = {change for _, change in chosen}
+        if _with_flash in names and _with_recompute in names:
+            # Recomputation already drops the attention scores: FlashAttention adds nothing.
+            continue
+        cfg = base
+        for _, change in chosen:
+            cfg = change(cfg)
+        for stage in range(base.zero_stage, 4):
+            labels = [label for label, _ in chosen]
+            if stage != base.zero_stage:
+                labels.insert(0, f"ZeRO stage {stage}")
+            staged = replace(cfg, zero_stage=stage)
+            # Prefer fewer changes, then a lower ZeRO stage, then no recomputation.
+            key = (len(labels), stage, int(staged.recompute and not base.recompute))
+            candidates.append((key, labels, staged))
+    candidates.sort(key=lambda item: item[0])
+    for _, labels, cfg in candidates:
+        if len(labels) < 2:
+            continue
+        m = _memory(inp, cfg)
+        if fits_in_memory(m, device):
+            return (
+                f"Combining {_and(labels)} on {base.gpus} GPUs: {_gib(m.total)} per device, fits."
+            )
+    # The smallest footprint tried: ZeRO-3 and every activation lever except FlashAttention
+    # when recomputation is among them.
+    smallest = replace(base, zero_stage=3)
+    labels = [] if base.zero_stage == 3 else ["ZeRO stage 3"]
+    has_recompute = any(change is _with_recompute for _, change in act_levers)
+    for label, change in act_levers:
+        if change is _with_flash and has_recompute:
+            continue
+        smallest = change(smallest)
+        labels.append(label)
+    found = _min_gpus_that_fit(inp, smallest, device)
+    if found is not None and labels:
+        return (
+            f"Combining {_and(labels)}, {found[0]} GPUs would fit: "
+            f"{_gib(found[1].total)} per device."
+        )
+    return (
+        f"Nothing tried fits on the {gpu.name}; use tensor or pipeline parallelism, or a GPU "
+        "with more memory."
+    )
+
+
+def _lever_text(lever: Lever, core: _Core) -> str:
+    if lever.cost is not None and core.cost is not None:
+        price = f"{_money_text(lever.cost)} instead of {_money_text(core.cost)}"
+    else:
+        price = f"{lever.gpu_hours:,.0f} GPU-hours instead of {core.time.gpu_hours:,.0f}"
+    text = f"Cost lever, {lever.description}: {price}"
+    if lever.loss_ratio is not None:
+        text += (
+            f"; Kaplan's scaling law expects a loss about {100 * (lever.loss_ratio - 1):.1f}% "
+            "higher"
+        )
+    return text + "; let the validation metric judge the trade."
+
+
+def estimate(inp: EstimateInput) -> EstimateResult:
+    """FLOPs, time, memory per device, cost and plain-word advice for one training run.
+
+    Sources: ``training_flops`` (Kaplan 2020), ``narayanan_training_flops`` (Narayanan 2021),
+    ``time_from_flops`` / ``time_from_pilot``, ``memory_per_device`` (Rajbhandari 2020),
+    ``activation_bytes`` (Korthikanti 2022), ``hourly_cost`` and ``kaplan_loss_ratio``.
+    Time comes from the pilot when one is given ("pilot"), else from peak FLOP/s x utilization
+    applied to the executed FLOPs ("assumed"). Tensor parallelism is assumed to run with
+    sequence parallelism.
+    """
+    gpu = _validate(inp)
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    core = _core(inp, gpu)
+
+    narayanan = None
+    if model.layers and model.hidden_size and model.vocab_size:
+        narayanan = narayanan_training_flops(
+            core.tokens,
+            training.sequence_length,
+            model.layers,
+            model.hidden_size,
+            model.vocab_size,
+            recompute=training.activation_checkpointing,
+        )
+
+    cfg = _MemConfig(
+        hardware.count,
+        hardware.zero_stage,
+        training.precision,
+        training.activation_checkpointing,
+        training.flash_attention,
+        training.micro_batch_size,
+    )
+    memory = _memory(inp, cfg)
+    fits = fits_in_memory(memory, gpu.memory_bytes)
+    activations_counted = bool(model.layers and model.hidden_size and model.attention_heads)
+
+    pilot_utilization = None
+    if core.source == "pilot" and core.time.training_wall_hours > 0:
+        seconds = core.time.training_wall_hours * _SECONDS_PER_HOUR
+        achieved = core.executed_flops / seconds / hardware.count
+        pilot_utilization = achieved / gpu.peak_flops[training.precision]
+
+    recommendations: list[str] = []
+    if not fits:
+        recommendations.extend(_fit_advice(inp, gpu, memory))
+    elif memory.total > (1 - _TIGHT_HEADROOM) * gpu.memory_bytes:
+        recommendations.append(
+            f"Fits, but tightly: {_gib(memory.total)} of {_gib(gpu.memory_bytes)} per device; "
+            "the CUDA context and allocator fragmentation are not counted."
+        )
+    if not activations_counted:
+        recommendations.append(
+            "Activation memory was not counted: give model.layers, model.hidden_size and "
+            "model.attention_heads to include it."
+        )
+    if inp.pilot is None:
+        recommendations.append(
+            f"No pilot: time assumes {100 * hardware.utilization:.0f}% of the {gpu.name}'s "
+            f"{training.precision} peak; measure a short pilot before launching."
+        )
+    elif pilot_utilization is not None and pilot_utilization > 1:
+        recommendations.append(
+            f"The pilot implies {100 * pilot_utilization:.0f}% of peak FLOP/s, which is "
+            "impossible: check the pilot throughput, its GPU count and model.parameters."
+        )
+    if inp.overheads is None:
+        recommendations.append(
+            "No overheads given: data loading, long inputs, validation, writing outputs and "
+            "checkpoints were assumed to take zero hours; add them, extrapolating from a "
+            "training step forgets them."
+        )
+    levers = _levers(inp, gpu)
+    recommendations.extend(_lever_text(lever, core) for lever in levers)
+    if inp.cost is not None:
+        recommendations.append(
+            "Hyper-parameter tuning multiplies the number of trainings: reserve budget beyond "
+            "this run for experiments and failures."
+        )
+
+    return EstimateResult(
+        training_flops=core.training_flops,
+        executed_flops=core.executed_flops,
+        narayanan_flops=narayanan,
+        tokens=core.tokens,
+        gpu_hours=core.time.gpu_hours,
+        wall_hours=core.time.wall_hours,
+        training_wall_hours=core.time.training_wall_hours,
+        overhead_hours=core.time.overhead_hours,
+        memory=memory,
+        device_memory_bytes=gpu.memory_bytes,
+        fits_in_memory=fits,
+        activations_counted=activations_counted,
+        cost=core.cost,
+        time_source=core.source,
+        pilot_utilization=pilot_utilization,
+        data_parallel=data_parallel_degree(
+            hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
+        ),
+        levers=levers,
+        recommendations=recommendations,
+    )

@@ -1,0 +1,97 @@
+"""The catalog (GPU models and rental plans) and the estimates persisted per campaign and item.
+
+Estimates are recomputed by Celery tasks when the plan changes or a pilot throughput arrives;
+they are marked stale in between, and a periodic sweep re-enqueues those left stale too long.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.core.validators import MinValueValidator
+from django.db import models
+
+from campaigns.models import currency_validator
+
+
+class GpuModel(models.Model):
+    name = models.CharField(max_length=40, unique=True)
+    memory_bytes = models.BigIntegerField()
+    peak_flops = models.JSONField(help_text="Precision → dense FLOP/s, e.g. {'bf16': 3.12e14}.")
+    source = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RentalPlan(models.Model):
+    provider = models.CharField(max_length=60)
+    name = models.CharField(max_length=100)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="plans")
+    gpus_per_lot = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    duration_hours = models.DecimalField(max_digits=9, decimal_places=2)
+    # Priced per lot: a lot that includes two GPUs is not charged twice.
+    price = models.DecimalField(max_digits=14, decimal_places=2)
+    currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
+    note = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["provider", "gpu__name", "duration_hours"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "name"], name="plan_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.name} ({self.price} {self.currency})"
+
+    @property
+    def price_per_hour(self) -> Decimal:
+        return (self.price / self.duration_hours).quantize(Decimal("0.0001"))
+
+
+class EstimateStatus(models.TextChoices):
+    STALE = "stale", "Stale (recompute queued)"
+    FRESH = "fresh", "Fresh"
+    FAILED = "failed", "Failed"
+
+
+class Estimate(models.Model):
+    campaign = models.ForeignKey(
+        "campaigns.Campaign", on_delete=models.CASCADE, related_name="estimates"
+    )
+    item = models.ForeignKey(
+        "campaigns.PlannedItem",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="estimates",
+    )
+    # Bumped on every input change; a recompute only lands if it computed this version.
+    input_version = models.PositiveIntegerField(default=0)
+    computed_version = models.PositiveIntegerField(null=True, blank=True)
+    status = models.CharField(
+        max_length=10, choices=EstimateStatus.choices, default=EstimateStatus.STALE
+    )
+    stale_since = models.DateTimeField(null=True, blank=True)
+    time_source = models.CharField(max_length=10, blank=True)
+    inputs = models.JSONField(default=dict, blank=True)
+    outputs = models.JSONField(default=dict, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["campaign", "item"],
+                name="one_estimate_per_item",
+                nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self) -> str:
+        target: Any = self.item or self.campaign
+        return f"Estimate for {target} ({self.status})"

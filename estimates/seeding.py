@@ -1,0 +1,42 @@
+"""Keep the GPU models and rental plans in the database in step with `estimates.catalog`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import catalog
+
+
+def seed_catalog(apps: Any = None) -> None:
+    """Upsert every catalog GPU and plan; rows added by people are left alone.
+
+    With `apps` (a migration's app registry) it uses the historical models.
+    """
+    if apps is None:
+        from .models import GpuModel, RentalPlan
+    else:
+        GpuModel = apps.get_model("estimates", "GpuModel")
+        RentalPlan = apps.get_model("estimates", "RentalPlan")
+    gpus = {}
+    for spec in catalog.GPUS.values():
+        gpus[spec.name], _ = GpuModel.objects.update_or_create(
+            name=spec.name,
+            defaults={
+                "memory_bytes": spec.memory_bytes,
+                "peak_flops": dict(spec.peak_flops),
+                "source": spec.source[:300],
+            },
+        )
+    for plan in catalog.RENTAL_PLANS:
+        RentalPlan.objects.update_or_create(
+            provider=plan.provider,
+            name=plan.name,
+            defaults={
+                "gpu": gpus[plan.gpu],
+                "gpus_per_lot": plan.gpus_per_lot,
+                "duration_hours": plan.duration_hours,
+                "price": plan.price,
+                "currency": plan.currency,
+                "note": plan.note[:300],
+            },
+        )
