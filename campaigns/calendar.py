@@ -27,6 +27,7 @@ the shortest possible makespan (that problem is NP-hard), but no two stages on o
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -197,7 +198,7 @@ def _topological_order(stages: Sequence[Stage]) -> list[int]:
     if len(order) != len(stages):
         remaining = {s.key for i, s in enumerate(stages) if indegree[i] > 0}
         cycle = _find_cycle(remaining, deps)
-        waits = ", ".join(f"{a} waits for {b}" for a, b in zip(cycle, cycle[1:], strict=False))
+        waits = ", ".join(f"{a} waits for {b}" for a, b in itertools.pairwise(cycle))
         raise ValueError(f"dependency cycle between stages {', '.join(cycle[:-1])}: {waits}")
     return order
 

@@ -4,8 +4,8 @@ The rule (DOMAIN.md section 4, seed 004): rental plans are priced **per lot**, n
 per GPU. A lot's price covers its whole duration and all of its GPUs (a two-GPU B200 lot is charged
 once). Choosing lots is therefore a packing problem, not a multiplication:
 
-- One item is one run. A run never spans two lots and never uses two lots' memory: an item that needs
-  more GPUs than a lot has, or more memory per GPU than the lot's GPU, cannot go on that lot.
+- One item is one run. A run never spans two lots and never uses two lots' memory: an item that
+  needs more GPUs than a lot has, or more memory per GPU than the lot's GPU, cannot go on that lot.
 - Items that share a ``group`` depend on each other and run sequentially on one and the same lot.
   Items in different groups are independent; buying several lots helps only them (in parallel).
 - Everything placed on one lot runs sequentially: the sum of its hours must fit the lot's duration,
@@ -204,7 +204,7 @@ def _duration_label(plan: RentalPlanOffer) -> str:
 
 
 def _lot_name(plan: RentalPlanOffer, peers: Iterable[RentalPlanOffer]) -> str:
-    """ "the 3-day lot", naming provider and plan only when the duration alone is ambiguous."""
+    """Name a lot like "the 3-day lot"; provider and plan are added only if that is ambiguous."""
     base = _duration_label(plan)
     if any(p != plan and _duration_label(p) == base for p in peers):
         return f"the {base} lot ({plan.provider} {plan.name})"
@@ -222,7 +222,7 @@ def _join(words: Sequence[str]) -> str:
 
 
 def _describe_cut(items: Sequence[PlanItem]) -> str:
-    """ "the exploratory item X and the useful items Y and Z"."""
+    """Name the cut, e.g. "the exploratory item X and the useful items Y and Z"."""
     parts: list[str] = []
     for tier in CUT_ORDER:
         labels = [i.label for i in items if i.tier == tier]
@@ -679,7 +679,7 @@ def _exact(
         for k in range(len(lot_plan)):
             # Two open lots with the same plan and the same slack have the same future.
             sig = (lot_plan[k], round(lot_free[k], 9))
-            if lot_plan[k] not in comp or sig in tried:
+            if lot_plan[k] not in comp or lot_free[k] < h - _EPS or sig in tried:
                 continue
             tried.add(sig)
             lot_free[k] -= h
@@ -918,13 +918,15 @@ def select_lots(
             problems.append(_why_no_plan(item, offers))
 
     # Groups keep the order in which their first item appears, items keep input order.
-    group_sizes = Counter(i.group for i in items if i.group is not None)
+    groups_with_work = {
+        i.group for i, f in zip(items, fits, strict=True) if f and i.group is not None
+    }
     grouped: dict[tuple[str, str], list[PlanItem]] = {}
     for item, f in zip(items, fits, strict=True):
         if f:
             gid = ("group", item.group) if item.group is not None else ("item", item.key)
             grouped.setdefault(gid, []).append(item)
-        elif item.group is not None and group_sizes[item.group] > 1:
+        elif item.group is not None and item.group in groups_with_work:
             problems.append(
                 f"The rest of group {item.group} is still planned without item {item.label}."
             )
@@ -942,18 +944,19 @@ def select_lots(
         group = _Group(label, tuple(members), hours, compat)
         if not compat:
             problems.append(
-                f"{label[0].upper() + label[1:]}: its items need different kinds of lot (GPU model, GPU count or "
-                "memory), but dependent items must share one lot. Unplaced: "
-                + ", ".join(i.key for i in members)
-                + "."
+                f"{label[0].upper() + label[1:]}: its items need different kinds of lot "
+                "(GPU model, GPU count or memory), but dependent items must share one lot. "
+                "Unplaced: " + ", ".join(i.key for i in members) + "."
             )
             unplaced.extend(i.key for i in members)
             continue
         if not any(usable_hours(considered[p], window_hours) >= hours - _EPS for p in compat):
-            text, option = _explain_unfit_group(group, considered, plan_index, window_hours)
-            problems.extend(text)
-            if option is not None:
-                cut_options.append(option)
+            unfit_lines, unfit_cut = _explain_unfit_group(
+                group, considered, plan_index, window_hours
+            )
+            problems.extend(unfit_lines)
+            if unfit_cut is not None:
+                cut_options.append(unfit_cut)
             unplaced.extend(i.key for i in members)
             continue
         placeable.append(group)

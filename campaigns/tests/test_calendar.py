@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -276,7 +278,7 @@ def test_it_never_overlaps_machine_stages_on_one_gpu_and_respects_dependencies(
     path = [entries[k] for k in plan.critical_path]
     assert path[0].start_hours == 0
     assert path[-1].end_hours == plan.makespan_hours
-    for prev, nxt in zip(path, path[1:], strict=False):
+    for prev, nxt in itertools.pairwise(path):
         assert prev.end_hours == nxt.start_hours
         linked = prev.key in by_key[nxt.key].depends_on or (
             by_key[prev.key].exclusive_resource is not None

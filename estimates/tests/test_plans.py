@@ -290,6 +290,18 @@ def test_it_reports_an_item_needing_more_memory_than_any_lot_as_unplaced() -> No
     assert any("huge" in line and "per GPU" in line for line in sel.explanation)
 
 
+def test_it_still_plans_the_rest_of_a_group_without_its_impossible_item() -> None:
+    items = [
+        PlanItem("prep", 10, "RTX 4090", group="g"),
+        PlanItem("huge", 10, "RTX 4090", memory_bytes_per_gpu=40 * GIB, group="g"),
+        PlanItem("eval", 5, "RTX 4090", group="g"),
+    ]
+    sel = select_lots(items, 72, SEED_PLANS)
+    assert sel.unplaced == ("huge",)
+    assert [lot.item_keys for lot in sel.lots] == [("prep", "eval")]
+    assert "The rest of group g is still planned without item huge." in sel.explanation
+
+
 def test_it_says_nothing_fits_the_window_when_the_work_outlasts_it() -> None:
     sel = select_lots(seed_chain(), 72, SEED_PLANS)
     assert sel.unplaced == ("setup", "baseline", "variant-a", "X")

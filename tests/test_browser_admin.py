@@ -1,0 +1,107 @@
+"""A planner plans a small campaign through the admin in a real (headless) browser."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.contrib.staticfiles.testing import StaticLiveServerTestCase
+
+from campaigns.models import Campaign, Team
+from campaigns.tests.factories import make_user
+from tests.browser import MISSING, start_chromium
+
+BUILD = Path(__file__).resolve().parent.parent / "build"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.browser = start_chromium()
+        cls.browser.implicitly_wait(5)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.browser.quit()
+        super().tearDownClass()
+
+    def setUp(self) -> None:
+        self.team = Team.objects.create(name="nlp")
+        make_user("pia", team=self.team, role="planner")
+
+    def fill(self, name: str, value: str) -> None:
+        from selenium.webdriver.common.by import By
+
+        field = self.browser.find_element(By.NAME, name)
+        field.clear()
+        field.send_keys(value)
+
+    def select(self, name: str, value: str) -> None:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.browser.find_element(By.NAME, name)).select_by_value(value)
+
+    def add_inline_row(self, prefix: str) -> None:
+        from selenium.webdriver.common.by import By
+
+        group = self.browser.find_element(By.ID, f"{prefix}-group")
+        link = group.find_element(By.CSS_SELECTOR, ".add-row a")
+        self.browser.execute_script("arguments[0].click();", link)
+
+    def test_a_planner_logs_in_plans_commits_and_sees_the_summary(self) -> None:
+        from selenium.webdriver.common.by import By
+
+        b = self.browser
+        b.get(f"{self.live_server_url}/admin/login/")
+        self.fill("username", "pia")
+        self.fill("password", "pw-pia")
+        b.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+        b.get(f"{self.live_server_url}/admin/campaigns/campaign/add/")
+
+        self.select("team", str(self.team.pk))
+        self.fill("title", "Rank 16 or rank 64?")
+        self.fill("question", "Does a LoRA variant beat the baseline by 1 F1?")
+        self.fill("corpus_name", "tickets")
+        self.fill("corpus_revision", "sha256:abc")
+        self.fill("window_hours", "72")
+        self.fill("budget", "47.14")
+
+        self.add_inline_row("items")
+        self.add_inline_row("items")
+        self.fill("items-0-name", "baseline")
+        self.select("items-0-role", "baseline")
+        self.select("items-0-tier", "mandatory")
+        self.fill("items-0-planned_hours", "10")
+        self.fill("items-1-name", "variant A")
+        self.select("items-1-role", "variant")
+        self.select("items-1-tier", "useful")
+        self.fill("items-1-planned_hours", "12")
+        self.fill("items-1-prep_hours", "2")
+
+        self.add_inline_row("stop_rules")
+        self.select("stop_rules-0-kind", "non_finite_loss")
+        self.fill("stop_rules-0-metric", "loss")
+
+        b.find_element(By.NAME, "_continue").click()
+        errors = b.find_elements(By.CSS_SELECTOR, ".errornote, .errorlist")
+        self.assertEqual([e.text for e in errors], [])
+
+        campaign = Campaign.objects.get(title="Rank 16 or rank 64?")
+        self.assertEqual(campaign.items.count(), 2)
+        self.assertEqual(campaign.stop_rules.get().kind, "non_finite_loss")
+        headline = b.find_element(By.ID, "summary-headline").text
+        self.assertEqual(headline, "24 h reserved of a 72 h window: 48 h uncommitted")
+
+        b.find_element(By.ID, "commit-plan").click()
+        self.assertIn("is committed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
+        self.assertIn("Committed", b.find_element(By.ID, "campaign-summary").text)
+        self.assertIn("mandatory: 1", b.find_element(By.ID, "summary-tiers").text)
+        campaign.refresh_from_db()
+        self.assertEqual(campaign.status, "committed")
+        self.assertEqual(campaign.baseline.snapshot["items"][1]["name"], "variant A")
+        BUILD.mkdir(exist_ok=True)
+        b.save_screenshot(str(BUILD / "admin-planned-campaign.png"))
