@@ -26,7 +26,12 @@ def on_postgres() -> bool:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
 
+    try:
+        settings.DATABASES  # noqa: B018
+    except ImproperlyConfigured:
+        return  # pure-module runs with -p no:django: nothing here needs services
     postgres = settings.DATABASES["default"]["ENGINE"].endswith("postgresql")
     broker = bool(settings.CELERY_BROKER_URL)
     for item in items:

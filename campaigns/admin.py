@@ -48,13 +48,26 @@ def _role_in(request: HttpRequest, team_id: int | None, roles: set[str]) -> bool
         return True
     if team_id is None:
         return False
-    return Membership.objects.filter(user=request.user, team_id=team_id, role__in=roles).exists()
+    return Membership.objects.filter(
+        user_id=int(request.user.pk or 0), team_id=team_id, role__in=roles
+    ).exists()
 
 
-WRITERS = {Role.PLANNER, Role.OWNER}
+WRITERS: set[str] = {Role.PLANNER, Role.OWNER}
+OWNERS: set[str] = {Role.OWNER}
+READERS: set[str] = {Role.VIEWER, Role.PLANNER, Role.OWNER}
 
 
-class TeamScopedAdmin(admin.ModelAdmin):
+def _object_id(request: HttpRequest) -> int:
+    """The campaign being edited, to limit an inline's choices to its own rows."""
+    match = request.resolver_match
+    try:
+        return int(match.kwargs.get("object_id", 0)) if match else 0
+    except ValueError:
+        return 0
+
+
+class TeamScopedAdmin(admin.ModelAdmin[Any]):
     """Scope a model to the caller's teams through `team_path` (e.g. 'campaign__team')."""
 
     team_path = "team"
@@ -78,7 +91,7 @@ class TeamScopedAdmin(admin.ModelAdmin):
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if obj is None:
             return self.has_module_permission(request)
-        return _role_in(request, self.team_id_of(obj), {Role.VIEWER, *WRITERS})
+        return _role_in(request, self.team_id_of(obj), READERS)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return request.user.is_superuser or bool(_team_ids(request, write=True))
@@ -108,7 +121,7 @@ class TeamScopedAdmin(admin.ModelAdmin):
 # --- Inlines -------------------------------------------------------------------------------
 
 
-class CampaignInline(admin.TabularInline):
+class CampaignInline(admin.TabularInline[Any, Any]):
     extra = 0
 
     def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
@@ -129,7 +142,7 @@ class CampaignInline(admin.TabularInline):
         return self._writable(request, obj) and (obj is None or obj.is_draft)
 
 
-class PlannedItemForm(forms.ModelForm):
+class PlannedItemForm(forms.ModelForm[PlannedItem]):
     amendment_reason = forms.CharField(
         required=False,
         widget=forms.TextInput(attrs={"size": 30}),
@@ -176,26 +189,29 @@ class PlannedItemForm(forms.ModelForm):
         return data
 
 
+ITEM_INLINE_FIELDS: list[Any] = [
+    "name",
+    "role",
+    "tier",
+    "planned_hours",
+    "prep_hours",
+    "gpu",
+    "config",
+    "rationale",
+    "status",
+    "amendment_reason",
+]
+
+
 class PlannedItemInline(CampaignInline):
     model = PlannedItem
     form = PlannedItemForm
-    fields = [
-        "name",
-        "role",
-        "tier",
-        "planned_hours",
-        "prep_hours",
-        "gpu",
-        "config",
-        "rationale",
-        "status",
-        "amendment_reason",
-    ]
+    fields = ITEM_INLINE_FIELDS
 
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None or obj.is_draft:
-            return [f for f in self.fields if f != "amendment_reason"]
-        return list(self.fields)
+            return [f for f in ITEM_INLINE_FIELDS if f != "amendment_reason"]
+        return ITEM_INLINE_FIELDS
 
 
 class StopRuleInline(CampaignInline):
@@ -228,16 +244,12 @@ class StageInline(CampaignInline):
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "variant":
-            kwargs["queryset"] = PlannedItem.objects.filter(
-                campaign_id=request.resolver_match.kwargs.get("object_id") or 0
-            )
+            kwargs["queryset"] = PlannedItem.objects.filter(campaign_id=_object_id(request))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "depends_on":
-            kwargs["queryset"] = Stage.objects.filter(
-                campaign_id=request.resolver_match.kwargs.get("object_id") or 0
-            )
+            kwargs["queryset"] = Stage.objects.filter(campaign_id=_object_id(request))
             kwargs["widget"] = forms.SelectMultiple(attrs={"size": 3})
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
@@ -250,7 +262,7 @@ class DecisionPointInline(CampaignInline):
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "cut_variants":
             kwargs["queryset"] = PlannedItem.objects.filter(
-                campaign_id=request.resolver_match.kwargs.get("object_id") or 0
+                campaign_id=_object_id(request)
             ).exclude(tier="mandatory")
             kwargs["widget"] = forms.SelectMultiple(attrs={"size": 3})
         return super().formfield_for_manytomany(db_field, request, **kwargs)
@@ -282,7 +294,7 @@ class IngestKeyInline(CampaignInline):
 # --- Campaign ------------------------------------------------------------------------------
 
 
-class CampaignForm(forms.ModelForm):
+class CampaignForm(forms.ModelForm[Campaign]):
     class Meta:
         model = Campaign
         fields = [
@@ -332,12 +344,11 @@ class CampaignAdmin(TeamScopedAdmin):
     actions = ["commit_selected", "issue_ingest_key"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        return (
-            super()
-            .get_queryset(request)
-            .select_related("team")
-            .annotate(_mandatory=Count("items", filter=Q(items__tier="mandatory"), distinct=True))
+        qs: QuerySet[Any] = super().get_queryset(request)
+        annotated: QuerySet[Any] = qs.select_related("team").annotate(
+            _mandatory=Count("items", filter=Q(items__tier="mandatory"), distinct=True)
         )
+        return annotated
 
     @admin.display(description="mandatory items", ordering="_mandatory")
     def mandatory_items(self, obj: Any) -> int:
@@ -519,7 +530,7 @@ class CampaignAdmin(TeamScopedAdmin):
     @admin.action(description="Issue an ingest key (shown once)")
     def issue_ingest_key(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         for campaign in queryset:
-            if not _role_in(request, campaign.team_id, {Role.OWNER}):
+            if not _role_in(request, campaign.team_id, OWNERS):
                 messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
                 continue
             _key, raw = IngestKey.issue(campaign, user=request.user)
@@ -532,11 +543,11 @@ class CampaignAdmin(TeamScopedAdmin):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
+class TeamAdmin(admin.ModelAdmin[Team]):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
 
-    class MembershipInline(admin.TabularInline):
+    class MembershipInline(admin.TabularInline[Membership, Team]):
         model = Membership
         extra = 0
         # A raw id, not a select of every user of the service: owners see only their teams.
@@ -559,7 +570,7 @@ class TeamAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Owners manage their team's members.
-        return _role_in(request, obj.pk if obj else None, {Role.OWNER})
+        return _role_in(request, obj.pk if obj else None, OWNERS)
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.is_superuser

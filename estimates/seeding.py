@@ -12,6 +12,8 @@ def seed_catalog(apps: Any = None) -> None:
 
     With `apps` (a migration's app registry) it uses the historical models.
     """
+    GpuModel: Any
+    RentalPlan: Any
     if apps is None:
         from .models import GpuModel, RentalPlan
     else:

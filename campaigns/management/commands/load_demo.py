@@ -139,8 +139,8 @@ class Command(BaseCommand):
             kind="no_usable_resume",
             description="A checkpoint that cannot be reloaded in a new process stops the run.",
         )
-        previous = None
-        prep = Stage.objects.create(
+        previous: Stage | None = None
+        Stage.objects.create(
             campaign=campaign,
             name="Prepare configs and scripts",
             kind="human_prep",
@@ -148,20 +148,19 @@ class Command(BaseCommand):
             resource="",
             planned_hours=Decimal("4"),
         )
-        for name, kind, hours, item_name in STAGES:
+        for name, kind, stage_hours, item_name in STAGES:
             stage = Stage.objects.create(
                 campaign=campaign,
                 name=name,
                 kind=kind,
                 machine=True,
                 resource="rtx4090-a",
-                planned_hours=Decimal(str(hours)),
+                planned_hours=Decimal(str(stage_hours)),
                 variant=items.get(item_name) if item_name else None,
             )
             if previous is not None:
                 stage.depends_on.add(previous)
             previous = stage
-        del prep
         DecisionPoint.objects.create(campaign=campaign, label="after the pilot")
         plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
         LotReservation.objects.create(campaign=campaign, plan=plan, quantity=1)
