@@ -108,6 +108,9 @@ class Deliverable(models.Model):
     base_revision = models.CharField(max_length=200, blank=True)
     accepted = models.BooleanField(default=False)
     rejection_reasons = models.JSONField(default=list, blank=True)
+    submitted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -122,7 +125,8 @@ class DeliverableFile(models.Model):
     deliverable = models.ForeignKey(Deliverable, on_delete=models.CASCADE, related_name="files")
     path = models.CharField(max_length=1000)
     size_bytes = models.BigIntegerField()
-    sha256 = models.CharField(max_length=64)
+    # Wider than a digest: a malformed one is kept as sent and named in the rejection reasons.
+    sha256 = models.CharField(max_length=200)
 
     class Meta:
         ordering = ["id"]
@@ -144,6 +148,7 @@ class Report(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     html = models.TextField(blank=True)
     markdown = models.TextField(blank=True)

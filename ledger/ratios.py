@@ -222,3 +222,62 @@ def summarize(
         undefined_reason=undefined_reason,
         rejection_reasons=tuple(reasons),
     )
+
+
+# --- Observed / planned hours per kind of stage (for the next campaign's estimate) ------------
+
+RATIO_QUANTUM: Final = Decimal("0.01")
+
+
+@dataclass(frozen=True)
+class StageHours:
+    """One stage's frozen (planned) hours and what was observed; None: never observed."""
+
+    kind: str
+    planned_hours: Decimal
+    observed_hours: Decimal | None
+
+
+@dataclass(frozen=True)
+class KindRatio:
+    """Observed over planned hours for one kind of stage, over the stages that were observed.
+
+    ``ratio`` is None when the observed stages of this kind had no planned hours at all: a
+    multiplier of an estimate of zero means nothing.
+    """
+
+    kind: str
+    stages: int
+    planned_hours: Decimal
+    observed_hours: Decimal
+    ratio: Decimal | None
+
+
+def ratios_by_kind(stages: Iterable[StageHours]) -> tuple[KindRatio, ...]:
+    """Per stage kind, sorted by kind: sum(observed) / sum(planned), 2 decimals, ROUND_HALF_UP.
+
+    Sums, not an average of per-stage ratios, so that a 1-hour stage off by 100% weighs less than
+    a 20-hour stage off by 20%. Stages never observed are left out: they say nothing yet.
+    """
+    planned: dict[str, Decimal] = {}
+    observed: dict[str, Decimal] = {}
+    counts: dict[str, int] = {}
+    for stage in stages:
+        if stage.observed_hours is None:
+            continue
+        if not isinstance(stage.planned_hours, Decimal) or not isinstance(
+            stage.observed_hours, Decimal
+        ):
+            raise ValueError(f"stage kind {stage.kind!r}: hours must be Decimal")
+        if stage.planned_hours < 0 or stage.observed_hours < 0:
+            raise ValueError(f"stage kind {stage.kind!r}: hours cannot be negative")
+        planned[stage.kind] = planned.get(stage.kind, _ZERO) + stage.planned_hours
+        observed[stage.kind] = observed.get(stage.kind, _ZERO) + stage.observed_hours
+        counts[stage.kind] = counts.get(stage.kind, 0) + 1
+    result = []
+    for kind in sorted(counts):
+        ratio = None
+        if planned[kind] > 0:
+            ratio = (observed[kind] / planned[kind]).quantize(RATIO_QUANTUM, rounding=ROUND_HALF_UP)
+        result.append(KindRatio(kind, counts[kind], planned[kind], observed[kind], ratio))
+    return tuple(result)

@@ -76,7 +76,9 @@ def loopback(script: Script) -> Iterator[str]:
 
         def handle_one(self) -> None:
             length = int(self.headers.get("Content-Length") or 0)
-            seen = Seen(self.command, self.path, dict(self.headers.items()), self.rfile.read(length))
+            seen = Seen(
+                self.command, self.path, dict(self.headers.items()), self.rfile.read(length)
+            )
             answer = script.next(seen)
             if answer.drop:
                 self.close_connection = True
@@ -267,4 +269,195 @@ class RetryPolicy(SimpleTestCase):
         self.assertEqual(len(posts), 4)  # 503, 503 (retry), then the same batch, then the new one
         self.assertEqual(posts[0].headers["Idempotency-Key"], posts[2].headers["Idempotency-Key"])
         self.assertEqual(posts[0].body, posts[2].body)
-        self.assertNotEqual(posts[2].headers["Idempotency-Key"], posts[3].headers["Idempotency-Key"])
+        self.assertNotEqual(
+            posts[2].headers["Idempotency-Key"], posts[3].headers["Idempotency-Key"]
+        )
+
+
+# --- Against Campaign Desk itself ---------------------------------------------------------
+
+
+class TrainingLoopOnALiveServer(LiveServerTestCase):
+    """A committed campaign with two stop rules and an ingest key; the client is the loop."""
+
+    def setUp(self) -> None:
+        self.team = Team.objects.create(name="nlp")
+        self.owner = make_user("olga", team=self.team, role="owner")
+        self.campaign = make_plannable(self.team)
+        self.threshold_rule = StopRule.objects.create(
+            campaign=self.campaign,
+            kind="metric_threshold",
+            metric="val_loss",
+            comparator="gt",
+            threshold=10.0,
+        )
+        self.campaign.commit(self.owner)
+        self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
+        self.baseline = self.campaign.items.get(name="baseline")
+        _, raw = IngestKey.issue(self.campaign, user=self.owner)
+        self.desk = quick_desk(self.live_server_url, raw)
+
+    def start(self, run_id: str = "lora-r16-s1", **options: Any) -> Any:
+        options.setdefault("config", {"lr": 2e-4, "rank": 16})
+        return self.desk.run(
+            campaign=self.campaign.pk, run_id=run_id, variant=self.baseline.pk, kind="pilot",
+            **options,
+        )  # fmt: skip
+
+    def stored(self, run_id: str = "lora-r16-s1") -> Run:
+        return Run.objects.get(team=self.team, run_id=run_id)
+
+    def test_it_creates_a_run_and_takes_it_up_again_with_the_same_config(self) -> None:
+        first = self.start()
+        again = self.start()
+        self.assertTrue(first.created)
+        self.assertFalse(again.created)
+        self.assertFalse(again.stopped)
+        run = self.stored()
+        self.assertEqual(run.campaign_id, self.campaign.pk)
+        self.assertEqual(run.variant_id, self.baseline.pk)
+        self.assertEqual(run.kind, "pilot")
+        self.assertEqual(run.config, {"lr": 2e-4, "rank": 16})
+
+    def test_it_refuses_the_same_run_id_with_another_config(self) -> None:
+        self.start()
+        with self.assertRaises(ApiError) as caught:
+            self.start(config={"lr": 1e-3, "rank": 16})
+        self.assertEqual(caught.exception.status, 409)
+        self.assertEqual(Run.objects.filter(team=self.team).count(), 1)
+
+    def test_it_sends_points_in_batches_and_the_server_keeps_every_one(self) -> None:
+        run = self.start(flush_points=100)
+        for step in range(150):
+            run.log(step, loss=3.0 - step / 100, lr=1e-4)
+        self.assertEqual(run.pending_points, 100)  # 200 sent in two batches, 100 still waiting
+        self.assertEqual(MetricPoint.objects.filter(run=self.stored()).count(), 200)
+        self.assertEqual(run.flush(), 100)
+        points = MetricPoint.objects.filter(run=self.stored())
+        self.assertEqual(points.count(), 300)
+        self.assertEqual(run.accepted, 300)
+        self.assertAlmostEqual(points.get(name="loss", step=149).value, 1.51)
+
+    def test_a_nan_loss_stops_the_run_and_the_client_says_which_rule_and_why(self) -> None:
+        run = self.start()
+        run.log(10, loss=2.31)
+        run.log(20, loss=math.nan)
+        with self.assertRaises(RunStopped) as caught:
+            run.flush()
+        stop = caught.exception
+        self.assertEqual(stop.run_id, "lora-r16-s1")
+        self.assertEqual(stop.rule, self.nan_rule.pk)
+        self.assertIn("NaN", stop.reason)
+        self.assertTrue(run.stopped)
+        self.assertEqual(run.stop_rule, self.nan_rule.pk)
+        self.assertEqual(run.stop_reason, stop.reason)
+        stored = self.stored()
+        self.assertEqual(stored.status, "stopped")
+        self.assertEqual(stored.stop_rule_id, self.nan_rule.pk)
+        self.assertEqual(stored.stop_reason, stop.reason)
+        nan = MetricPoint.objects.get(run=stored, step=20)
+        self.assertTrue(math.isnan(nan.as_float()))
+        with self.assertRaises(RunStopped):
+            run.log(30, loss=1.0)  # every later log says so too
+        self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 2)
+
+    def test_a_loop_in_a_with_block_ends_quietly_at_the_stop(self) -> None:
+        steps_run = []
+        with self.start(flush_points=1) as run:
+            for step in range(100):
+                steps_run.append(step)
+                run.log(step, val_loss=12.5 if step == 4 else 1.0)
+        self.assertEqual(steps_run, [0, 1, 2, 3, 4])
+        self.assertTrue(run.stopped)
+        self.assertEqual(run.stop_rule, self.threshold_rule.pk)
+        self.assertIn("val_loss", run.stop_reason or "")
+        self.assertEqual(self.stored().status, "stopped")
+
+    def test_a_stop_made_elsewhere_reaches_the_loop_on_its_next_send(self) -> None:
+        run = self.start()
+        run.log(1, loss=2.0)
+        run.flush()
+        self.start().stop("the corpus revision was wrong")  # e.g. a planner, another process
+        run.log(2, loss=1.9)
+        with self.assertRaises(RunStopped) as caught:
+            run.flush()
+        self.assertIsNone(caught.exception.rule)
+        self.assertIn("corpus revision was wrong", caught.exception.reason)
+        self.assertEqual(MetricPoint.objects.filter(run=self.stored()).count(), 1)
+
+    def test_a_replayed_metrics_request_with_one_key_is_recorded_once(self) -> None:
+        self.start()
+        body = {"points": [{"name": "loss", "step": s, "value": 2.0} for s in range(50)]}
+        first = self.desk.request("POST", "/runs/lora-r16-s1/metrics/", body, idempotency_key="k-1")
+        retry = self.desk.request("POST", "/runs/lora-r16-s1/metrics/", body, idempotency_key="k-1")
+        self.assertEqual(first.status, 201)
+        self.assertEqual(retry.status, first.status)
+        self.assertEqual(retry.body, first.body)
+        self.assertEqual(first.body["accepted"], 50)
+        self.assertEqual(MetricPoint.objects.filter(run=self.stored()).count(), 50)
+
+    def test_the_same_key_with_another_body_is_refused(self) -> None:
+        self.start()
+        path = "/runs/lora-r16-s1/metrics/"
+        self.desk.request("POST", path, {"points": [{"name": "loss", "step": 1, "value": 2.0}]},
+                          idempotency_key="k-2")  # fmt: skip
+        with self.assertRaises(ApiError) as caught:
+            self.desk.request("POST", path, {"points": [{"name": "loss", "step": 2, "value": 1.0}]},
+                              idempotency_key="k-2")  # fmt: skip
+        self.assertEqual(caught.exception.status, 422)
+        self.assertEqual(MetricPoint.objects.filter(run=self.stored()).count(), 1)
+
+    def test_it_records_throughput_and_a_checkpoint_and_finishes_the_run(self) -> None:
+        run = self.start()
+        run.log(100, loss=1.2)
+        run.throughput(tokens_per_second=25_000, gpus=2, measured_seconds=600)
+        run.checkpoint(
+            step=100,
+            components=["model", "optimizer", "progress", "scheduler"],
+            size_bytes=14_000_000_000,
+            write_seconds=42.0,
+            restore_seconds=30.5,
+            location="s3://bucket/ckpt/100",
+            resume_verified=True,
+        )
+        run.finish(observed_hours=1.5)
+        stored = self.stored()
+        self.assertEqual(stored.status, "completed")
+        self.assertEqual(stored.observed_hours, Decimal("1.5"))
+        self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 1)
+        sample = ThroughputSample.objects.get(run=stored)
+        self.assertEqual((sample.tokens_per_second, sample.gpus), (25_000, 2))
+        checkpoint = Checkpoint.objects.get(run=stored)
+        self.assertEqual(checkpoint.step, 100)
+        self.assertTrue(checkpoint.resume_verified)
+        self.assertEqual(checkpoint.location, "s3://bucket/ckpt/100")
+        self.assertEqual(self.desk.get_run("lora-r16-s1")["status"], "completed")
+
+    def test_leaving_a_with_block_sends_the_last_points_and_completes_the_run(self) -> None:
+        with self.start() as run:
+            for step in range(7):
+                run.log(step, loss=2.0)
+        stored = self.stored()
+        self.assertEqual(stored.status, "completed")
+        self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 7)
+
+    def test_it_reads_the_stopped_run_back_with_its_rule_and_reason(self) -> None:
+        run = self.start()
+        run.log(5, loss=math.inf)
+        with self.assertRaises(RunStopped):
+            run.flush()
+        again = self.start()  # a restarted job takes the run up again: it is stopped
+        self.assertTrue(again.stopped)
+        self.assertEqual(again.stop_rule, self.nan_rule.pk)
+        self.assertEqual(again.stop_reason, run.stop_reason)
+        with self.assertRaises(RunStopped):
+            again.log(6, loss=1.0)
+
+    def test_a_wrong_key_is_an_api_error_and_is_not_retried(self) -> None:
+        waits: list[float] = []
+        desk = quick_desk(self.live_server_url, "cdk_not-a-key", sleep=waits.append)
+        with self.assertRaises(ApiError) as caught:
+            desk.run(campaign=self.campaign.pk, run_id="x", variant=self.baseline.pk)
+        self.assertIn(caught.exception.status, (401, 403))
+        self.assertEqual(waits, [])
+        self.assertFalse(Run.objects.exists())

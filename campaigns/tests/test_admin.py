@@ -1,3 +1,4 @@
+import json
 from decimal import Decimal
 from io import StringIO
 
@@ -169,7 +170,9 @@ class AdminPlanningTests(TestCase):
         for name, field in form.fields.items():
             if name in form.initial and not field.disabled:
                 value = form.initial[name]
-                if value is not None:
+                if isinstance(value, list | dict):
+                    data[name] = json.dumps(value)
+                elif value is not None:
                     data[name] = value if isinstance(value, str) else str(value)
         for inline in page.context["inline_admin_formsets"]:
             formset = inline.formset
@@ -187,8 +190,6 @@ class AdminPlanningTests(TestCase):
                     if isinstance(value, list):
                         continue
                     if isinstance(value, dict):
-                        import json
-
                         value = json.dumps(value)
                     if isinstance(value, bool):
                         if value:
@@ -196,6 +197,25 @@ class AdminPlanningTests(TestCase):
                         continue
                     data[f"{formset.prefix}-{i}-{name}"] = str(value)
         return data
+
+    def test_a_cut_decided_in_the_admin_records_who_and_when_and_keeps_the_row(self) -> None:
+        self.client.force_login(self.planner)
+        page = self.client.get(change_url(self.demo))
+        data = self._formset_post(page)
+        variant_b = self.demo.items.get(name="Variant B: LoRA rank 64")
+        data["decisions-0-outcome"] = "cut"
+        data["decisions-0-rationale"] = "the pilot ran at half the assumed speed"
+        data["decisions-0-cut_variants"] = str(variant_b.pk)
+        saved = self.client.post(change_url(self.demo), data)
+        self.assertEqual(saved.status_code, 302, saved.context and saved.context["errors"])
+        decision = self.demo.decisions.get()
+        self.assertEqual(decision.outcome, "cut")
+        self.assertEqual(decision.decided_by, self.planner)
+        self.assertIsNotNone(decision.decided_at)
+        variant_b.refresh_from_db()
+        self.assertEqual(variant_b.status, "cut")
+        page = self.client.get(change_url(self.demo))
+        self.assertContains(page, "useful: <strong>0</strong>", html=False)
 
     def test_stop_rules_show_read_only_after_commit(self) -> None:
         self.demo.commit(self.planner)
