@@ -4,15 +4,19 @@ Standard library only. One ``CampaignDesk`` per process is enough; it is not thr
 training loop logs from one thread). Nothing here imports Django.
 
 Stops: when the server stops a run (a stop rule fired, or someone stopped it), ``run.stopped``
-turns True, ``run.stop_rule`` / ``run.stop_reason`` say which rule and why, and every call that
-learns of it (``log``, ``flush``, ``throughput``, ``checkpoint``), and every ``log`` after it,
-**raises** ``RunStopped``. Used as a context manager, a ``Run`` swallows its own ``RunStopped``:
-the ``with`` block simply ends at the stop, and the code after it can look at ``run.stopped``.
+turns True, ``run.stop_rule`` / ``run.stop_reason`` say which rule and why, and ``log`` and
+``flush`` **raise** ``RunStopped`` from then on. ``throughput``, ``checkpoint`` and ``finish``
+never raise it: the server still takes those after a stop (the hours count, and the checkpoints
+say where to resume); they only update ``run.stopped``. Used as a context manager, a ``Run``
+swallows its own ``RunStopped``: the ``with`` block simply ends at the stop, and the code after
+it can look at ``run.stopped``.
 
 Retries: connection errors, timeouts, 429 (honouring ``Retry-After``), 502, 503 and 504 are
-retried with exponential backoff and jitter. Every POST carries one ``Idempotency-Key`` (uuid4)
-that all its retries reuse, so a retry never records anything twice. Other 4xx and 5xx answers
-raise ``ApiError`` at once, with the status and the decoded JSON body.
+retried with exponential backoff and jitter, and so is the server's 409 "a request with this
+Idempotency-Key is still in progress" (a retry that overtook its first attempt). Every POST
+carries one ``Idempotency-Key`` (uuid4) that all its retries reuse, so a retry never records
+anything twice. Other 4xx and 5xx answers raise ``ApiError`` at once, with the status and the
+decoded JSON body.
 """
 
 from __future__ import annotations
@@ -162,6 +166,12 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+def _in_flight(status: int, body: Any) -> bool:
+    """The server's 409 for a retry that arrived while the first attempt still runs."""
+    detail = body.get("detail") if isinstance(body, Mapping) else None
+    return status == 409 and isinstance(detail, str) and "still in progress" in detail
+
+
 def _api_root(url: str) -> str:
     root = url.rstrip("/")
     if not root.endswith("/api/v1"):
@@ -266,7 +276,7 @@ class CampaignDesk:
                 decoded = _decode(raw, reply_headers.get("Content-Type", ""))
                 if status < 300:
                     return Response(status, decoded, reply_headers, idempotency_key)
-                if status not in RETRY_STATUSES:
+                if status not in RETRY_STATUSES and not _in_flight(status, decoded):
                     if 300 <= status < 400 and "Location" in reply_headers:
                         decoded = {"redirect": reply_headers["Location"], "body": decoded}
                     raise ApiError(status, decoded, method, path)
@@ -477,17 +487,6 @@ class Run:
             raise error
         return self._stopped_error()
 
-    def _post(self, action: str, body: Mapping[str, Any], *, key: str | None = None) -> Any:
-        try:
-            answer = self.desk.request(
-                "POST", _run_path(self.run_id, action), body, idempotency_key=key
-            )
-        except ApiError as error:
-            if error.status == 409 and action not in ("stop", "finish"):
-                raise self._on_conflict(error) from error
-            raise
-        return answer.body
-
     # -- metrics --------------------------------------------------------------------------
 
     def log(self, step: int, values: Mapping[str, Any] | None = None, /, **metrics: Any) -> None:
@@ -536,11 +535,15 @@ class Run:
         while self._sealed:
             key, points = self._sealed[0]
             try:
-                body = self._post("metrics", {"points": points}, key=key)
-            except (RunStopped, DeskUnavailable):
+                body = self.desk.post(
+                    _run_path(self.run_id, "metrics"), {"points": points}, idempotency_key=key
+                )
+            except DeskUnavailable:
                 raise
-            except ApiError:
+            except ApiError as error:
                 self._sealed.popleft()
+                if error.status == 409:
+                    raise self._on_conflict(error) from error
                 raise
             self._sealed.popleft()
             body = body if isinstance(body, Mapping) else {}
@@ -564,7 +567,8 @@ class Run:
         measured_seconds: float | None = None,
     ) -> dict[str, Any]:
         """Record measured throughput (tokens or samples per second over ``gpus`` GPUs,
-        measured over ``measured_seconds``); the estimates scale a pilot from it."""
+        measured over ``measured_seconds``); the estimates scale a pilot from it. Taken after a
+        stop too (never raises ``RunStopped``)."""
         if tokens_per_second is None and samples_per_second is None:
             raise ValueError("give tokens_per_second or samples_per_second")
         body: dict[str, Any] = {"gpus": int(gpus)}
@@ -590,7 +594,9 @@ class Run:
         """Record a checkpoint: its ``components`` (``model``, ``optimizer``, ``progress``,
         ``scheduler``, ``scaler``, ``rng``, ``data_position``), size, write/restore times, where
         it lives, and whether a reload **in a new process** was verified. Buffered points are
-        sent first. Raises ``RunStopped`` if it makes the run stop (no usable resume)."""
+        sent first. Taken after a stop too. A checkpoint that is no usable resume makes the
+        server stop the run: this returns normally, ``run.stopped`` turns True and the next
+        ``log`` raises ``RunStopped``."""
         body: dict[str, Any] = {
             "step": operator.index(step),
             "components": list(components),
@@ -607,15 +613,13 @@ class Run:
         return self._run_data("checkpoints", body)
 
     def _run_data(self, action: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        if self.stopped:
-            raise self._stopped_error()
-        if self._open or self._sealed:
-            self.flush()
-        answer = self._post(action, body)
+        if not self.stopped and (self._open or self._sealed):
+            with contextlib.suppress(RunStopped):
+                self.flush()
+        answer = self.desk.post(_run_path(self.run_id, action), body)
         answer = answer if isinstance(answer, dict) else {}
-        if answer.get("stopped") is True or answer.get("status") == "stopped":
-            self._mark_stopped(answer.get("stop"))
-            raise self._stopped_error()
+        if not self.stopped:
+            self._learn_status(answer)
         return answer
 
     def stop(self, reason: str, *, rule: int | None = None) -> dict[str, Any]:
@@ -629,7 +633,7 @@ class Run:
         body: dict[str, Any] = {"reason": reason}
         if rule is not None:
             body["rule"] = rule
-        answer = self._post("stop", body)
+        answer = self.desk.post(_run_path(self.run_id, "stop"), body)
         answer = answer if isinstance(answer, dict) else {}
         self._mark_stopped(answer.get("stop") or {"rule": rule, "reason": reason})
         self.data.update(answer)
@@ -639,7 +643,9 @@ class Run:
         """Send the buffered points, then close the run as ``completed`` or ``failed`` with the
         ``observed_hours`` it took (they count even when the run did not succeed).
 
-        A run already stopped keeps its stop (the server's answer is returned as it is)."""
+        A stopped run keeps its stop; finishing records its hours. Call it as the last line of
+        a ``with`` block to give the hours (leaving the block then finishes nothing more).
+        Finishing a finished run again another way raises ``ApiError`` 409."""
         if status not in FINISH_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FINISH_STATUSES)}")
         if not self.stopped and (self._open or self._sealed):
@@ -648,13 +654,7 @@ class Run:
         body: dict[str, Any] = {"status": status}
         if observed_hours is not None:
             body["observed_hours"] = observed_hours
-        try:
-            answer = self._post("finish", body)
-        except ApiError as error:
-            if error.status != 409:
-                raise
-            # Already stopped or finished on the server: take its word for the final state.
-            answer = self.refresh()
+        answer = self.desk.post(_run_path(self.run_id, "finish"), body)
         self.finished = True
         if isinstance(answer, dict):
             self.data.update(answer)

@@ -341,7 +341,7 @@ class CampaignAdmin(TeamScopedAdmin):
         LotReservationInline,
         IngestKeyInline,
     ]
-    actions = ["commit_selected", "issue_ingest_key"]
+    actions = ["commit_selected", "issue_ingest_key", "revoke_ingest_keys"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         qs: QuerySet[Any] = super().get_queryset(request)
@@ -539,6 +539,21 @@ class CampaignAdmin(TeamScopedAdmin):
                 format_html(
                     "Ingest key for “{}”, shown once, copy it now: <code>{}</code>", campaign, raw
                 ),
+            )
+
+    @admin.action(description="Revoke the ingest keys of the selected campaigns")
+    def revoke_ingest_keys(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in queryset:
+            if not _role_in(request, campaign.team_id, {Role.OWNER}):
+                messages.error(request, f"“{campaign}”: only the team's owners revoke ingest keys.")
+                continue
+            keys = list(campaign.ingest_keys.filter(revoked_at__isnull=True))
+            for key in keys:
+                key.revoke()
+            # A leaked key is revoked with its siblings: issuing a fresh one is one click.
+            messages.success(
+                request,
+                f"“{campaign}”: {len(keys)} ingest key(s) revoked; loops using them get 401 now.",
             )
 
 

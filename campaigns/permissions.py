@@ -1,18 +1,20 @@
 """Who may do what through the API. Reads: any member of the object's team. Writes: planners
 and owners. Ingest keys: only run data, only for their one campaign (`allow_ingest = True` on
-the view). Objects outside the caller's teams are never found (404), so scoping happens in
-`get_queryset()` and `campaign_for()`, not here."""
+the view, narrowed by `ingest_methods` when a view also lists or edits). Objects outside the
+caller's teams are never found (404), so scoping happens in `get_queryset()`, `campaign_for()`
+and `run_for()`, not here."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.http import Http404
 from django.shortcuts import get_object_or_404
-from rest_framework import permissions
+from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 
 from .authentication import is_ingest
-from .models import Campaign, Membership, Role, team_ids_for
+from .models import Campaign, Membership, Role, Run, team_ids_for
 
 
 def readable_team_ids(user: Any) -> list[int]:
@@ -30,6 +32,35 @@ def campaigns_for(user: Any) -> Any:
 
 def campaign_for(request: Request, campaign_id: Any) -> Campaign:
     return get_object_or_404(campaigns_for(request.user), pk=campaign_id)
+
+
+def runs_for(user: Any) -> Any:
+    """The runs `user` may see: by team, or the runs of an ingest key's one campaign."""
+    if is_ingest(user):
+        return Run.objects.filter(campaign_id=user.campaign_id)
+    if getattr(user, "is_superuser", False):
+        return Run.objects.all()
+    return Run.objects.filter(team_id__in=team_ids_for(user))
+
+
+class AmbiguousRunId(exceptions.APIException):
+    status_code = 409
+    default_code = "ambiguous_run_id"
+
+
+def run_for(request: Request, run_id: str) -> Run:
+    """The caller's run `run_id` (unique within a team); another team's run is 404."""
+    runs = list(runs_for(request.user).filter(run_id=run_id).select_related("campaign")[:2])
+    if not runs:
+        raise Http404("No such run.")
+    if len(runs) > 1:
+        # Only a member of several teams (or a superuser) can meet this; guessing would write
+        # into the wrong team's run.
+        raise AmbiguousRunId(
+            f"run id {run_id!r} exists in several of your teams; use an ingest key or a token "
+            "of a user in only one of them"
+        )
+    return runs[0]
 
 
 def can_write(user: Any, team_id: int) -> bool:
@@ -52,6 +83,11 @@ class TeamRole(permissions.BasePermission):
         if not (user and user.is_authenticated):
             return False
         if is_ingest(user):
+            # Permission instances are made per request, so the message can be set here.
+            self.message = "An ingest key may only append run data to its one campaign."
+            methods = getattr(view, "ingest_methods", None)
+            if methods is not None and request.method not in methods:
+                return False
             return bool(getattr(view, "allow_ingest", False))
         if request.method in permissions.SAFE_METHODS:
             return True

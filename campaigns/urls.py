@@ -1,3 +1,44 @@
-from django.urls import path  # noqa: F401
+"""The campaigns API under /api/v1/ (API.md: campaign planning and run logging)."""
 
-urlpatterns: list = []
+from django.urls import path, register_converter
+
+from . import api
+from .serializers import RUN_ID_PATTERN
+
+
+class RunIdConverter:
+    """A client-chosen run id, as RunCreateSerializer accepts it; anything else is a 404."""
+
+    regex = RUN_ID_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(RunIdConverter, "run_id")
+
+urlpatterns = [
+    path("campaigns/", api.CampaignList.as_view(), name="campaign-list"),
+    path("campaigns/<int:id>/", api.CampaignDetail.as_view(), name="campaign-detail"),
+    path("campaigns/<int:id>/commit/", api.CommitCampaign.as_view(), name="campaign-commit"),
+    path("campaigns/<int:id>/variants/", api.CampaignVariants.as_view(), name="campaign-variants"),
+    path(
+        "campaigns/<int:id>/stop-rules/",
+        api.CampaignStopRules.as_view(),
+        name="campaign-stop-rules",
+    ),
+    path(
+        "campaigns/<int:id>/decisions/", api.CampaignDecisions.as_view(), name="campaign-decisions"
+    ),
+    path("campaigns/<int:id>/stages/", api.CampaignStages.as_view(), name="campaign-stages"),
+    path("campaigns/<int:id>/runs/", api.CampaignRuns.as_view(), name="campaign-runs"),
+    path("runs/<run_id:run_id>/", api.RunDetail.as_view(), name="run-detail"),
+    path("runs/<run_id:run_id>/metrics/", api.RunMetrics.as_view(), name="run-metrics"),
+    path("runs/<run_id:run_id>/throughput/", api.RunThroughput.as_view(), name="run-throughput"),
+    path("runs/<run_id:run_id>/checkpoints/", api.RunCheckpoints.as_view(), name="run-checkpoints"),
+    path("runs/<run_id:run_id>/stop/", api.StopRun.as_view(), name="run-stop"),
+    path("runs/<run_id:run_id>/finish/", api.FinishRun.as_view(), name="run-finish"),
+]

@@ -1,7 +1,24 @@
+"""Plain Django views: the health probe, and the error answers of the whole site.
+
+Under /api/ every error is JSON (`{"detail": ...}`), whoever raised it: DRF's own exceptions go
+through `exception_handler`, and what happens outside DRF (an unknown URL, a body over Django's
+upload limit, a crash) through the handler400/403/404/500 set in config/urls.py.
+"""
+
 from __future__ import annotations
 
+from typing import Any
+
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connection
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
+from django.views.decorators.csrf import csrf_exempt
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from .models import CommitRefused, PlanFrozen
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -13,3 +30,70 @@ def health(request: HttpRequest) -> JsonResponse:
     except Exception as exc:
         return JsonResponse({"status": "error", "database": str(exc)}, status=503)
     return JsonResponse({"status": "ok", "database": database})
+
+
+# --- Errors --------------------------------------------------------------------------------
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+@csrf_exempt  # nothing to protect, and a CSRF page would not be JSON
+def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonResponse:
+    """The last URL pattern under /api/: an unknown API path is a JSON 404 in every mode
+    (handler404 only applies with DEBUG off, and APPEND_SLASH would raise on a POST)."""
+    return JsonResponse({"detail": "Not found."}, status=404)
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"detail": "Bad request."}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"detail": str(exception) or "Permission denied."}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return defaults.page_not_found(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if _is_api(request):
+        return JsonResponse({"detail": "Server error."}, status=500)
+    return defaults.server_error(request)
+
+
+class Conflict(exceptions.APIException):
+    """409: the request is well formed but the object's state refuses it."""
+
+    status_code = 409
+    default_detail = "The object's current state does not allow this."
+    default_code = "conflict"
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF's handler, plus the model layer's own refusals turned into 400/409, never 500."""
+    if isinstance(exc, CommitRefused):
+        return Response(
+            {"detail": f"The plan cannot be committed: {exc}.", "problems": exc.problems},
+            status=409,
+        )
+    if isinstance(exc, PlanFrozen):
+        exc = Conflict(str(exc))
+    elif isinstance(exc, DjangoValidationError):
+        if hasattr(exc, "error_dict"):
+            detail: Any = {
+                ("non_field_errors" if field == "__all__" else field): messages
+                for field, messages in exc.message_dict.items()
+            }
+        else:
+            detail = {"non_field_errors": exc.messages}
+        exc = exceptions.ValidationError(detail)
+    return drf_exception_handler(exc, context)

@@ -68,6 +68,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After authentication (a session user is a principal too); wraps every view it replays.
+    "campaigns.idempotency.IdempotencyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -144,8 +146,9 @@ if not DEBUG:
 
 # --- REST framework ---
 REST_FRAMEWORK = {
-    # JSON only: the form parsers let empty strings through as values.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # JSON only: the form parsers let empty strings through as values. orjson-based: it also
+    # refuses what PostgreSQL cannot store (lone surrogates) and numbers that overflow.
+    "DEFAULT_PARSER_CLASSES": ["campaigns.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
@@ -156,6 +159,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["campaigns.permissions.TeamRole"],
+    "DEFAULT_THROTTLE_CLASSES": [
+        "campaigns.throttles.IngestKeyThrottle",
+        "campaigns.throttles.UserThrottle",
+    ],
+    "EXCEPTION_HANDLER": "campaigns.views.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -172,6 +180,21 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # API.md: no anonymous access to anything but /api/v1/health/ (the docs page works from an
+    # admin session).
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # One name per choice set shared by several components (drf-spectacular warns otherwise,
+    # and `check --deploy` treats its warnings as failures).
+    "ENUM_NAME_OVERRIDES": {
+        "CampaignStatusEnum": "campaigns.models.CampaignStatus",
+        "RunStatusEnum": "campaigns.models.RunStatus",
+        "RunKindEnum": "campaigns.models.RunKind",
+        "CheckpointComponentEnum": "campaigns.rules.COMPONENT_ORDER",
+    },
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "campaigns.schema.add_error_responses",
+    ],
 }
 
 # --- Celery ---

@@ -1,12 +1,8 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from campaigns.views import health
-
-admin.site.site_header = "Campaign Desk"
-admin.site.site_title = "Campaign Desk"
-admin.site.index_title = "Plan and track training campaigns"
+from campaigns.views import api_not_found, health
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,4 +12,12 @@ urlpatterns = [
     path("api/v1/", include("campaigns.urls")),
     path("api/v1/", include("estimates.urls")),
     path("api/v1/", include("ledger.urls")),
+    # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.
+    re_path(r"^api/", api_not_found),
 ]
+
+# Errors raised outside DRF answer JSON under /api/ and Django's pages elsewhere.
+handler400 = "campaigns.views.bad_request"
+handler403 = "campaigns.views.permission_denied"
+handler404 = "campaigns.views.page_not_found"
+handler500 = "campaigns.views.server_error"

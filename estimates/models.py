@@ -14,6 +14,20 @@ from django.db import models
 
 from campaigns.models import currency_validator
 
+from . import catalog, plans
+
+
+class GpuModelQuerySet(models.QuerySet["GpuModel"]):
+    def lookup(self, name: str) -> GpuModel | None:
+        """The GPU called `name`: exact, then ignoring case, spaces, hyphens and "NVIDIA"."""
+        if not isinstance(name, str) or not name.strip():
+            return None
+        found = self.filter(name=name).first() or self.filter(name__iexact=name).first()
+        if found is not None:
+            return found
+        wanted = plans.normalize_gpu(name)
+        return next((g for g in self.all() if plans.normalize_gpu(g.name) == wanted), None)
+
 
 class GpuModel(models.Model):
     name = models.CharField(max_length=40, unique=True)
@@ -21,11 +35,26 @@ class GpuModel(models.Model):
     peak_flops = models.JSONField(help_text="Precision → dense FLOP/s, e.g. {'bf16': 3.12e14}.")
     source = models.CharField(max_length=300, blank=True)
 
+    objects = GpuModelQuerySet.as_manager()
+
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def as_spec(self) -> catalog.GpuModel:
+        """The pure formulas' view of this row (the table, not the static catalog, is the truth:
+        GPUs added in the admin must be usable by the calculator too)."""
+        peak = {
+            str(k): float(v)
+            for k, v in (self.peak_flops or {}).items()
+            # A precision the formulas do not know would make the spec refuse the whole card.
+            if k in catalog.PRECISIONS and isinstance(v, int | float) and not isinstance(v, bool)
+        }
+        return catalog.GpuModel(
+            name=self.name, memory_bytes=int(self.memory_bytes), peak_flops=peak, source=self.source
+        )
 
 
 class RentalPlan(models.Model):
@@ -51,6 +80,19 @@ class RentalPlan(models.Model):
     @property
     def price_per_hour(self) -> Decimal:
         return (self.price / self.duration_hours).quantize(Decimal("0.0001"))
+
+    def as_offer(self) -> plans.RentalPlanOffer:
+        """The pure lot selector's view of this row (needs `gpu` loaded)."""
+        return plans.RentalPlanOffer(
+            provider=self.provider,
+            name=self.name,
+            gpu=self.gpu.name,
+            gpus_per_lot=self.gpus_per_lot,
+            gpu_memory_bytes=int(self.gpu.memory_bytes),
+            duration_hours=float(self.duration_hours),
+            price=self.price,
+            currency=self.currency,
+        )
 
 
 class EstimateStatus(models.TextChoices):

@@ -1,3 +1,14 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+
+urlpatterns = [
+    path("estimates/preview/", views.EstimatePreviewView.as_view(), name="estimate-preview"),
+    path("estimates/hardware/", views.GpuModelList.as_view(), name="estimate-hardware"),
+    path("estimates/plans/", views.RentalPlanList.as_view(), name="estimate-plans"),
+    path(
+        "campaigns/<int:campaign_id>/forecast/",
+        views.CampaignForecast.as_view(),
+        name="campaign-forecast",
+    ),
+]

@@ -63,7 +63,9 @@ def submit_deliverable(
         submitted_by=user if getattr(user, "pk", None) else None,
     )
     DeliverableFile.objects.bulk_create(
-        DeliverableFile(deliverable=deliverable, path=f.path, size_bytes=f.size_bytes, sha256=f.sha256)
+        DeliverableFile(
+            deliverable=deliverable, path=f.path, size_bytes=f.size_bytes, sha256=f.sha256
+        )
         for f in listed
     )
     return deliverable

@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 
 from campaigns.models import Campaign
 
-from .models import Deliverable, EntryKind, LedgerEntry
+from .models import Deliverable, EntryKind, LedgerEntry, LedgerImmutable
 from .ratios import (
     DeliverableFacts,
     Entry,
@@ -28,7 +28,20 @@ from .ratios import (
 )
 
 
-def _check_currency(campaign: Campaign, currency: str) -> None:
+def check_entry(
+    campaign: Campaign, *, kind: str, description: str, amount: Any, currency: str
+) -> None:
+    """Refuse (ValidationError naming the field) what `post_entry` would not append."""
+    if kind not in EntryKind.values:
+        raise ValidationError({"kind": f"expected one of {', '.join(EntryKind.values)}"})
+    if not (description or "").strip():
+        raise ValidationError({"description": "say what the money paid for"})
+    if not isinstance(amount, Decimal) or not amount.is_finite():
+        raise ValidationError({"amount": "an exact, finite decimal amount is required"})
+    if amount < 0:
+        raise ValidationError(
+            {"amount": "a negative amount is a correction: post a reversal of the entry instead"}
+        )
     if currency != campaign.currency:
         raise ValidationError(
             {
@@ -37,6 +50,24 @@ def _check_currency(campaign: Campaign, currency: str) -> None:
                     "is never summed with it"
                 )
             }
+        )
+
+
+def check_reversal(original: LedgerEntry) -> None:
+    """Refuse reversing a reversal, or an entry already reversed."""
+    if original.reverses_id is not None:
+        raise ValidationError(
+            {
+                "reverses": (
+                    f"entry #{original.pk} is itself a reversal (of #{original.reverses_id}) and "
+                    "is never reversed: post the original amount again instead"
+                )
+            }
+        )
+    already = LedgerEntry.objects.filter(reverses_id=original.pk).values_list("pk", flat=True)
+    if already:
+        raise ValidationError(
+            {"reverses": f"entry #{original.pk} is already reversed by entry #{already[0]}"}
         )
 
 
@@ -51,17 +82,7 @@ def post_entry(
     user: Any = None,
 ) -> LedgerEntry:
     """Append one entry in the campaign's currency. Negative amounts are corrections: refused."""
-    if kind not in EntryKind.values:
-        raise ValidationError({"kind": f"expected one of {', '.join(EntryKind.values)}"})
-    if not description.strip():
-        raise ValidationError({"description": "say what the money paid for"})
-    if not isinstance(amount, Decimal) or not amount.is_finite():
-        raise ValidationError({"amount": "an exact, finite decimal amount is required"})
-    if amount < 0:
-        raise ValidationError(
-            {"amount": "a negative amount is a correction: post a reversal of the entry instead"}
-        )
-    _check_currency(campaign, currency)
+    check_entry(campaign, kind=kind, description=description, amount=amount, currency=currency)
     return LedgerEntry.objects.create(
         campaign=campaign,
         kind=kind,
@@ -89,27 +110,11 @@ def reverse_entry(
     # The lock serializes two concurrent reversals of one entry; the unique `reverses` column
     # is the last word if the lock is bypassed.
     original = (
-        LedgerEntry.objects.select_for_update()
-        .filter(campaign=campaign, pk=entry_id)
-        .select_related("reverses")
-        .first()
+        LedgerEntry.objects.select_for_update().filter(campaign=campaign, pk=entry_id).first()
     )
     if original is None:
         raise ValidationError({"reverses": f"no entry #{entry_id} in this campaign's ledger"})
-    if original.reverses_id is not None:
-        raise ValidationError(
-            {
-                "reverses": (
-                    f"entry #{original.pk} is itself a reversal (of #{original.reverses_id}) and "
-                    "is never reversed: post the original amount again instead"
-                )
-            }
-        )
-    already = LedgerEntry.objects.filter(reverses_id=original.pk).values_list("pk", flat=True)
-    if already:
-        raise ValidationError(
-            {"reverses": f"entry #{original.pk} is already reversed by entry #{already[0]}"}
-        )
+    check_reversal(original)
     amount = -original.amount
     expected = expected or {}
     errors = {}
@@ -145,7 +150,7 @@ def reverse_entry(
 def ledger_facts(campaign: Campaign) -> tuple[list[Entry], list[DeliverableFacts]]:
     """The campaign's entries and deliverables as the pure ledger module sees them (2 queries)."""
     entries = [
-        Entry(id=pk, kind=kind, amount=amount, currency=currency, reverses=reverses)
+        Entry(id=pk, kind=kind, amount=amount, currency=currency, reverses=reverses)  # type: ignore[arg-type]
         for pk, kind, amount, currency, reverses in LedgerEntry.objects.filter(
             campaign=campaign
         ).values_list("id", "kind", "amount", "currency", "reverses_id")
@@ -171,8 +176,11 @@ def campaign_summary(campaign: Campaign) -> LedgerSummary:
 
 
 __all__ = [
+    "LedgerImmutable",
     "MixedCurrencyError",
     "campaign_summary",
+    "check_entry",
+    "check_reversal",
     "ledger_facts",
     "post_entry",
     "reverse_entry",

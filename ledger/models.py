@@ -131,6 +131,9 @@ class DeliverableFile(models.Model):
     class Meta:
         ordering = ["id"]
 
+    def __str__(self) -> str:
+        return f"{self.path} ({self.size_bytes} B)"
+
 
 class ReportStatus(models.TextChoices):
     PENDING = "pending", "Pending"

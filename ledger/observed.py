@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -15,13 +16,18 @@ class PlanNotCommitted(Exception):
 
 
 def planned_hours_of(stage: Stage) -> Decimal:
-    """The stage's reserved hours as the baseline froze them (the row's own if added later)."""
+    """The stage's reserved hours as the baseline froze them.
+
+    A stage added after commit was never reserved: zero, so any hours it took are a deviation
+    to explain.
+    """
     baseline = stage.campaign.baseline_or_none()
-    if baseline is not None:
-        for frozen in baseline.snapshot.get("stages", []):
-            if frozen.get("id") == stage.pk:
-                return Decimal(frozen["planned_hours"])
-    return Decimal(stage.planned_hours)
+    if baseline is None:
+        return Decimal(stage.planned_hours)
+    for frozen in baseline.snapshot.get("stages", []):
+        if frozen.get("id") == stage.pk:
+            return Decimal(frozen["planned_hours"])
+    return Decimal(0)
 
 
 @transaction.atomic

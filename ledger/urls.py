@@ -1,3 +1,62 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from . import views
+
+app_name = "ledger"
+
+urlpatterns = [
+    path(
+        "campaigns/<int:campaign_id>/ledger/",
+        views.LedgerEntryList.as_view(),
+        name="ledger-list",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/ledger/summary/",
+        views.LedgerSummaryView.as_view(),
+        name="ledger-summary",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/ledger/<int:pk>/",
+        views.LedgerEntryDetail.as_view(),
+        name="ledger-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/deliverables/",
+        views.DeliverableList.as_view(),
+        name="deliverable-list",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/deliverables/<int:pk>/",
+        views.DeliverableDetail.as_view(),
+        name="deliverable-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/stages/<int:stage_id>/observed/",
+        views.ObservedHoursView.as_view(),
+        name="stage-observed",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/reports/",
+        views.CampaignReportList.as_view(),
+        name="report-list",
+    ),
+    path("reports/<int:pk>/", views.ReportDetail.as_view(), name="report-detail"),
+    path(
+        "reports/<int:pk>/html/",
+        views.ReportRendering.as_view(),
+        {"rendering": "html"},
+        name="report-html",
+    ),
+    path(
+        "reports/<int:pk>/markdown/",
+        views.ReportRendering.as_view(),
+        {"rendering": "markdown"},
+        name="report-markdown",
+    ),
+    path(
+        "reports/<int:pk>/json/",
+        views.ReportRendering.as_view(),
+        {"rendering": "json"},
+        name="report-json",
+    ),
+]

@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from django.test import LiveServerTestCase, SimpleTestCase
+from rest_framework.authtoken.models import Token
 
 from campaign_desk_client import ApiError, CampaignDesk, DeskUnavailable, RunStopped
 from campaign_desk_client import Run as ClientRun
@@ -193,6 +194,19 @@ class RetryPolicy(SimpleTestCase):
         self.assertIsInstance(caught.exception.__cause__, OSError)
         self.assertEqual(len(waits), 2)
 
+    def test_it_retries_the_409_of_a_key_still_in_flight_but_not_another_409(self) -> None:
+        in_flight = {"detail": "A request with this Idempotency-Key is still in progress; retry."}
+        script = Script(Answer(409, in_flight), Answer(201, {"ok": True}))
+        with loopback(script) as url:
+            answer = quick_desk(url).request("POST", "/runs/r1/stop/", {"reason": "x"})
+        self.assertEqual(answer.status, 201)
+        self.assertEqual(script.seen[0].headers["Idempotency-Key"], answer.idempotency_key)
+        script = Script(Answer(409, {"detail": "run 'r1' is finished (completed)"}))
+        with loopback(script) as url, self.assertRaises(ApiError) as caught:
+            quick_desk(url).request("POST", "/runs/r1/stop/", {"reason": "x"})
+        self.assertEqual(caught.exception.status, 409)
+        self.assertEqual(len(script.seen), 1)
+
     def test_it_does_not_retry_a_400_and_raises_api_error_with_the_json_body(self) -> None:
         script = Script(Answer(400, {"points": ["step must be >= 0"]}))
         with loopback(script) as url, self.assertRaises(ApiError) as caught:
@@ -291,6 +305,7 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
             comparator="gt",
             threshold=10.0,
         )
+        self.resume_rule = StopRule.objects.create(campaign=self.campaign, kind="no_usable_resume")
         self.campaign.commit(self.owner)
         self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
         self.baseline = self.campaign.items.get(name="baseline")
@@ -328,15 +343,15 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
 
     def test_it_sends_points_in_batches_and_the_server_keeps_every_one(self) -> None:
         run = self.start(flush_points=100)
-        for step in range(150):
+        for step in range(125):
             run.log(step, loss=3.0 - step / 100, lr=1e-4)
-        self.assertEqual(run.pending_points, 100)  # 200 sent in two batches, 100 still waiting
+        self.assertEqual(run.pending_points, 50)  # 200 sent in two batches, 50 still waiting
         self.assertEqual(MetricPoint.objects.filter(run=self.stored()).count(), 200)
-        self.assertEqual(run.flush(), 100)
+        self.assertEqual(run.flush(), 50)
         points = MetricPoint.objects.filter(run=self.stored())
-        self.assertEqual(points.count(), 300)
-        self.assertEqual(run.accepted, 300)
-        self.assertAlmostEqual(points.get(name="loss", step=149).value, 1.51)
+        self.assertEqual(points.count(), 250)
+        self.assertEqual(run.accepted, 250)
+        self.assertAlmostEqual(points.get(name="loss", step=124).as_float(), 1.76)
 
     def test_a_nan_loss_stops_the_run_and_the_client_says_which_rule_and_why(self) -> None:
         run = self.start()
@@ -377,7 +392,9 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
         run = self.start()
         run.log(1, loss=2.0)
         run.flush()
-        self.start().stop("the corpus revision was wrong")  # e.g. a planner, another process
+        # A planner stops it from elsewhere, with their own API token.
+        planner = quick_desk(self.live_server_url, Token.objects.create(user=self.owner).key)
+        planner.post("/runs/lora-r16-s1/stop/", {"reason": "the corpus revision was wrong"})
         run.log(2, loss=1.9)
         with self.assertRaises(RunStopped) as caught:
             run.flush()
@@ -433,6 +450,23 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
         self.assertEqual(checkpoint.location, "s3://bucket/ckpt/100")
         self.assertEqual(self.desk.get_run("lora-r16-s1")["status"], "completed")
 
+    def test_a_checkpoint_that_cannot_resume_stops_the_run_and_the_next_log_says_so(self) -> None:
+        run = self.start()
+        run.log(50, loss=1.4)
+        answer = run.checkpoint(step=50, components=["model"], resume_verified=False)
+        self.assertTrue(answer["stopped"])
+        self.assertTrue(run.stopped)
+        self.assertEqual(run.stop_rule, self.resume_rule.pk)
+        self.assertIn("optimizer", run.stop_reason or "")
+        with self.assertRaises(RunStopped) as caught:
+            run.log(51, loss=1.3)
+        self.assertEqual(caught.exception.rule, self.resume_rule.pk)
+        run.finish(observed_hours=0.25)  # a stopped run's hours still count
+        stored = self.stored()
+        self.assertEqual(stored.status, "stopped")
+        self.assertEqual(stored.observed_hours, Decimal("0.25"))
+        self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 1)
+
     def test_leaving_a_with_block_sends_the_last_points_and_completes_the_run(self) -> None:
         with self.start() as run:
             for step in range(7):
@@ -440,6 +474,22 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
         stored = self.stored()
         self.assertEqual(stored.status, "completed")
         self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 7)
+
+    def test_an_error_in_the_block_fails_the_run_and_goes_on(self) -> None:
+        with self.assertRaises(ZeroDivisionError), self.start() as run:
+            run.log(1, loss=2.0)
+            _ = 1 / 0
+        stored = self.stored()
+        self.assertEqual(stored.status, "failed")
+        self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 1)
+
+    def test_an_interrupted_block_sends_its_points_and_leaves_the_run_open(self) -> None:
+        with self.assertRaises(KeyboardInterrupt), self.start() as run:
+            run.log(1, loss=2.0)
+            raise KeyboardInterrupt
+        stored = self.stored()
+        self.assertEqual(stored.status, "running")
+        self.assertEqual(MetricPoint.objects.filter(run=stored).count(), 1)
 
     def test_it_reads_the_stopped_run_back_with_its_rule_and_reason(self) -> None:
         run = self.start()

@@ -1,0 +1,529 @@
+"""Benchmark: metric points per second through the HTTP API, against PostgreSQL COPY.
+
+Run from the project root: ``.venv/bin/python bench/ingest/run.py [--workers 4] [--seconds 15]``.
+
+1. Creates a fresh PostgreSQL database (``cd_bench``; dropped again at the end unless
+   ``--keep-db``), migrates it, and plans a committed campaign with two stop rules (a
+   non-finite loss and a threshold that never fires) and an ingest key.
+2. Ceiling: writes the same rows straight into ``campaigns_metricpoint`` with psycopg's COPY, in
+   1,000-row batches, one transaction per batch, on one connection.
+3. Starts gunicorn as docker-compose.yml runs it (``config.wsgi:application``, ``--workers N``,
+   DEBUG=0) on 127.0.0.1, and posts 1,000-point batches to ``/api/v1/runs/{run_id}/metrics/``
+   from 1 and from 4 concurrent clients (one run each, one Idempotency-Key per request, as the
+   client sends), each phase bounded by ``--seconds`` and ``--max-requests``.
+4. Prints a table, checks that the database holds exactly the accepted points, and writes
+   ``build/bench-ingest.json``. Target: HTTP >= 1/3 of COPY and p99 < 250 ms per batch.
+
+Loopback only; the server is stopped and the database dropped however the run ends. The
+ingest-key throttle is lifted for the server under test (INGEST_KEY_THROTTLE): it is a policy
+limit, not a capacity. Exit status: 0 when measured (whether or not the target is met),
+2 when the metrics endpoint is missing or refuses the batches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import platform
+import secrets
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BUILD = ROOT / "build"
+TARGET_RATIO = 1 / 3
+TARGET_P99_MS = 250.0
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    p.add_argument("--db", default="cd_bench", help="database to (re)create (default cd_bench)")
+    p.add_argument("--keep-db", action="store_true", help="keep the database afterwards")
+    p.add_argument("--workers", type=int, default=4, help="gunicorn workers (compose: 4)")
+    p.add_argument("--clients", default="1,4", help="concurrent clients per phase (1,4)")
+    p.add_argument("--batch", type=int, default=1000, help="points per request (1000)")
+    p.add_argument("--seconds", type=float, default=15.0, help="time limit per phase")
+    p.add_argument("--max-requests", type=int, default=400, help="request limit per phase")
+    p.add_argument("--warmup", type=int, default=5, help="unmeasured requests per client")
+    p.add_argument("--copy-batches", type=int, default=300, help="COPY batches at most")
+    p.add_argument("--output", type=Path, default=BUILD / "bench-ingest.json")
+    return p.parse_args()
+
+
+def db_url(admin_url: str, name: str) -> str:
+    return admin_url.rsplit("/", 1)[0] + "/" + name
+
+
+def recreate_database(admin_url: str, name: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def drop_database(admin_url: str, name: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+
+# --- Data set-up (Django in this process, on the bench database) --------------------------
+
+
+@dataclass
+class Fixture:
+    campaign_id: int
+    variant_id: int
+    copy_run_pk: int
+    key: str
+
+
+def set_up(url: str) -> Fixture:
+    os.environ["DATABASE_URL"] = url
+    os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from campaigns.models import Campaign, IngestKey, PlannedItem, Run, StopRule, Team
+
+    call_command("migrate", verbosity=0, interactive=False)
+    team = Team.objects.create(name="bench")
+    campaign = Campaign.objects.create(
+        team=team,
+        title="Ingest benchmark",
+        question="How many points per second does the API take?",
+        corpus_name="bench",
+        corpus_revision="0",
+        window_hours=Decimal("72"),
+    )
+    variant = PlannedItem.objects.create(
+        campaign=campaign, name="baseline", role="baseline", tier="mandatory"
+    )
+    StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
+    StopRule.objects.create(
+        campaign=campaign, kind="metric_threshold", metric="loss", comparator="gt", threshold=1e9
+    )
+    campaign.commit()
+    copy_run = Run.objects.create(
+        team=team,
+        campaign=campaign,
+        run_id="bench-copy",
+        variant=variant,
+        kind="pilot",
+        config={},
+        config_digest=Run.digest_config({}),
+    )
+    _, raw = IngestKey.issue(campaign, name="bench")
+    connection.close()
+    return Fixture(campaign.pk, variant.pk, copy_run.pk, raw)
+
+
+# --- The batches ---------------------------------------------------------------------------
+
+NAMES = ("loss", "lr", "grad_norm", "tokens")
+
+
+def batch_points(batch: int, request_no: int) -> list[tuple[str, int, float]]:
+    """`batch` finite points (4 metrics per step), steps continuing from request to request."""
+    first_step = request_no * (batch // len(NAMES) + 1)
+    points = []
+    for i in range(batch):
+        step = first_step + i // len(NAMES)
+        name = NAMES[i % len(NAMES)]
+        points.append((name, step, 2.5 / (1 + step * 1e-3) + (i % len(NAMES)) * 0.1))
+    return points
+
+
+def encode(points: list[tuple[str, int, float]]) -> bytes:
+    return json.dumps(
+        {"points": [{"name": n, "step": s, "value": v} for n, s, v in points]},
+        separators=(",", ":"),
+    ).encode()
+
+
+# --- COPY ceiling --------------------------------------------------------------------------
+
+
+@dataclass
+class CopyResult:
+    rows: int
+    batches: int
+    seconds: float
+    points_per_second: float
+    p50_ms: float
+    p99_ms: float
+
+
+def copy_ceiling(url: str, run_pk: int, batch: int, max_batches: int, limit: float) -> CopyResult:
+    import psycopg
+
+    bodies = [batch_points(batch, n) for n in range(max_batches)]
+    latencies: list[float] = []
+    rows = 0
+    with psycopg.connect(url) as conn:
+        start = time.perf_counter()
+        for points in bodies:
+            t0 = time.perf_counter()
+            now = datetime.now(UTC)
+            with (
+                conn.cursor() as cur,
+                cur.copy(
+                    "COPY campaigns_metricpoint (run_id, name, step, value, non_finite, created_at)"
+                    " FROM STDIN"
+                ) as copy,
+            ):
+                for name, step, value in points:
+                    copy.write_row((run_pk, name, step, value, "", now))
+            conn.commit()
+            latencies.append(time.perf_counter() - t0)
+            rows += len(points)
+            if time.perf_counter() - start > limit:
+                break
+        seconds = time.perf_counter() - start
+        stored = conn.execute(
+            "SELECT count(*) FROM campaigns_metricpoint WHERE run_id = %s", (run_pk,)
+        ).fetchone()
+    assert stored is not None and stored[0] == rows, f"COPY stored {stored} rows, not {rows}"
+    return CopyResult(rows, len(latencies), seconds, rows / seconds, *percentiles(latencies))
+
+
+def percentiles(latencies: list[float]) -> tuple[float, float]:
+    if len(latencies) < 2:
+        value = latencies[0] * 1000 if latencies else float("nan")
+        return value, value
+    cuts = statistics.quantiles(latencies, n=100, method="inclusive")
+    return cuts[49] * 1000, cuts[98] * 1000
+
+
+# --- The server ----------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_gunicorn(url: str, port: int, workers: int, log_path: Path) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "DATABASE_URL": url,
+        "INGEST_KEY_THROTTLE": "10000000/min",
+        "LOG_LEVEL": "WARNING",
+    }
+    env.pop("CELERY_BROKER_URL", None)
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    command = [str(gunicorn), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+               "--workers", str(workers)]  # fmt: skip
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {proc.returncode}; see {log_path}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/api/v1/health/")
+            if conn.getresponse().status == 200:
+                return proc
+        except OSError:
+            pass
+        time.sleep(0.2)
+    stop_gunicorn(proc)
+    raise RuntimeError(f"gunicorn did not answer /api/v1/health/ within 30 s; see {log_path}")
+
+
+def stop_gunicorn(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)  # the master stops its workers
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def call(
+    port: int, key: str, method: str, path: str, body: bytes | None
+) -> tuple[int, bytes, float]:
+    headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
+    if method == "POST":
+        headers["Idempotency-Key"] = str(uuid.uuid4())
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        t0 = time.perf_counter()
+        conn.request(method, path, body=body, headers=headers)
+        reply = conn.getresponse()
+        data = reply.read()
+        return reply.status, data, time.perf_counter() - t0
+    finally:
+        conn.close()
+
+
+# --- HTTP phases ---------------------------------------------------------------------------
+
+
+@dataclass
+class HttpResult:
+    clients: int
+    requests: int
+    points: int
+    seconds: float
+    points_per_second: float
+    p50_ms: float
+    p99_ms: float
+    max_ms: float
+    errors: dict[str, int] = field(default_factory=dict)
+    warmup_points: int = 0
+    ratio_to_copy: float = 0.0
+    meets_target: bool = False
+
+
+def http_phase(
+    port: int, fx: Fixture, clients: int, args: argparse.Namespace, tag: str
+) -> HttpResult:
+    run_paths = []
+    for c in range(clients):
+        run_id = f"bench-{tag}-{c}"
+        body = json.dumps(
+            {"run_id": run_id, "variant": fx.variant_id, "kind": "pilot", "config": {"c": c}}
+        ).encode()
+        status, data, _ = call(port, fx.key, "POST", f"/api/v1/campaigns/{fx.campaign_id}/runs/",
+                               body)  # fmt: skip
+        if status not in (200, 201):
+            raise EndpointMissing(f"POST /campaigns/{{id}}/runs/ answered {status}: {data[:300]!r}")
+        run_paths.append(f"/api/v1/runs/{run_id}/metrics/")
+
+    per_client = max(1, args.max_requests // clients)
+    # Bodies are encoded before the clock starts: the client's JSON work is not the server's.
+    bodies = [
+        [encode(batch_points(args.batch, n)) for n in range(args.warmup + per_client)]
+        for _ in range(clients)
+    ]
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    accepted = [0] * clients
+    warm = [0] * clients
+    lock = threading.Lock()
+    clock = {"start": 0.0, "deadline": 0.0}
+
+    def start_clock() -> None:  # runs once, before any client is released
+        clock["start"] = time.perf_counter()
+        clock["deadline"] = clock["start"] + args.seconds
+
+    barrier = threading.Barrier(clients, action=start_clock)
+
+    def client(c: int) -> None:
+        for n in range(args.warmup):
+            status, data, _ = call(port, fx.key, "POST", run_paths[c], bodies[c][n])
+            with lock:
+                if status == 201:
+                    warm[c] += int(json.loads(data)["accepted"])
+                else:
+                    errors[f"warmup {status}"] = errors.get(f"warmup {status}", 0) + 1
+        barrier.wait()
+        for body in bodies[c][args.warmup :]:
+            if time.perf_counter() > clock["deadline"]:
+                break
+            try:
+                status, data, seconds = call(port, fx.key, "POST", run_paths[c], body)
+            except OSError as exc:
+                with lock:
+                    errors[type(exc).__name__] = errors.get(type(exc).__name__, 0) + 1
+                continue
+            with lock:
+                if status == 201:
+                    latencies.append(seconds)
+                    accepted[c] += int(json.loads(data)["accepted"])
+                else:
+                    errors[str(status)] = errors.get(str(status), 0) + 1
+
+    threads = [threading.Thread(target=client, args=(c,), daemon=True) for c in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    seconds = time.perf_counter() - clock["start"]
+    if not latencies:
+        raise EndpointMissing(f"no batch was accepted: {errors}")
+    p50, p99 = percentiles(latencies)
+    points = sum(accepted)
+    return HttpResult(
+        clients=clients,
+        requests=len(latencies),
+        points=points,
+        seconds=seconds,
+        points_per_second=points / seconds,
+        p50_ms=p50,
+        p99_ms=p99,
+        max_ms=max(latencies) * 1000,
+        errors=errors,
+        warmup_points=sum(warm),
+    )
+
+
+class EndpointMissing(RuntimeError):
+    pass
+
+
+def count_http_rows(url: str, run_ids: list[str]) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        row = conn.execute(
+            "SELECT count(*) FROM campaigns_metricpoint m JOIN campaigns_run r ON r.id = m.run_id"
+            " WHERE r.run_id = ANY(%s)",
+            (run_ids,),
+        ).fetchone()
+    return int(row[0]) if row else 0
+
+
+# --- Report --------------------------------------------------------------------------------
+
+
+def print_table(copy: CopyResult, results: list[HttpResult], workers: int, batch: int) -> None:
+    print()
+    print(f"Ingest, {batch}-point batches, gunicorn --workers {workers}, PostgreSQL, loopback")
+    head = (
+        f"{'path':<24}{'requests':>9}{'points':>10}{'points/s':>11}"
+        f"{'p50 ms':>9}{'p99 ms':>9}{'HTTP/COPY':>11}  target"
+    )
+    print(head)
+    print("-" * len(head))
+    print(
+        f"{'COPY, 1 connection':<24}{copy.batches:>9}{copy.rows:>10}"
+        f"{copy.points_per_second:>11,.0f}{copy.p50_ms:>9.1f}{copy.p99_ms:>9.1f}{'1':>11}"
+    )
+    for r in results:
+        label = f"HTTP, {r.clients} client{'s' if r.clients > 1 else ''}"
+        verdict = "met" if r.meets_target else "MISSED"
+        print(
+            f"{label:<24}{r.requests:>9}{r.points:>10}{r.points_per_second:>11,.0f}"
+            f"{r.p50_ms:>9.1f}{r.p99_ms:>9.1f}{r.ratio_to_copy:>11.2f}  {verdict}"
+        )
+        if r.errors:
+            print(f"{'':<24}non-201 answers / errors: {r.errors}")
+    print(f"Target: HTTP >= {TARGET_RATIO:.2f} of COPY and p99 < {TARGET_P99_MS:.0f} ms")
+
+
+def main() -> int:
+    args = parse_args()
+    clients_list = [int(c) for c in args.clients.split(",") if c.strip()]
+    url = db_url(args.admin_url, args.db)
+    BUILD.mkdir(exist_ok=True)
+    began = time.monotonic()
+    report: dict[str, Any] = {
+        "benchmark": "bench/ingest",
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+        },
+        "settings": {
+            "database": args.db,
+            "gunicorn_workers": args.workers,
+            "batch_points": args.batch,
+            "clients": clients_list,
+            "seconds_per_phase": args.seconds,
+            "max_requests_per_phase": args.max_requests,
+        },
+        "target": {"min_ratio_to_copy": TARGET_RATIO, "max_p99_ms": TARGET_P99_MS},
+    }
+    proc: subprocess.Popen[bytes] | None = None
+    status = 0
+    try:
+        print(f"Creating database {args.db} and migrating…", flush=True)
+        recreate_database(args.admin_url, args.db)
+        fx = set_up(url)
+        import psycopg
+
+        with psycopg.connect(url) as conn:
+            report["machine"]["postgresql"] = conn.info.server_version
+
+        print("COPY ceiling…", flush=True)
+        copy = copy_ceiling(url, fx.copy_run_pk, args.batch, args.copy_batches, args.seconds)
+        report["copy"] = asdict(copy)
+
+        port = free_port()
+        print(f"Starting gunicorn on 127.0.0.1:{port} with {args.workers} workers…", flush=True)
+        proc = start_gunicorn(url, port, args.workers, BUILD / "bench-ingest-gunicorn.log")
+        results: list[HttpResult] = []
+        run_ids: list[str] = []
+        try:
+            for clients in clients_list:
+                print(f"HTTP, {clients} concurrent client(s)…", flush=True)
+                tag = f"{clients}c"
+                result = http_phase(port, fx, clients, args, tag)
+                result.ratio_to_copy = result.points_per_second / copy.points_per_second
+                result.meets_target = (
+                    result.ratio_to_copy >= TARGET_RATIO and result.p99_ms < TARGET_P99_MS
+                )
+                results.append(result)
+                run_ids += [f"bench-{tag}-{c}" for c in range(clients)]
+        except EndpointMissing as exc:
+            print(f"\nThe metrics endpoint is not usable yet: {exc}", file=sys.stderr)
+            report["http_error"] = str(exc)
+            status = 2
+        report["http"] = [asdict(r) for r in results]
+        if results:
+            expected = sum(r.points + r.warmup_points for r in results)
+            stored = count_http_rows(url, run_ids)
+            report["rows_check"] = {"accepted_incl_warmup": expected, "stored": stored}
+            if stored < expected:
+                print(f"WARNING: {expected} points accepted but {stored} stored", file=sys.stderr)
+        print_table(copy, results, args.workers, args.batch)
+        report["meets_target"] = bool(results) and all(r.meets_target for r in results)
+    finally:
+        if proc is not None:
+            stop_gunicorn(proc)
+        if not args.keep_db:
+            try:
+                from django.db import connections
+
+                connections.close_all()
+            except Exception:
+                pass
+            drop_database(args.admin_url, args.db)
+        report["elapsed_seconds"] = round(time.monotonic() - began, 1)
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(json.dumps(report, indent=2) + "\n")
+        print(f"Results: {args.output} ({report['elapsed_seconds']} s in all)")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

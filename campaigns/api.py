@@ -1,0 +1,372 @@
+"""The campaigns API (API.md): planning through generic views, run logging through one small
+view per action. Views stay thin: scoping lives in campaigns/permissions.py, writes that span
+models in campaigns/ingest.py and the models.
+
+Tenancy: every lookup goes through `campaigns_for` / `campaign_for` / `run_for`, so another
+team's object is a 404. Roles: `TeamRole` (viewers read, planners and owners write); ingest keys
+only reach the views marked `allow_ingest`, and only their one campaign.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.core.exceptions import RequestDataTooBig
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import ingest
+from . import schema as _schema  # noqa: F401  (registers the ingest-key security scheme)
+from .models import (
+    AMENDABLE_ITEM_FIELDS,
+    Campaign,
+    DecisionPoint,
+    PlannedItem,
+    Run,
+    Stage,
+    StopRule,
+    record_decision,
+)
+from .permissions import campaign_for, campaigns_for, run_for
+from .serializers import (
+    CampaignSerializer,
+    CheckpointSerializer,
+    CommittedSerializer,
+    DecisionSerializer,
+    FinishRunSerializer,
+    MetricBatchDocSerializer,
+    MetricsAcceptedSerializer,
+    PlannedItemSerializer,
+    RunCreateSerializer,
+    RunDetailSerializer,
+    RunRefusedSerializer,
+    RunSerializer,
+    StageSerializer,
+    StopRuleSerializer,
+    StopRunSerializer,
+    ThroughputSerializer,
+    stop_info,
+)
+from .views import Conflict
+
+
+def _json(status: int, body: dict[str, Any]) -> HttpResponse:
+    return HttpResponse(orjson.dumps(body), status=status, content_type="application/json")
+
+
+def _refused(exc: ingest.RunRefused) -> Response:
+    """409 for a write the run's state refuses, saying what the state is (and the stop)."""
+    run = exc.run
+    return Response(
+        {"detail": str(exc), "run_id": run.run_id, "status": run.status, "stop": stop_info(run)},
+        status=409,
+    )
+
+
+REFUSED = OpenApiResponse(RunRefusedSerializer, description="The run is stopped or finished.")
+
+
+# --- Campaigns -----------------------------------------------------------------------------
+
+
+class CampaignList(generics.ListCreateAPIView):
+    """Campaigns of your teams; create one in a team you plan in (`team`, needed only when you
+    plan in several)."""
+
+    serializer_class = CampaignSerializer
+
+    def get_queryset(self) -> Any:
+        return campaigns_for(self.request.user)
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.save(created_by=self.request.user)
+
+
+class CampaignDetail(generics.RetrieveUpdateAPIView):
+    """Read a campaign; edit it while it is a draft (after commit the plan is frozen: 409)."""
+
+    serializer_class = CampaignSerializer
+    lookup_url_kwarg = "id"
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def get_queryset(self) -> Any:
+        return campaigns_for(self.request.user)
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        with transaction.atomic():
+            # Locked, so a commit cannot slip in between the draft check and the save.
+            campaign = get_object_or_404(self.get_queryset().select_for_update(), pk=kwargs["id"])
+            self.check_object_permissions(request, campaign)
+            if not campaign.is_draft:
+                raise Conflict(f"The campaign is {campaign.status}: its plan is frozen.")
+            serializer = self.get_serializer(campaign, data=request.data, partial=True)
+            serializer.is_valid(raise_exception=True)
+            serializer.save()
+        return Response(serializer.data)
+
+
+class CommitCampaign(APIView):
+    """Freeze the plan baseline. 409 with the missing requirements (`problems`), or when the
+    campaign is already committed."""
+
+    @extend_schema(request=None, responses={200: CommittedSerializer})
+    def post(self, request: Request, id: int) -> Response:
+        campaign = campaign_for(request, id)
+        self.check_object_permissions(request, campaign)
+        campaign.commit(request.user)  # CommitRefused / PlanFrozen → 409 (views.exception_handler)
+        return Response(CommittedSerializer(campaign, context={"request": request}).data)
+
+
+class CampaignChild:
+    """For /campaigns/{id}/…: the campaign, found in the caller's scope and role-checked once."""
+
+    request: Request
+    kwargs: dict[str, Any]
+
+    def get_campaign(self) -> Campaign:
+        if not hasattr(self, "_campaign"):
+            campaign = campaign_for(self.request, self.kwargs["id"])
+            self.check_object_permissions(self.request, campaign)  # type: ignore[attr-defined]
+            self._campaign = campaign
+        return self._campaign
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context = super().get_serializer_context()  # type: ignore[misc]
+        if not getattr(self, "swagger_fake_view", False):
+            context["campaign"] = self.get_campaign()
+        return context
+
+
+class CampaignVariants(CampaignChild, generics.ListCreateAPIView):
+    """Planned items: baseline, variants, data and resume checks. After commit an item is
+    added as an amendment and needs `amendment_reason`."""
+
+    serializer_class = PlannedItemSerializer
+
+    def get_queryset(self) -> Any:
+        return PlannedItem.objects.filter(campaign=self.get_campaign())
+
+    def perform_create(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        reason = data.pop("amendment_reason", "")
+        serializer.instance = add_item(self.get_campaign(), data, reason, self.request.user)
+
+
+def add_item(campaign: Campaign, data: dict[str, Any], reason: str, user: Any) -> PlannedItem:
+    """A new item: plainly while drafting; after commit through `amend()` (one transaction:
+    the item and its amendment record), as the admin does."""
+    if campaign.is_draft:
+        return PlannedItem.objects.create(campaign=campaign, **data)
+    amendable = {f: data.pop(f) for f in list(data) if f in AMENDABLE_ITEM_FIELDS}
+    item = PlannedItem(campaign=campaign, **data)
+    item.amend(reason=reason, user=user, **amendable)
+    return item
+
+
+class CampaignStopRules(CampaignChild, generics.ListCreateAPIView):
+    """Stop rules, written before the runs; 409 once the plan is committed."""
+
+    serializer_class = StopRuleSerializer
+
+    def get_queryset(self) -> Any:
+        return StopRule.objects.filter(campaign=self.get_campaign())
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        campaign = self.get_campaign()
+        if not campaign.is_draft:
+            raise Conflict("Stop rules are immutable once the plan is committed.")
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.save(campaign=self.get_campaign())
+
+
+class CampaignDecisions(CampaignChild, generics.ListCreateAPIView):
+    """Decision points (after the pilot: continue, cut optional variants, revise the question),
+    recorded with who, when and why."""
+
+    serializer_class = DecisionSerializer
+
+    def get_queryset(self) -> Any:
+        return DecisionPoint.objects.filter(campaign=self.get_campaign()).prefetch_related(
+            "cut_variants"
+        )
+
+    def perform_create(self, serializer: Any) -> None:
+        data = serializer.validated_data
+        serializer.instance = record_decision(
+            self.get_campaign(),
+            outcome=data["outcome"],
+            rationale=data["rationale"],
+            user=self.request.user,
+            cut_variants=list(data.get("cut_variants", [])),
+            label=data.get("label") or "after the pilot",
+        )
+
+
+class CampaignStages(CampaignChild, generics.ListCreateAPIView):
+    """Calendar stages of the plan; added while drafting (after commit the plan is frozen and
+    observed hours go to /stages/{sid}/observed/)."""
+
+    serializer_class = StageSerializer
+
+    def get_queryset(self) -> Any:
+        return Stage.objects.filter(campaign=self.get_campaign()).prefetch_related("depends_on")
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if not self.get_campaign().is_draft:
+            raise Conflict("The plan is committed: its stages are frozen.")
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.save(campaign=self.get_campaign())
+
+
+class CampaignRuns(CampaignChild, generics.ListCreateAPIView):
+    """Runs of a campaign. POST creates one, or answers the same run again (200) for the same
+    `run_id` and config; another config under that id is a 409."""
+
+    serializer_class = RunSerializer
+    allow_ingest = True
+    ingest_methods = frozenset({"POST"})  # an ingest key appends; it does not browse
+
+    def get_queryset(self) -> Any:
+        return Run.objects.filter(campaign=self.get_campaign()).select_related("stop_rule")
+
+    @extend_schema(
+        request=RunCreateSerializer,
+        responses={201: RunDetailSerializer, 200: RunDetailSerializer},
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        campaign = self.get_campaign()
+        serializer = RunCreateSerializer(data=request.data, context=self.get_serializer_context())
+        serializer.is_valid(raise_exception=True)
+        try:
+            run, created = ingest.open_run(campaign, **serializer.validated_data)
+        except (ingest.RunIdTaken, ingest.CampaignNotOpen) as exc:
+            raise Conflict(str(exc)) from exc
+        return Response(RunDetailSerializer(run).data, status=201 if created else 200)
+
+
+# --- Runs ----------------------------------------------------------------------------------
+
+
+class RunView(APIView):
+    """Base of /runs/{run_id}/…: ingest keys welcome (their campaign's runs only)."""
+
+    allow_ingest = True
+
+    def get_run(self) -> Run:
+        run = run_for(self.request, self.kwargs["run_id"])
+        self.check_object_permissions(self.request, run)
+        return run
+
+
+class RunDetail(RunView):
+    @extend_schema(responses={200: RunDetailSerializer})
+    def get(self, request: Request, run_id: str) -> Response:
+        """The run: status, stop (rule, reason, step, at) and latest figures."""
+        return Response(RunDetailSerializer(self.get_run()).data)
+
+
+class RunMetrics(RunView):
+    """Append up to 10,000 points in one transaction, then apply the stop rules.
+
+    The fast path of the API: the body is parsed with orjson and checked without serializers,
+    and the points go to the database in one COPY (PostgreSQL).
+    """
+
+    @extend_schema(
+        request=MetricBatchDocSerializer,
+        responses={201: MetricsAcceptedSerializer, 409: REFUSED},
+    )
+    def post(self, request: Request, run_id: str) -> HttpResponse:
+        run = self.get_run()
+        media_type = (request.content_type or "").split(";")[0].strip().lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            return _json(415, {"detail": f'Unsupported media type "{media_type}" in request.'})
+        try:
+            points = ingest.read_metric_batch(request.body)
+        except RequestDataTooBig:
+            return _json(413, {"detail": "The request body is too large."})
+        except ingest.BatchRefused as exc:
+            return _json(exc.status, exc.body)
+        try:
+            appended = ingest.append_metrics(run, points)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        stop = stop_info(appended.run)
+        return _json(
+            201, {"accepted": appended.accepted, "stopped": stop is not None, "stop": stop}
+        )
+
+
+class RunThroughput(RunView):
+    @extend_schema(
+        request=ThroughputSerializer, responses={201: ThroughputSerializer, 409: REFUSED}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        """Measured throughput: samples or tokens per second over `gpus` GPUs."""
+        run = self.get_run()
+        serializer = ThroughputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            sample = ingest.record_throughput(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(ThroughputSerializer(sample).data, status=201)
+
+
+class RunCheckpoints(RunView):
+    @extend_schema(
+        request=CheckpointSerializer, responses={201: CheckpointSerializer, 409: REFUSED}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        """A checkpoint; one that is no usable resume fires the `no_usable_resume` rule."""
+        run = self.get_run()
+        serializer = CheckpointSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            checkpoint, _firing = ingest.record_checkpoint(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(CheckpointSerializer(checkpoint).data, status=201)
+
+
+class StopRun(RunView):
+    @extend_schema(request=StopRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
+    def post(self, request: Request, run_id: str) -> Response:
+        """Stop the run by hand: `reason` (required) and the `rule` applied, if any."""
+        run = self.get_run()
+        serializer = StopRunSerializer(data=request.data, context={"run": run})
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = ingest.stop_run(
+                run, reason=data["reason"], rule=data.get("rule"), step=data.get("step")
+            )
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(RunDetailSerializer(run).data)
+
+
+class FinishRun(RunView):
+    @extend_schema(request=FinishRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
+    def post(self, request: Request, run_id: str) -> Response:
+        """Close the run as completed or failed with its observed hours (a stopped run stays
+        stopped; its hours still count)."""
+        run = self.get_run()
+        serializer = FinishRunSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = ingest.finish_run(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(RunDetailSerializer(run).data)

@@ -1,0 +1,671 @@
+"""Serializers of the campaigns API. Every one lists its fields.
+
+Metric points have no serializer on the hot path (see campaigns/ingest.py and
+`RunMetrics` in campaigns/api.py); the ones below named *Doc* only describe that endpoint in
+the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from django.db.models import Max
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from . import rules
+from .models import (
+    HOURS,
+    Campaign,
+    Checkpoint,
+    DecisionPoint,
+    ItemStatus,
+    MetricPoint,
+    Outcome,
+    PlannedItem,
+    Run,
+    RunKind,
+    Stage,
+    StageKind,
+    StopRule,
+    StopRuleKind,
+    Team,
+    ThroughputSample,
+    team_ids_for,
+)
+
+BIGINT_MAX = 2**63 - 1
+INT_MAX = 2**31 - 1
+MAX_POINTS = 10_000
+RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
+HOURS_FIELD = {"max_digits": HOURS["max_digits"], "decimal_places": HOURS["decimal_places"]}
+
+
+# --- Fields --------------------------------------------------------------------------------
+
+
+class MoneyField(serializers.DecimalField):
+    """Money is a decimal string ("47.14"): a JSON number would already have lost the cents."""
+
+    default_error_messages = {
+        "not_a_string": 'Send money as a decimal string, e.g. "47.14", not a JSON number.',
+    }
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, str):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+class FiniteFloatField(serializers.FloatField):
+    """A float that is a real measurement: no bool, no NaN/Infinity, no overflow."""
+
+    default_error_messages = {"not_finite": "A finite number is required."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        try:
+            value = super().to_internal_value(data)
+        except OverflowError:
+            self.fail("not_finite")
+        if not math.isfinite(value):
+            self.fail("not_finite")
+        return float(value)
+
+
+JSON_MAX_DEPTH = 32
+JSON_MAX_BYTES = 65536
+
+
+def json_problem(value: Any) -> str | None:
+    """Why PostgreSQL's jsonb (or a sane reader) could not take this value; None if it can.
+
+    Iterative, so that a hostile nesting depth is refused rather than exhausting the stack.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > JSON_MAX_DEPTH:
+            return "too_deep"
+        if isinstance(item, str):
+            if "\x00" in item:
+                return "nul"
+        elif isinstance(item, dict):
+            for key, child in item.items():
+                if "\x00" in key:
+                    return "nul"
+                stack.append((child, depth + 1))
+        elif isinstance(item, list):
+            stack.extend((child, depth + 1) for child in item)
+        elif isinstance(item, float) and not math.isfinite(item):
+            return "not_finite"
+    if len(json.dumps(value)) > JSON_MAX_BYTES:
+        return "too_large"
+    return None
+
+
+@extend_schema_field({"type": "object", "additionalProperties": True})
+class JSONObjectField(serializers.JSONField):
+    """A JSON object (a run or item configuration) that PostgreSQL's jsonb can store."""
+
+    default_error_messages = {
+        "not_an_object": "Expected a JSON object.",
+        "nul": "Text may not contain the NUL character (\\u0000).",
+        "too_deep": f"At most {JSON_MAX_DEPTH} levels of nesting.",
+        "not_finite": "NaN and Infinity are not JSON values.",
+        "too_large": f"At most {JSON_MAX_BYTES // 1024} KiB of JSON.",
+    }
+
+    def to_internal_value(self, data: Any) -> Any:
+        if not isinstance(data, dict):
+            self.fail("not_an_object")
+        problem = json_problem(data)
+        if problem is not None:
+            self.fail(problem)
+        return super().to_internal_value(data)
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "number"},
+            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]},
+        ]
+    }
+)
+class MetricValueField(serializers.Field):
+    """For the schema only: a number, or one of the non-finite tokens (bare or as a string)."""
+
+    def to_representation(self, value: Any) -> Any:
+        return json_metric_value(value)
+
+    def to_internal_value(self, data: Any) -> float:
+        try:
+            return rules.parse_metric_value(data)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+
+def json_metric_value(value: float) -> float | str:
+    """A float as strict JSON can carry it: non-finite values become their tokens."""
+    return value if math.isfinite(value) else rules.format_metric_value(value)
+
+
+# --- Campaign planning ---------------------------------------------------------------------
+
+
+class WritableTeamField(serializers.PrimaryKeyRelatedField):
+    """A team the caller plans in; any other id reads as unknown (tenancy: no hint it exists)."""
+
+    def get_queryset(self) -> Any:
+        request = self.context["request"]
+        if request.user.is_superuser:
+            return Team.objects.all()
+        return Team.objects.filter(pk__in=team_ids_for(request.user, write=True))
+
+
+class CampaignCorpusSerializer(serializers.Serializer):
+    name = serializers.CharField(source="corpus_name", max_length=200)
+    revision = serializers.CharField(source="corpus_revision", max_length=200)
+
+
+class CampaignSerializer(serializers.ModelSerializer):
+    team = WritableTeamField(required=False)
+    corpus = CampaignCorpusSerializer(source="*")
+    budget = MoneyField(
+        max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
+    )
+    required_checkpoint_components = serializers.ListField(
+        child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER), required=False
+    )
+
+    class Meta:
+        model = Campaign
+        fields = [
+            "id",
+            "team",
+            "title",
+            "question",
+            "corpus",
+            "expected_deliverables",
+            "decision_threshold",
+            "window_hours",
+            "budget",
+            "currency",
+            "required_checkpoint_components",
+            "status",
+            "conclusion",
+            "created_at",
+            "committed_at",
+        ]
+        read_only_fields = ["id", "status", "created_at", "committed_at"]
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        if self.instance is not None:
+            # A campaign never moves to another team: its ledger and runs belong to this one.
+            fields["team"] = serializers.PrimaryKeyRelatedField(read_only=True)
+        return fields
+
+    def validate_required_checkpoint_components(self, value: list[str]) -> list[str]:
+        return [c for c in rules.COMPONENT_ORDER if c in set(value)]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is None and "team" not in attrs:
+            request = self.context["request"]
+            teams = team_ids_for(request.user, write=True)
+            if len(teams) != 1:
+                raise serializers.ValidationError(
+                    {"team": ["Say which team plans this campaign (you plan in several)."]}
+                )
+            attrs["team"] = Team.objects.get(pk=teams[0])
+        return attrs
+
+
+class PlannedItemSerializer(serializers.ModelSerializer):
+    config = JSONObjectField(required=False)
+    amendment_reason = serializers.CharField(
+        write_only=True,
+        required=False,
+        allow_blank=True,
+        help_text="Required once the plan is committed: why this item is added.",
+    )
+
+    class Meta:
+        model = PlannedItem
+        fields = [
+            "id",
+            "name",
+            "role",
+            "tier",
+            "config",
+            "planned_hours",
+            "prep_hours",
+            "rationale",
+            "gpu",
+            "status",
+            "amendment_reason",
+        ]
+        read_only_fields = ["id", "status"]
+
+    def validate_name(self, value: str) -> str:
+        campaign = self.context["campaign"]
+        if PlannedItem.objects.filter(campaign=campaign, name=value).exists():
+            raise serializers.ValidationError("This campaign already has an item of that name.")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        campaign = self.context["campaign"]
+        if not campaign.is_draft and not (attrs.get("amendment_reason") or "").strip():
+            raise serializers.ValidationError(
+                {"amendment_reason": ["The plan is committed: say why this item is added."]}
+            )
+        return attrs
+
+
+class StopRuleSerializer(serializers.ModelSerializer):
+    threshold = FiniteFloatField(required=False, allow_null=True)
+
+    class Meta:
+        model = StopRule
+        fields = ["id", "kind", "metric", "comparator", "threshold", "description", "created_at"]
+        read_only_fields = ["id", "created_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        kind = attrs["kind"]
+        errors: dict[str, list[str]] = {}
+        if kind == StopRuleKind.METRIC_THRESHOLD:
+            if not attrs.get("metric", "").strip():
+                errors["metric"] = ["A threshold rule names its metric."]
+            if not attrs.get("comparator"):
+                errors["comparator"] = ["A threshold rule needs a comparator (lt, le, gt, ge)."]
+            if attrs.get("threshold") is None:
+                errors["threshold"] = ["A threshold rule needs a threshold."]
+        if kind == StopRuleKind.CUSTOM and not attrs.get("description", "").strip():
+            errors["description"] = ["A custom rule is written out in words."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class DecisionSerializer(serializers.ModelSerializer):
+    outcome = serializers.ChoiceField(
+        choices=[Outcome.CONTINUE, Outcome.CUT, Outcome.REVISE],
+        help_text="continue, cut (optional variants) or revise (the question).",
+    )
+    rationale = serializers.CharField()
+    cut_variants = serializers.PrimaryKeyRelatedField(
+        many=True, required=False, queryset=PlannedItem.objects.none()
+    )
+    decided_by = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
+
+    class Meta:
+        model = DecisionPoint
+        fields = [
+            "id",
+            "label",
+            "outcome",
+            "rationale",
+            "cut_variants",
+            "decided_by",
+            "decided_at",
+            "created_at",
+        ]
+        read_only_fields = ["id", "decided_by", "decided_at", "created_at"]
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        campaign = self.context.get("campaign")
+        if campaign is not None:
+            # Only this campaign's items can be cut here; any other id is "does not exist".
+            fields["cut_variants"].child_relation.queryset = PlannedItem.objects.filter(
+                campaign=campaign
+            )
+        return fields
+
+
+class StageSerializer(serializers.ModelSerializer):
+    variant = serializers.PrimaryKeyRelatedField(
+        queryset=PlannedItem.objects.none(), required=False, allow_null=True
+    )
+    depends_on = serializers.PrimaryKeyRelatedField(
+        many=True, required=False, queryset=Stage.objects.none()
+    )
+
+    class Meta:
+        model = Stage
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "machine",
+            "resource",
+            "variant",
+            "planned_hours",
+            "depends_on",
+            "observed_hours",
+            "deviation_note",
+            "observed_at",
+        ]
+        read_only_fields = ["id", "observed_hours", "deviation_note", "observed_at"]
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        campaign = self.context.get("campaign")
+        if campaign is not None:
+            # Stages depend on stages of the same campaign and run its items, nothing else.
+            fields["variant"].queryset = PlannedItem.objects.filter(campaign=campaign)
+            fields["depends_on"].child_relation.queryset = Stage.objects.filter(campaign=campaign)
+        return fields
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        machine = attrs.get("machine", True)
+        if machine and not attrs.get("resource", "").strip():
+            raise serializers.ValidationError(
+                {"resource": ["A machine stage names the GPU or lot it occupies."]}
+            )
+        if attrs.get("kind") == StageKind.HUMAN_PREP and machine:
+            raise serializers.ValidationError(
+                {"machine": ["Human preparation does not occupy a GPU."]}
+            )
+        return attrs
+
+
+# --- Runs ----------------------------------------------------------------------------------
+
+
+class StopInfoSerializer(serializers.Serializer):
+    rule = serializers.IntegerField(allow_null=True, help_text="The stop rule's id; null by hand.")
+    kind = serializers.CharField(allow_null=True)
+    reason = serializers.CharField()
+    step = serializers.IntegerField(allow_null=True)
+    at = serializers.DateTimeField(allow_null=True)
+
+
+def stop_info(run: Run) -> dict[str, Any] | None:
+    """The run's stop as the API shows it, or None while it was not stopped."""
+    if run.status != "stopped":
+        return None
+    return {
+        "rule": run.stop_rule_id,
+        "kind": run.stop_rule.kind if run.stop_rule_id else None,
+        "reason": run.stop_reason,
+        "step": run.stop_step,
+        "at": serializers.DateTimeField().to_representation(run.stopped_at)
+        if run.stopped_at
+        else None,
+    }
+
+
+class RunCreateSerializer(serializers.Serializer):
+    run_id = serializers.RegexField(
+        f"^{RUN_ID_PATTERN}$",
+        max_length=200,
+        help_text="Chosen by the client, unique within the team: letters, digits and ._:+=@~-",
+        error_messages={
+            "invalid": "Use letters, digits and . _ : + = @ ~ - (it goes in URLs), "
+            "starting with a letter or digit."
+        },
+    )
+    variant = serializers.PrimaryKeyRelatedField(
+        queryset=PlannedItem.objects.none(), required=False, allow_null=True
+    )
+    kind = serializers.ChoiceField(choices=RunKind.choices, default=RunKind.FULL)
+    config = JSONObjectField(required=False, default=dict)
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        campaign = self.context.get("campaign")
+        if campaign is not None:
+            fields["variant"].queryset = PlannedItem.objects.filter(campaign=campaign)
+        return fields
+
+    def validate_run_id(self, value: str) -> str:
+        # RegexField searches; "$" would still let a trailing newline through.
+        if not run_id_is_valid(value):
+            raise serializers.ValidationError(self.fields["run_id"].error_messages["invalid"])
+        return value
+
+    def validate_variant(self, item: PlannedItem | None) -> PlannedItem | None:
+        if item is not None and item.status == ItemStatus.CUT:
+            raise serializers.ValidationError(f"'{item.name}' was cut by a decision.")
+        return item
+
+
+class RunSerializer(serializers.ModelSerializer):
+    campaign = serializers.PrimaryKeyRelatedField(read_only=True)
+    variant = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+    stopped = serializers.SerializerMethodField()
+    stop = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "run_id",
+            "campaign",
+            "variant",
+            "kind",
+            "config",
+            "status",
+            "stopped",
+            "stop",
+            "observed_hours",
+            "last_step",
+            "created_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_stopped(self, run: Run) -> bool:
+        return run.status == "stopped"
+
+    @extend_schema_field(StopInfoSerializer(allow_null=True))
+    def get_stop(self, run: Run) -> dict[str, Any] | None:
+        return stop_info(run)
+
+
+class LatestMetricSerializer(serializers.Serializer):
+    step = serializers.IntegerField()
+    value = MetricValueField()
+
+
+class ThroughputSerializer(serializers.ModelSerializer):
+    samples_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
+    tokens_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
+    gpus = serializers.IntegerField(min_value=1, max_value=INT_MAX, default=1)
+    measured_seconds = FiniteFloatField(required=False, allow_null=True, min_value=0)
+    stopped = serializers.SerializerMethodField()
+    stop = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ThroughputSample
+        fields = [
+            "id",
+            "samples_per_second",
+            "tokens_per_second",
+            "gpus",
+            "measured_seconds",
+            "created_at",
+            "stopped",
+            "stop",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("samples_per_second") is None and attrs.get("tokens_per_second") is None:
+            raise serializers.ValidationError(
+                {"tokens_per_second": ["Give samples_per_second or tokens_per_second."]}
+            )
+        return attrs
+
+    def get_stopped(self, sample: ThroughputSample) -> bool:
+        return sample.run.status == "stopped"
+
+    @extend_schema_field(StopInfoSerializer(allow_null=True))
+    def get_stop(self, sample: ThroughputSample) -> dict[str, Any] | None:
+        return stop_info(sample.run)
+
+
+class CheckpointSerializer(serializers.ModelSerializer):
+    step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
+    components = serializers.ListField(
+        child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER),
+        help_text="What the checkpoint holds: " + ", ".join(rules.COMPONENT_ORDER) + ".",
+    )
+    size_bytes = serializers.IntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
+    write_seconds = FiniteFloatField(required=False, allow_null=True, min_value=0)
+    restore_seconds = FiniteFloatField(required=False, allow_null=True, min_value=0)
+    resume_verified = serializers.BooleanField(
+        default=False, help_text="Reloaded and checked in a new process."
+    )
+    stopped = serializers.SerializerMethodField()
+    stop = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Checkpoint
+        fields = [
+            "id",
+            "step",
+            "components",
+            "size_bytes",
+            "write_seconds",
+            "restore_seconds",
+            "location",
+            "resume_verified",
+            "created_at",
+            "stopped",
+            "stop",
+        ]
+        read_only_fields = ["id", "created_at"]
+
+    def validate_components(self, value: list[str]) -> list[str]:
+        return [c for c in rules.COMPONENT_ORDER if c in set(value)]
+
+    def get_stopped(self, checkpoint: Checkpoint) -> bool:
+        return checkpoint.run.status == "stopped"
+
+    @extend_schema_field(StopInfoSerializer(allow_null=True))
+    def get_stop(self, checkpoint: Checkpoint) -> dict[str, Any] | None:
+        return stop_info(checkpoint.run)
+
+
+class LatestFiguresSerializer(serializers.Serializer):
+    metrics = serializers.DictField(child=LatestMetricSerializer())
+    throughput = ThroughputSerializer(allow_null=True)
+    checkpoint = CheckpointSerializer(allow_null=True)
+    points = serializers.IntegerField()
+
+
+class RunDetailSerializer(RunSerializer):
+    latest = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "latest"]
+        read_only_fields = fields
+
+    @extend_schema_field(LatestFiguresSerializer)
+    def get_latest(self, run: Run) -> dict[str, Any]:
+        """The last value of each metric (by step), the last throughput and checkpoint."""
+        points = MetricPoint.objects.filter(run=run)
+        last_steps = dict(
+            points.values_list("name").annotate(step=Max("step")).order_by("name")[:100]
+        )
+        metrics: dict[str, Any] = {}
+        if last_steps:
+            # Of the points at a metric's last step, the one logged last.
+            for point in points.filter(step__in=set(last_steps.values())).order_by("id"):
+                if last_steps.get(point.name) == point.step:
+                    metrics[point.name] = {
+                        "step": point.step,
+                        "value": json_metric_value(point.as_float()),
+                    }
+        throughput = run.throughputs.order_by("-created_at", "-id").first()
+        checkpoint = run.checkpoints.order_by("-step", "-id").first()
+        return {
+            "metrics": metrics,
+            "throughput": ThroughputSerializer(throughput).data if throughput else None,
+            "checkpoint": CheckpointSerializer(checkpoint).data if checkpoint else None,
+            "points": points.count(),
+        }
+
+
+class StopRunSerializer(serializers.Serializer):
+    rule = serializers.PrimaryKeyRelatedField(
+        queryset=StopRule.objects.none(),
+        required=False,
+        allow_null=True,
+        help_text="The stop rule applied, if any (a rule of the run's campaign).",
+    )
+    reason = serializers.CharField(max_length=2000)
+    step = serializers.IntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        run = self.context.get("run")
+        if run is not None:
+            fields["rule"].queryset = StopRule.objects.filter(campaign_id=run.campaign_id)
+        return fields
+
+
+class FinishRunSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["completed", "failed"])
+    observed_hours = serializers.DecimalField(
+        **HOURS_FIELD, min_value=0, required=False, allow_null=True
+    )
+
+
+# --- Documentation of the metrics fast path ------------------------------------------------
+
+
+class MetricPointDocSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
+    value = MetricValueField(
+        help_text="A number, or NaN / Infinity / -Infinity (bare JSON tokens or strings)."
+    )
+
+
+class MetricBatchDocSerializer(serializers.Serializer):
+    points = serializers.ListField(child=MetricPointDocSerializer(), max_length=MAX_POINTS)
+
+
+class RunRefusedSerializer(serializers.Serializer):
+    detail = serializers.CharField()
+    run_id = serializers.CharField()
+    status = serializers.CharField()
+    stop = StopInfoSerializer(allow_null=True)
+
+
+class MetricsAcceptedSerializer(serializers.Serializer):
+    accepted = serializers.IntegerField()
+    stopped = serializers.BooleanField()
+    stop = StopInfoSerializer(allow_null=True)
+
+
+class CommittedSerializer(CampaignSerializer):
+    """The campaign after commit, with the frozen baseline's fingerprint."""
+
+    baseline_digest = serializers.SerializerMethodField()
+
+    class Meta(CampaignSerializer.Meta):
+        fields = [*CampaignSerializer.Meta.fields, "baseline_digest"]
+
+    @extend_schema_field(OpenApiTypes.STR)
+    def get_baseline_digest(self, campaign: Campaign) -> str | None:
+        baseline = campaign.baseline_or_none()
+        return baseline.digest if baseline else None
+
+
+def run_id_is_valid(run_id: str) -> bool:
+    return re.fullmatch(RUN_ID_PATTERN, run_id) is not None

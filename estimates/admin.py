@@ -1,0 +1,128 @@
+"""Admin for the catalog (GPU models, rental plans) and the persisted estimates.
+
+The catalog is shared by every team: staff read it, only superusers change it (a wrong price
+would mislead every team's lot advice). Estimates are computed, never edited by hand, and each
+belongs to a campaign: members see their teams' estimates only.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
+
+from campaigns.models import team_ids_for
+
+from .models import Estimate, GpuModel, RentalPlan
+
+
+class CatalogAdmin(admin.ModelAdmin[Any]):
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_staff)
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return bool(request.user.is_active and request.user.is_superuser)
+
+
+@admin.register(GpuModel)
+class GpuModelAdmin(CatalogAdmin):
+    list_display = ["name", "memory_gib", "peak_flops"]
+    search_fields = ["name"]
+    fields = ["name", "memory_bytes", "peak_flops", "source"]
+
+    @admin.display(description="memory (GiB)", ordering="memory_bytes")
+    def memory_gib(self, obj: GpuModel) -> str:
+        return f"{obj.memory_bytes / 2**30:g}"
+
+
+@admin.register(RentalPlan)
+class RentalPlanAdmin(CatalogAdmin):
+    list_display = [
+        "provider",
+        "name",
+        "gpu",
+        "gpus_per_lot",
+        "duration_hours",
+        "price",
+        "currency",
+        "price_per_hour",
+    ]
+    list_filter = ["provider", "gpu", "currency"]
+    search_fields = ["provider", "name", "gpu__name"]
+    list_select_related = ["gpu"]
+    fields = [
+        "provider",
+        "name",
+        "gpu",
+        "gpus_per_lot",
+        "duration_hours",
+        "price",
+        "currency",
+        "note",
+    ]
+
+
+@admin.register(Estimate)
+class EstimateAdmin(admin.ModelAdmin[Estimate]):
+    list_display = [
+        "campaign",
+        "item",
+        "status",
+        "time_source",
+        "input_version",
+        "computed_version",
+        "stale_since",
+        "computed_at",
+    ]
+    list_filter = ["status", "time_source"]
+    search_fields = ["campaign__title", "item__name"]
+    list_select_related = ["campaign", "item"]
+    fields = (
+        "campaign",
+        "item",
+        "status",
+        "time_source",
+        "input_version",
+        "computed_version",
+        "stale_since",
+        "computed_at",
+        "error",
+        "inputs",
+        "outputs",
+    )
+    readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Estimate]:
+        qs = super().get_queryset(request)
+        if request.user.is_superuser:
+            return qs
+        return qs.filter(campaign__team_id__in=team_ids_for(request.user))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        user = request.user
+        return bool(user.is_active and (user.is_superuser or team_ids_for(user)))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if obj is None:
+            return self.has_module_permission(request)
+        return bool(request.user.is_superuser or obj.campaign.team_id in team_ids_for(request.user))
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

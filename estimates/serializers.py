@@ -1,0 +1,323 @@
+"""Serializers of the estimates API: the stateless calculator's request and answer, the catalog,
+and the campaign forecast.
+
+The request serializers check shape and types only; the domain rules (positive counts,
+utilization in (0, 1], ZeRO stage 0-3, parallelism that divides the GPUs…) live in
+`estimates.formulas`, whose `EstimateInputError.field` the view maps back onto this nesting.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from rest_framework import serializers
+
+from . import formulas
+from .models import GpuModel, RentalPlan
+
+CURRENCY = r"^[A-Z]{3}$"
+
+
+class StrictDecimalField(serializers.DecimalField):
+    """Money: a decimal string ("1.50"), never a JSON number.
+
+    A JSON float is a binary approximation by the time it is parsed: 0.1 + 0.2 is not 0.3.
+    Refusing it (rather than rounding it) makes the caller send the amount it means.
+    """
+
+    default_error_messages = {
+        "not_a_string": 'Send money as a decimal string, e.g. "1.50", not a JSON number.',
+    }
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if not isinstance(data, str | Decimal):
+            self.fail("not_a_string")
+        return super().to_internal_value(data)
+
+
+# --------------------------------------------------------------------------- preview request
+
+
+class ModelSpecSerializer(serializers.Serializer[Any]):
+    parameters = serializers.FloatField(help_text="Parameter count, e.g. 7e9.")
+    layers = serializers.IntegerField(required=False, allow_null=True)
+    hidden_size = serializers.IntegerField(required=False, allow_null=True)
+    attention_heads = serializers.IntegerField(required=False, allow_null=True)
+    vocab_size = serializers.IntegerField(required=False, allow_null=True)
+
+
+class TrainingSpecSerializer(serializers.Serializer[Any]):
+    tokens = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Tokens per epoch; or samples + tokens_per_sample.",
+    )
+    samples = serializers.FloatField(required=False, allow_null=True)
+    tokens_per_sample = serializers.FloatField(required=False, allow_null=True)
+    epochs = serializers.FloatField(default=1.0)
+    sequence_length = serializers.IntegerField(default=2048)
+    micro_batch_size = serializers.IntegerField(default=1)
+    precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
+    optimizer = serializers.ChoiceField(choices=formulas.OPTIMIZERS, default="adamw")
+    activation_checkpointing = serializers.BooleanField(default=False)
+    flash_attention = serializers.BooleanField(default=False)
+
+
+class HardwareSpecSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField(max_length=60, help_text="A name from GET /estimates/hardware/.")
+    count = serializers.IntegerField(default=1)
+    utilization = serializers.FloatField(default=0.4, help_text="Fraction of peak, in (0, 1].")
+    zero_stage = serializers.IntegerField(default=0, min_value=0, max_value=3)
+    tensor_parallel = serializers.IntegerField(default=1)
+    pipeline_parallel = serializers.IntegerField(default=1)
+
+
+class PilotSpecSerializer(serializers.Serializer[Any]):
+    tokens_per_second = serializers.FloatField(required=False, allow_null=True)
+    samples_per_second = serializers.FloatField(required=False, allow_null=True)
+    gpus = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="GPUs the pilot ran on (default: hardware.count).",
+    )
+
+
+class OverheadsSerializer(serializers.Serializer[Any]):
+    loading_hours = serializers.FloatField(default=0.0)
+    long_input_hours = serializers.FloatField(default=0.0)
+    validation_fraction = serializers.FloatField(default=0.0)
+    output_hours = serializers.FloatField(default=0.0)
+    checkpoint_hours = serializers.FloatField(default=0.0)
+
+
+class CostSpecSerializer(serializers.Serializer[Any]):
+    hourly_rate_per_gpu = StrictDecimalField(
+        max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "1.50"'
+    )
+    currency = serializers.RegexField(CURRENCY, default="USD")
+    extra = StrictDecimalField(
+        max_digits=14,
+        decimal_places=2,
+        min_value=Decimal("0"),
+        default=Decimal("0.00"),
+        help_text="Stated extra costs (storage, network); nothing is invented.",
+    )
+
+
+class EstimatePreviewSerializer(serializers.Serializer[Any]):
+    model = ModelSpecSerializer()
+    training = TrainingSpecSerializer()
+    hardware = HardwareSpecSerializer()
+    pilot = PilotSpecSerializer(required=False, allow_null=True)
+    overheads = OverheadsSerializer(required=False, allow_null=True)
+    cost = CostSpecSerializer(required=False, allow_null=True)
+
+    def to_estimate_input(self, gpu: GpuModel) -> formulas.EstimateInput:
+        """The formulas' input; `gpu` is the catalog row the view looked up by name."""
+        data = self.validated_data
+        pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")
+        return formulas.EstimateInput(
+            model=formulas.ModelSpec(**data["model"]),
+            training=formulas.TrainingSpec(**data["training"]),
+            hardware=formulas.HardwareSpec(**{**data["hardware"], "gpu": gpu.as_spec()}),
+            pilot=formulas.PilotSpec(**pilot) if pilot else None,
+            overheads=formulas.Overheads(**overheads) if overheads else None,
+            cost=formulas.CostSpec(**cost) if cost else None,
+        )
+
+
+# --------------------------------------------------------------------------- preview answer
+# Documentation of the answer (OpenAPI); the view builds the dict itself.
+
+
+class MemorySerializer(serializers.Serializer[Any]):
+    weights = serializers.IntegerField()
+    gradients = serializers.IntegerField()
+    optimizer = serializers.IntegerField()
+    activations = serializers.IntegerField()
+    total = serializers.IntegerField()
+
+
+class MoneySerializer(serializers.Serializer[Any]):
+    amount = serializers.CharField(help_text='Decimal string, e.g. "47.14".')
+    currency = serializers.CharField()
+
+
+class LeverSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    training_flops = serializers.FloatField()
+    wall_hours = serializers.FloatField()
+    gpu_hours = serializers.FloatField()
+    cost = MoneySerializer(allow_null=True)
+    loss_ratio = serializers.FloatField(allow_null=True)
+
+
+class GpuSummarySerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    memory_bytes = serializers.IntegerField()
+    peak_flops = serializers.FloatField(help_text="Dense FLOP/s at the requested precision.")
+
+
+class EstimateResultSerializer(serializers.Serializer[Any]):
+    training_flops = serializers.FloatField()
+    executed_flops = serializers.FloatField()
+    narayanan_flops = serializers.FloatField(allow_null=True)
+    tokens = serializers.FloatField()
+    gpu_hours = serializers.FloatField()
+    wall_hours = serializers.FloatField()
+    training_wall_hours = serializers.FloatField()
+    overhead_hours = serializers.FloatField()
+    memory_per_device_bytes = MemorySerializer()
+    device_memory_bytes = serializers.IntegerField()
+    fits_in_memory = serializers.BooleanField()
+    activations_counted = serializers.BooleanField()
+    cost = MoneySerializer(allow_null=True)
+    time_source = serializers.CharField(help_text='"pilot" or "assumed".')
+    pilot_utilization = serializers.FloatField(allow_null=True)
+    data_parallel = serializers.IntegerField()
+    gpu = GpuSummarySerializer()
+    levers = LeverSerializer(many=True)
+    recommendations = serializers.ListField(child=serializers.CharField())
+
+
+def _money(money: formulas.Money | None) -> dict[str, str] | None:
+    if money is None:
+        return None
+    return {"amount": str(money.amount), "currency": money.currency}
+
+
+def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) -> dict[str, Any]:
+    memory = result.memory
+    return {
+        "training_flops": result.training_flops,
+        "executed_flops": result.executed_flops,
+        "narayanan_flops": result.narayanan_flops,
+        "tokens": result.tokens,
+        "gpu_hours": result.gpu_hours,
+        "wall_hours": result.wall_hours,
+        "training_wall_hours": result.training_wall_hours,
+        "overhead_hours": result.overhead_hours,
+        "memory_per_device_bytes": {
+            "weights": memory.weights,
+            "gradients": memory.gradients,
+            "optimizer": memory.optimizer,
+            "activations": memory.activations,
+            "total": memory.total,
+        },
+        "device_memory_bytes": result.device_memory_bytes,
+        "fits_in_memory": result.fits_in_memory,
+        "activations_counted": result.activations_counted,
+        "cost": _money(result.cost),
+        "time_source": result.time_source,
+        "pilot_utilization": result.pilot_utilization,
+        "data_parallel": result.data_parallel,
+        "gpu": {
+            "name": gpu.name,
+            "memory_bytes": gpu.memory_bytes,
+            "peak_flops": float(gpu.peak_flops[precision]),
+        },
+        "levers": [
+            {
+                "name": lever.name,
+                "description": lever.description,
+                "training_flops": lever.training_flops,
+                "wall_hours": lever.wall_hours,
+                "gpu_hours": lever.gpu_hours,
+                "cost": _money(lever.cost),
+                "loss_ratio": lever.loss_ratio,
+            }
+            for lever in result.levers
+        ],
+        "recommendations": list(result.recommendations),
+    }
+
+
+# --------------------------------------------------------------------------- catalog
+
+
+class GpuModelSerializer(serializers.ModelSerializer[GpuModel]):
+    class Meta:
+        model = GpuModel
+        fields = ["id", "name", "memory_bytes", "peak_flops", "source"]
+        read_only_fields = fields
+
+
+class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
+    gpu: serializers.SlugRelatedField[GpuModel] = serializers.SlugRelatedField(
+        slug_field="name", read_only=True
+    )
+    gpu_memory_bytes = serializers.IntegerField(source="gpu.memory_bytes", read_only=True)
+    price_per_hour = serializers.DecimalField(max_digits=14, decimal_places=4, read_only=True)
+
+    class Meta:
+        model = RentalPlan
+        fields = [
+            "id",
+            "provider",
+            "name",
+            "gpu",
+            "gpus_per_lot",
+            "gpu_memory_bytes",
+            "duration_hours",
+            "price",
+            "currency",
+            "price_per_hour",
+            "note",
+        ]
+        read_only_fields = fields
+
+
+# --------------------------------------------------------------------------- forecast answer
+
+
+class ForecastItemSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    tier = serializers.CharField()
+    role = serializers.CharField()
+    status = serializers.CharField(help_text="The item's status: planned, done, cut, stopped.")
+    gpu = serializers.CharField(allow_blank=True)
+    planned_hours = serializers.FloatField()
+    reserved_hours = serializers.FloatField(
+        allow_null=True, help_text="From the frozen baseline; null when added after commit."
+    )
+    forecast_hours = serializers.FloatField()
+    observed_hours = serializers.FloatField(allow_null=True)
+    time_source = serializers.CharField(help_text='"assumed", "pilot" or "observed".')
+    note = serializers.CharField()
+
+
+class ForecastTotalsSerializer(serializers.Serializer[Any]):
+    reserved_hours = serializers.FloatField()
+    forecast_hours = serializers.FloatField()
+    observed_hours = serializers.FloatField()
+
+
+class ForecastSerializer(serializers.Serializer[Any]):
+    campaign = serializers.IntegerField()
+    status = serializers.CharField(help_text='"fresh", "stale" (recompute queued) or "failed".')
+    stale = serializers.BooleanField()
+    stale_since = serializers.DateTimeField(allow_null=True)
+    computed_at = serializers.DateTimeField(allow_null=True)
+    input_version = serializers.IntegerField()
+    computed_version = serializers.IntegerField(allow_null=True)
+    error = serializers.CharField(allow_blank=True)
+    time_source = serializers.CharField(
+        help_text='"pilot" once a measured pilot drives an item\'s forecast, else "assumed".'
+    )
+    window_hours = serializers.FloatField()
+    reserved_basis = serializers.CharField(
+        help_text='"baseline" (frozen at commit) or "plan" (draft, as it stands).'
+    )
+    reserved_hours = serializers.FloatField()
+    forecast_hours = serializers.FloatField()
+    observed_hours = serializers.FloatField()
+    fits_in_window = serializers.BooleanField()
+    uncommitted_hours = serializers.FloatField()
+    over_hours = serializers.FloatField()
+    totals = ForecastTotalsSerializer()
+    items = ForecastItemSerializer(many=True)
+    advice = serializers.ListField(child=serializers.CharField())
+    lots = serializers.DictField()

@@ -1,0 +1,131 @@
+"""The estimates API: the stateless calculator, the catalog, and a campaign's forecast.
+
+Access: any signed-in person (token or session). Ingest keys are refused everywhere here: an
+ingest key may only append run data to its campaign (API.md), and none of this is run data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import generics, permissions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaigns.authentication import is_ingest
+from campaigns.permissions import campaign_for
+
+from . import formulas
+from .forecasts import current_estimate
+from .models import EstimateStatus, GpuModel, RentalPlan
+from .serializers import (
+    EstimatePreviewSerializer,
+    EstimateResultSerializer,
+    ForecastSerializer,
+    GpuModelSerializer,
+    RentalPlanSerializer,
+    result_json,
+)
+
+
+class SignedInPerson(permissions.BasePermission):
+    """Any authenticated user, whatever their role: the calculator reads and writes nothing, so
+    a viewer may use it too (the default TeamRole would ask POSTs for a planner)."""
+
+    message = "An ingest key may only append run data to its one campaign."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and not is_ingest(user))
+
+
+def nested_error(dotted: str, message: str) -> dict[str, Any]:
+    """ "hardware.utilization" → {"hardware": {"utilization": [message]}}: DRF's nested shape."""
+    detail: Any = [message]
+    for part in reversed(dotted.split(".")):
+        detail = {part: detail}
+    return dict(detail)
+
+
+class EstimatePreviewView(APIView):
+    permission_classes = [SignedInPerson]
+
+    @extend_schema(
+        request=EstimatePreviewSerializer,
+        responses={200: EstimateResultSerializer, 400: OpenApiResponse(description="Field errors")},
+        summary="Estimate FLOPs, time, memory per device and cost of one training run",
+    )
+    def post(self, request: Request) -> Response:
+        body = EstimatePreviewSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        name = body.validated_data["hardware"]["gpu"]
+        gpu = GpuModel.objects.lookup(name)
+        if gpu is None:
+            known = ", ".join(GpuModel.objects.values_list("name", flat=True))
+            raise serializers.ValidationError(
+                nested_error("hardware.gpu", f"unknown GPU model {name!r}; known: {known}")
+            )
+        try:
+            result = formulas.estimate(body.to_estimate_input(gpu))
+        except formulas.EstimateInputError as error:
+            raise serializers.ValidationError(nested_error(error.field, error.message)) from None
+        precision = body.validated_data["training"]["precision"]
+        return Response(result_json(result, gpu, precision))
+
+
+class GpuModelList(generics.ListAPIView[GpuModel]):
+    """GPU models. The catalog is shared by every team (it holds no team's data), so it is the
+    one listing here that is not scoped to the caller's teams."""
+
+    serializer_class = GpuModelSerializer
+    queryset = GpuModel.objects.order_by("name")
+
+
+class RentalPlanList(generics.ListAPIView[RentalPlan]):
+    """Rental plans, priced per lot. Shared catalog: not scoped to teams (see GpuModelList)."""
+
+    serializer_class = RentalPlanSerializer
+    queryset = RentalPlan.objects.select_related("gpu").order_by("provider", "gpu__name", "id")
+
+
+class CampaignForecast(APIView):
+    """Reserved vs forecast vs observed hours, fits-in-window and plan advice.
+
+    Serves the persisted forecast and says when it is stale (a recompute is queued); the first
+    read of a campaign that never had one computes it synchronously.
+    """
+
+    @extend_schema(responses={200: ForecastSerializer}, summary="The campaign's forecast")
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id)
+        estimate = current_estimate(campaign)
+        outputs: dict[str, Any] = estimate.outputs if isinstance(estimate.outputs, dict) else {}
+        totals = outputs.get("totals", {})
+        body = {
+            "campaign": campaign.pk,
+            "status": estimate.status,
+            "stale": estimate.status == EstimateStatus.STALE,
+            "stale_since": estimate.stale_since,
+            "computed_at": estimate.computed_at,
+            "input_version": estimate.input_version,
+            "computed_version": estimate.computed_version,
+            "error": estimate.error,
+            "time_source": estimate.time_source or outputs.get("time_source", "assumed"),
+            "window_hours": outputs.get("window_hours"),
+            "reserved_basis": outputs.get("reserved_basis", "plan"),
+            "reserved_hours": totals.get("reserved_hours"),
+            "forecast_hours": totals.get("forecast_hours"),
+            "observed_hours": totals.get("observed_hours"),
+            "fits_in_window": outputs.get("fits_in_window"),
+            "uncommitted_hours": outputs.get("uncommitted_hours"),
+            "over_hours": outputs.get("over_hours"),
+            "totals": totals,
+            "items": outputs.get("items", []),
+            "time_sources": outputs.get("time_sources", {}),
+            "critical_path": outputs.get("critical_path", []),
+            "lots": outputs.get("lots", {}),
+            "advice": outputs.get("advice", []),
+        }
+        return Response(body)

@@ -1,0 +1,311 @@
+"""Ledger entries (add-only), deliverables and closing reports in the admin, scoped by team.
+
+Entries are appended through the same domain functions as the API; once written they are only
+read (a correction is a reversal, added as a new entry). Deliverables come from the API with the
+server's checks, so they are read-only here. Reports are built by the worker and downloaded here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+
+from campaigns.admin import TeamScopedAdmin
+from campaigns.models import Campaign
+from campaigns.permissions import can_write
+
+from . import entries
+from .models import Deliverable, DeliverableFile, LedgerEntry, Report, ReportStatus
+from .views import RENDERINGS, report_download
+
+# --- Links the campaign admin can show ------------------------------------------------------
+
+
+def campaign_reports_url(campaign: Campaign) -> str:
+    """The admin list of this campaign's closing reports."""
+    return f"{reverse('admin:ledger_report_changelist')}?campaign__id__exact={campaign.pk}"
+
+
+def campaign_reports_link(campaign: Campaign) -> str:
+    """An HTML link to the campaign's closing reports, for the campaign page or a message."""
+    return format_html(
+        '<a href="{}">Closing reports of “{}”</a>', campaign_reports_url(campaign), campaign
+    )
+
+
+def report_download_links(report: Report) -> str:
+    if report.status != ReportStatus.READY:
+        return "—"
+    return format_html_join(
+        " · ",
+        '<a href="{}">{}</a>',
+        (
+            (reverse("admin:ledger_report_download", args=[report.pk, rendering]), rendering)
+            for rendering in RENDERINGS
+        ),
+    )
+
+
+# --- Ledger entries -------------------------------------------------------------------------
+
+
+class LedgerEntryForm(forms.ModelForm[LedgerEntry]):
+    """Add a plain entry, or a reversal by naming only the entry it undoes."""
+
+    class Meta:
+        model = LedgerEntry
+        fields = ["campaign", "reverses", "kind", "description", "amount", "currency"]
+        help_texts = {
+            "reverses": "To correct an entry, name it here and leave the rest: the reversal "
+            "takes its kind and currency and negates its amount.",
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A reversal takes these from the entry it undoes; clean() asks for them otherwise.
+        for name in ("kind", "description", "amount", "currency"):
+            if name in self.fields:
+                self.fields[name].required = False
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        campaign = data.get("campaign")
+        if campaign is None:
+            return data
+        original = data.get("reverses")
+        if original is not None:
+            if original.campaign_id != campaign.pk:
+                raise ValidationError({"reverses": "that entry is not in this campaign's ledger"})
+            entries.check_reversal(original)
+        else:
+            entries.check_entry(
+                campaign,
+                kind=data.get("kind") or "",
+                description=data.get("description") or "",
+                amount=data.get("amount"),
+                currency=data.get("currency") or "",
+            )
+        return data
+
+    def _post_clean(self) -> None:
+        # The model's own validation would ask a reversal for the fields it derives; the
+        # domain checks in clean() are the rules here.
+        pass
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(TeamScopedAdmin):
+    team_path = "campaign__team"
+    form = LedgerEntryForm
+    list_display = [
+        "id",
+        "campaign",
+        "kind",
+        "description",
+        "amount",
+        "currency",
+        "reverses",
+        "created_by",
+        "created_at",
+    ]
+    list_filter = ["kind", "currency"]
+    search_fields = ["description", "campaign__title"]
+    raw_id_fields = ["reverses"]
+    list_select_related = ["campaign", "reverses", "created_by"]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        if obj is not None:
+            return [
+                "campaign",
+                "kind",
+                "description",
+                "amount",
+                "currency",
+                "reverses",
+                "reservation",
+                "created_by",
+                "created_at",
+            ]
+        return []
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None:
+            return self.get_readonly_fields(request, obj)
+        return list(LedgerEntryForm.Meta.fields)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Append-only: an existing entry is only ever read.
+        return False
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "campaign":
+            kwargs["queryset"] = Campaign.objects.for_user(request.user, write=True)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        if change:
+            raise entries.LedgerImmutable("ledger entries are append-only")
+        data = form.cleaned_data
+        campaign = data["campaign"]
+        if not can_write(request.user, campaign.team_id):
+            raise Http404("No such campaign.")
+        if data.get("reverses") is not None:
+            entry = entries.reverse_entry(
+                campaign,
+                data["reverses"].pk,
+                description=data.get("description") or "",
+                user=request.user,
+            )
+        else:
+            entry = entries.post_entry(
+                campaign,
+                kind=data["kind"],
+                description=data["description"],
+                amount=data["amount"],
+                currency=data["currency"],
+                user=request.user,
+            )
+        # The admin goes on with `obj` (log entry, redirect): give it the row that was written.
+        obj.__dict__.update({k: v for k, v in entry.__dict__.items() if k != "_state"})
+        obj._state = entry._state
+
+
+# --- Deliverables -----------------------------------------------------------------------------
+
+
+class DeliverableFileInline(admin.TabularInline[DeliverableFile, Deliverable]):
+    model = DeliverableFile
+    fields = readonly_fields = ("path", "size_bytes", "sha256")
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return True
+
+
+@admin.register(Deliverable)
+class DeliverableAdmin(TeamScopedAdmin):
+    team_path = "campaign__team"
+    list_display = ["id", "campaign", "kind", "corpus", "run", "accepted", "created_at"]
+    list_filter = ["accepted", "kind"]
+    search_fields = ["corpus_name", "corpus_revision", "campaign__title", "run__run_id"]
+    list_select_related = ["campaign", "run"]
+    fields = readonly_fields = (
+        "campaign",
+        "kind",
+        "corpus_name",
+        "corpus_revision",
+        "run",
+        "expected_ids_ok",
+        "reload_verified",
+        "base_revision",
+        "accepted",
+        "reasons",
+        "submitted_by",
+        "created_at",
+    )
+    inlines = [DeliverableFileInline]
+
+    @admin.display(description="corpus")
+    def corpus(self, obj: Deliverable) -> str:
+        return f"{obj.corpus_name}@{obj.corpus_revision}"
+
+    @admin.display(description="rejection reasons")
+    def reasons(self, obj: Deliverable) -> str:
+        if not obj.rejection_reasons:
+            return "—"
+        return format_html(
+            "<ul>{}</ul>",
+            format_html_join("", "<li>{}</li>", ((r,) for r in obj.rejection_reasons)),
+        )
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False  # submitted through the API, where the server runs its checks
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+# --- Closing reports ----------------------------------------------------------------------------
+
+
+@admin.register(Report)
+class ReportAdmin(TeamScopedAdmin):
+    team_path = "campaign__team"
+    list_display = [
+        "id",
+        "campaign",
+        "status",
+        "requested_by",
+        "created_at",
+        "finished_at",
+        "downloads",
+    ]
+    list_filter = ["status"]
+    list_select_related = ["campaign", "requested_by"]
+    search_fields = ["campaign__title"]
+    fields = readonly_fields = (
+        "campaign",
+        "status",
+        "requested_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+        "error",
+        "downloads",
+    )
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # The renderings can be large; the list and the page only need the links.
+        return super().get_queryset(request).defer("html", "markdown", "data")
+
+    @admin.display(description="download")
+    def downloads(self, obj: Report) -> str:
+        return report_download_links(obj)
+
+    def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
+        # campaign_reports_url() filters by campaign; the queryset is already team-scoped.
+        if lookup == "campaign__id__exact":
+            return True
+        return super().lookup_allowed(lookup, value, request)
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False  # requested from the campaign (ledger.reports.request_report) or the API
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path(
+                "<path:object_id>/download/<str:rendering>/",
+                self.admin_site.admin_view(self.download_view),
+                name="ledger_report_download",
+            ),
+            *super().get_urls(),
+        ]
+
+    def download_view(self, request: HttpRequest, object_id: str, rendering: str) -> HttpResponse:
+        report = (
+            super().get_queryset(request).filter(pk=object_id).first()
+            if object_id.isdigit()
+            else None
+        )
+        if report is None or rendering not in RENDERINGS:
+            raise Http404("No such report.")
+        if report.status != ReportStatus.READY:
+            raise Http404("This report is not ready yet.")
+        return report_download(report, rendering)
