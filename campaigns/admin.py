@@ -36,6 +36,8 @@ from .models import (
     Team,
     team_ids_for,
 )
+from ledger.forms import ObservedStageForm
+
 from .planning import campaign_summary, fmt_hours
 
 
@@ -225,6 +227,8 @@ class StopRuleInline(CampaignInline):
 
 class StageInline(CampaignInline):
     model = Stage
+    # Observed hours after commit need a deviation note beyond 10% of the plan.
+    form = ObservedStageForm
     fields = [
         "name",
         "kind",
@@ -341,7 +345,12 @@ class CampaignAdmin(TeamScopedAdmin):
         LotReservationInline,
         IngestKeyInline,
     ]
-    actions = ["commit_selected", "issue_ingest_key", "revoke_ingest_keys"]
+    actions = [
+        "commit_selected",
+        "generate_closing_report",
+        "issue_ingest_key",
+        "revoke_ingest_keys",
+    ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         qs: QuerySet[Any] = super().get_queryset(request)
@@ -480,6 +489,9 @@ class CampaignAdmin(TeamScopedAdmin):
             request, campaign.team_id, WRITERS
         )
         extra_context["baseline"] = campaign.baseline_or_none()
+        from ledger.admin import campaign_reports_url
+
+        extra_context["reports_url"] = campaign_reports_url(campaign)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_urls(self) -> list[Any]:
@@ -526,6 +538,25 @@ class CampaignAdmin(TeamScopedAdmin):
                 self._commit(request, campaign)
             else:
                 messages.error(request, f"“{campaign}”: viewers cannot commit.")
+
+    @admin.action(description="Generate closing report")
+    def generate_closing_report(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        from ledger.admin import campaign_reports_link
+        from ledger.reports import request_report
+
+        for campaign in queryset:
+            if not _role_in(request, campaign.team_id, WRITERS):
+                messages.error(request, f"“{campaign}”: viewers cannot start a report.")
+                continue
+            request_report(campaign, request.user)
+            messages.success(
+                request,
+                format_html(
+                    "A closing report of “{}” is being built: {}",
+                    campaign,
+                    campaign_reports_link(campaign),
+                ),
+            )
 
     @admin.action(description="Issue an ingest key (shown once)")
     def issue_ingest_key(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

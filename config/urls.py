@@ -4,6 +4,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from campaigns.views import api_not_found, health
 
+admin.site.site_header = "Campaign Desk"
+admin.site.site_title = "Campaign Desk"
+admin.site.index_title = "Plan and track training campaigns"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/health/", health, name="health"),

@@ -54,12 +54,15 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
 
     def test_a_planner_logs_in_plans_commits_and_sees_the_summary(self) -> None:
         from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import WebDriverWait
 
         b = self.browser
         b.get(f"{self.live_server_url}/admin/login/")
         self.fill("username", "pia")
         self.fill("password", "pw-pia")
         b.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
+        # Leave the login page only once the session cookie is set.
+        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
         b.get(f"{self.live_server_url}/admin/campaigns/campaign/add/")
 
         self.select("team", str(self.team.pk))

@@ -217,6 +217,22 @@ class AdminPlanningTests(TestCase):
         page = self.client.get(change_url(self.demo))
         self.assertContains(page, "useful: <strong>0</strong>", html=False)
 
+    def test_the_generate_report_action_builds_a_closing_report(self) -> None:
+        from ledger.models import Report
+
+        self.demo.commit(self.planner)
+        self.client.force_login(self.planner)
+        done = self.client.post(
+            reverse("admin:campaigns_campaign_changelist"),
+            {"action": "generate_closing_report", "_selected_action": [self.demo.pk]},
+            follow=True,
+        )
+        self.assertContains(done, "is being built")
+        report = Report.objects.get(campaign=self.demo)
+        self.assertEqual(report.requested_by, self.planner)
+        page = self.client.get(change_url(self.demo))
+        self.assertContains(page, f"campaign__id__exact={self.demo.pk}")
+
     def test_stop_rules_show_read_only_after_commit(self) -> None:
         self.demo.commit(self.planner)
         self.client.force_login(self.planner)

@@ -53,16 +53,23 @@ def queued() -> int:
 
 
 def active_recompute(
-    worker: subprocess.Popen[bytes], campaign_id: int, *, reserved: bool = False
+    worker: subprocess.Popen[bytes],
+    campaign_id: int,
+    version: int | None = None,
+    *,
+    reserved: bool = False,
 ) -> dict[str, Any] | None:
-    """The recompute of `campaign_id` the worker is running (or, with reserved, holding)."""
+    """The recompute of `campaign_id` (at `version`, if given) the worker is running or, with
+    reserved, holding. Superseded versions run for milliseconds; `version` skips them."""
     hostname = worker.hostname  # type: ignore[attr-defined]
     inspect = app.control.inspect(destination=[hostname], timeout=1.0)
     tasks = list((inspect.active() or {}).get(hostname, []))
     if reserved:
         tasks += (inspect.reserved() or {}).get(hostname, [])
     for task in tasks:
-        if task["name"] == recompute_forecast.name and task["args"][0] == campaign_id:
+        if task["name"] != recompute_forecast.name or task["args"][0] != campaign_id:
+            continue
+        if version is None or task["args"][1] == version:
             return dict(task)
     return None
 
@@ -105,7 +112,7 @@ def test_a_worker_killed_mid_recompute_leaves_it_to_the_next_worker_which_lands_
     # The recompute sleeps between computing and landing: time enough to kill it there.
     slow = start_worker(extra_env={"ESTIMATE_TEST_DELAY_SECONDS": "120"})
     try:
-        task = wait_for(lambda: active_recompute(slow, campaign.pk), timeout=60)
+        task = wait_for(lambda: active_recompute(slow, campaign.pk, version), timeout=60)
         assert task["args"] == [campaign.pk, version]
         # Stop this worker taking the message again, then kill the process running the task.
         app.control.cancel_consumer(QUEUE, destination=[slow.hostname], reply=True)  # type: ignore[attr-defined]
