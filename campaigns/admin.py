@@ -489,9 +489,11 @@ class CampaignAdmin(TeamScopedAdmin):
             request, campaign.team_id, WRITERS
         )
         extra_context["baseline"] = campaign.baseline_or_none()
+        from estimates.forecasts import forecast_panel_html
         from ledger.admin import campaign_reports_url
 
         extra_context["reports_url"] = campaign_reports_url(campaign)
+        extra_context["forecast_panel"] = forecast_panel_html(campaign)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def get_urls(self) -> list[Any]:

@@ -76,7 +76,7 @@ REFUSED = OpenApiResponse(RunRefusedSerializer, description="The run is stopped 
 # --- Campaigns -----------------------------------------------------------------------------
 
 
-class CampaignList(generics.ListCreateAPIView):
+class CampaignList(generics.ListCreateAPIView[Campaign]):
     """Campaigns of your teams; create one in a team you plan in (`team`, needed only when you
     plan in several)."""
 
@@ -89,7 +89,7 @@ class CampaignList(generics.ListCreateAPIView):
         serializer.save(created_by=self.request.user)
 
 
-class CampaignDetail(generics.RetrieveUpdateAPIView):
+class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
     """Read a campaign; edit it while it is a draft (after commit the plan is frozen: 409)."""
 
     serializer_class = CampaignSerializer
@@ -127,24 +127,24 @@ class CommitCampaign(APIView):
 class CampaignChild:
     """For /campaigns/{id}/…: the campaign, found in the caller's scope and role-checked once."""
 
-    request: Request
     kwargs: dict[str, Any]
 
     def get_campaign(self) -> Campaign:
         if not hasattr(self, "_campaign"):
-            campaign = campaign_for(self.request, self.kwargs["id"])
-            self.check_object_permissions(self.request, campaign)  # type: ignore[attr-defined]
+            request: Request = self.request  # type: ignore[attr-defined]
+            campaign = campaign_for(request, self.kwargs["id"])
+            self.check_object_permissions(request, campaign)  # type: ignore[attr-defined]
             self._campaign = campaign
         return self._campaign
 
     def get_serializer_context(self) -> dict[str, Any]:
-        context = super().get_serializer_context()  # type: ignore[misc]
+        context: dict[str, Any] = super().get_serializer_context()  # type: ignore[misc]
         if not getattr(self, "swagger_fake_view", False):
             context["campaign"] = self.get_campaign()
         return context
 
 
-class CampaignVariants(CampaignChild, generics.ListCreateAPIView):
+class CampaignVariants(CampaignChild, generics.ListCreateAPIView[PlannedItem]):
     """Planned items: baseline, variants, data and resume checks. After commit an item is
     added as an amendment and needs `amendment_reason`."""
 
@@ -170,7 +170,7 @@ def add_item(campaign: Campaign, data: dict[str, Any], reason: str, user: Any) -
     return item
 
 
-class CampaignStopRules(CampaignChild, generics.ListCreateAPIView):
+class CampaignStopRules(CampaignChild, generics.ListCreateAPIView[StopRule]):
     """Stop rules, written before the runs; 409 once the plan is committed."""
 
     serializer_class = StopRuleSerializer
@@ -188,7 +188,7 @@ class CampaignStopRules(CampaignChild, generics.ListCreateAPIView):
         serializer.save(campaign=self.get_campaign())
 
 
-class CampaignDecisions(CampaignChild, generics.ListCreateAPIView):
+class CampaignDecisions(CampaignChild, generics.ListCreateAPIView[DecisionPoint]):
     """Decision points (after the pilot: continue, cut optional variants, revise the question),
     recorded with who, when and why."""
 
@@ -211,7 +211,7 @@ class CampaignDecisions(CampaignChild, generics.ListCreateAPIView):
         )
 
 
-class CampaignStages(CampaignChild, generics.ListCreateAPIView):
+class CampaignStages(CampaignChild, generics.ListCreateAPIView[Stage]):
     """Calendar stages of the plan; added while drafting (after commit the plan is frozen and
     observed hours go to /stages/{sid}/observed/)."""
 
@@ -229,7 +229,7 @@ class CampaignStages(CampaignChild, generics.ListCreateAPIView):
         serializer.save(campaign=self.get_campaign())
 
 
-class CampaignRuns(CampaignChild, generics.ListCreateAPIView):
+class CampaignRuns(CampaignChild, generics.ListCreateAPIView[Run]):
     """Runs of a campaign. POST creates one, or answers the same run again (200) for the same
     `run_id` and config; another config under that id is a 409."""
 

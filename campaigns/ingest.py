@@ -117,9 +117,7 @@ def open_run(
             # Another request created it between our look and our insert: compare with it.
             existing = Run.objects.get(team_id=campaign.team_id, run_id=run_id)
         else:
-            Campaign.objects.filter(pk=campaign.pk, status=CampaignStatus.COMMITTED).update(
-                status=CampaignStatus.RUNNING, updated_at=timezone.now()
-            )
+            _mark_running(campaign)
             return run, True
     if existing.campaign_id != campaign.pk:
         raise RunIdTaken(f"run id {run_id!r} is already used in another campaign of this team")
@@ -134,6 +132,18 @@ def open_run(
             f"{existing.variant_id}: a new run needs a new run id"
         )
     return existing, False
+
+
+def _mark_running(campaign: Campaign) -> None:
+    """The first run moves a committed campaign to running. Saved, not updated in bulk, so the
+    post_save listeners (the estimates app's staleness) hear of it."""
+    if campaign.status != CampaignStatus.COMMITTED:
+        return
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if locked.status == CampaignStatus.COMMITTED:
+        locked.status = CampaignStatus.RUNNING
+        locked.save(update_fields=["status", "updated_at"])
+        campaign.status = locked.status
 
 
 def _locked(run: Run) -> Run:
@@ -224,13 +234,12 @@ def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:
         # they are; the token column says so in words as well.
         opts = MetricPoint._meta
         columns = ", ".join(
-            connection.ops.quote_name(opts.get_field(f).column)
+            connection.ops.quote_name(opts.get_field(f).column)  # type: ignore[union-attr,arg-type]
             for f in ("run", "name", "step", "value", "non_finite", "created_at")
         )
         sql = f"COPY {connection.ops.quote_name(opts.db_table)} ({columns}) FROM STDIN"
         with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
-            for p in points:
-                copy.write_row((run.pk, p.name, p.step, p.value, p.token, now))
+            copy.write(_copy_text(run.pk, points, now))
         return
     # SQLite cannot store NaN (it reads back as NULL): the token column carries non-finite
     # values there, and the float stays NULL rather than a made-up number.
@@ -248,6 +257,26 @@ def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:
         ],
         batch_size=2000,
     )
+
+
+def _copy_text(run_pk: int, points: Sequence[Point], now: Any) -> bytes:
+    """The batch in COPY's text format, built in one go (a third of the time of write_row).
+
+    Names are printable (read_metric_batch checks), so no tab, newline or carriage return can
+    break a row; a backslash is COPY's escape character and is doubled. Floats use repr(), which
+    round-trips exactly; non-finite values use the tokens PostgreSQL reads (NaN, Infinity).
+    """
+    prefix = f"{run_pk}\t"
+    suffix = f"\t{now.isoformat()}\n"
+    names: dict[str, str] = {}
+    rows = []
+    for p in points:
+        name = names.get(p.name)
+        if name is None:
+            name = names[p.name] = p.name.replace("\\", "\\\\")
+        value = p.token or repr(p.value)
+        rows.append(f"{prefix}{name}\t{p.step}\t{value}\t{p.token}{suffix}")
+    return "".join(rows).encode()
 
 
 # --- Throughput and checkpoints ------------------------------------------------------------
@@ -437,7 +466,7 @@ def read_metric_batch(raw: bytes) -> list[Point]:
                 break
             continue
         problems: dict[str, list[str]] = {}
-        name = item.get("name")
+        name: Any = item.get("name")
         problem = checked_names.get(name) if type(name) is str else None
         if problem is None:
             problem = _name_problem(name)
@@ -445,11 +474,11 @@ def read_metric_batch(raw: bytes) -> list[Point]:
                 checked_names[name] = problem
         if problem:
             problems["name"] = [problem]
-        step = item.get("step")
+        step: Any = item.get("step")
         # type() rather than isinstance(): JSON true is a bool, which isinstance() calls an int.
         if type(step) is not int or not 0 <= step <= STEP_MAX:
             problems["step"] = ["A step is an integer from 0 to 2**63-1."]
-        raw_value = item.get("value")
+        raw_value: Any = item.get("value")
         kind = type(raw_value)
         token = ""
         value = 0.0

@@ -31,7 +31,8 @@ def campaigns_for(user: Any) -> Any:
 
 
 def campaign_for(request: Request, campaign_id: Any) -> Campaign:
-    return get_object_or_404(campaigns_for(request.user), pk=campaign_id)
+    campaign: Campaign = get_object_or_404(campaigns_for(request.user), pk=campaign_id)
+    return campaign
 
 
 def runs_for(user: Any) -> Any:
@@ -50,7 +51,9 @@ class AmbiguousRunId(exceptions.APIException):
 
 def run_for(request: Request, run_id: str) -> Run:
     """The caller's run `run_id` (unique within a team); another team's run is 404."""
-    runs = list(runs_for(request.user).filter(run_id=run_id).select_related("campaign")[:2])
+    runs: list[Run] = list(
+        runs_for(request.user).filter(run_id=run_id).select_related("campaign")[:2]
+    )
     if not runs:
         raise Http404("No such run.")
     if len(runs) > 1:

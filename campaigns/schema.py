@@ -40,7 +40,7 @@ IDEMPOTENCY_KEY = {
 }
 
 
-class IngestKeyScheme(OpenApiAuthenticationExtension):
+class IngestKeyScheme(OpenApiAuthenticationExtension):  # type: ignore[no-untyped-call]
     target_class = "campaigns.authentication.IngestKeyAuthentication"
     name = "ingestKey"
 

@@ -42,7 +42,8 @@ BIGINT_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 MAX_POINTS = 10_000
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
-HOURS_FIELD = {"max_digits": HOURS["max_digits"], "decimal_places": HOURS["decimal_places"]}
+HOURS_MAX_DIGITS = int(HOURS["max_digits"])  # type: ignore[call-overload]
+HOURS_DECIMAL_PLACES = int(HOURS["decimal_places"])  # type: ignore[call-overload]
 
 
 # --- Fields --------------------------------------------------------------------------------
@@ -138,7 +139,7 @@ class JSONObjectField(serializers.JSONField):
         ]
     }
 )
-class MetricValueField(serializers.Field):
+class MetricValueField(serializers.Field[float, Any, Any, Any]):
     """For the schema only: a number, or one of the non-finite tokens (bare or as a string)."""
 
     def to_representation(self, value: Any) -> Any:
@@ -156,10 +157,16 @@ def json_metric_value(value: float) -> float | str:
     return value if math.isfinite(value) else rules.format_metric_value(value)
 
 
+def _scope(field: Any, queryset: Any) -> None:
+    """Narrow a related field (or the child of a many=True one) to `queryset`."""
+    target = field.child_relation if isinstance(field, serializers.ManyRelatedField) else field
+    target.queryset = queryset
+
+
 # --- Campaign planning ---------------------------------------------------------------------
 
 
-class WritableTeamField(serializers.PrimaryKeyRelatedField):
+class WritableTeamField(serializers.PrimaryKeyRelatedField[Team]):
     """A team the caller plans in; any other id reads as unknown (tenancy: no hint it exists)."""
 
     def get_queryset(self) -> Any:
@@ -169,12 +176,12 @@ class WritableTeamField(serializers.PrimaryKeyRelatedField):
         return Team.objects.filter(pk__in=team_ids_for(request.user, write=True))
 
 
-class CampaignCorpusSerializer(serializers.Serializer):
+class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
     name = serializers.CharField(source="corpus_name", max_length=200)
     revision = serializers.CharField(source="corpus_revision", max_length=200)
 
 
-class CampaignSerializer(serializers.ModelSerializer):
+class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     team = WritableTeamField(required=False)
     corpus = CampaignCorpusSerializer(source="*")
     budget = MoneyField(
@@ -227,7 +234,7 @@ class CampaignSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class PlannedItemSerializer(serializers.ModelSerializer):
+class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
     amendment_reason = serializers.CharField(
         write_only=True,
@@ -268,7 +275,7 @@ class PlannedItemSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class StopRuleSerializer(serializers.ModelSerializer):
+class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
     threshold = FiniteFloatField(required=False, allow_null=True)
 
     class Meta:
@@ -293,7 +300,7 @@ class StopRuleSerializer(serializers.ModelSerializer):
         return attrs
 
 
-class DecisionSerializer(serializers.ModelSerializer):
+class DecisionSerializer(serializers.ModelSerializer[DecisionPoint]):
     outcome = serializers.ChoiceField(
         choices=[Outcome.CONTINUE, Outcome.CUT, Outcome.REVISE],
         help_text="continue, cut (optional variants) or revise (the question).",
@@ -302,7 +309,7 @@ class DecisionSerializer(serializers.ModelSerializer):
     cut_variants = serializers.PrimaryKeyRelatedField(
         many=True, required=False, queryset=PlannedItem.objects.none()
     )
-    decided_by = serializers.SlugRelatedField(
+    decided_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
     )
 
@@ -325,13 +332,11 @@ class DecisionSerializer(serializers.ModelSerializer):
         campaign = self.context.get("campaign")
         if campaign is not None:
             # Only this campaign's items can be cut here; any other id is "does not exist".
-            fields["cut_variants"].child_relation.queryset = PlannedItem.objects.filter(
-                campaign=campaign
-            )
+            _scope(fields["cut_variants"], PlannedItem.objects.filter(campaign=campaign))
         return fields
 
 
-class StageSerializer(serializers.ModelSerializer):
+class StageSerializer(serializers.ModelSerializer[Stage]):
     variant = serializers.PrimaryKeyRelatedField(
         queryset=PlannedItem.objects.none(), required=False, allow_null=True
     )
@@ -361,8 +366,8 @@ class StageSerializer(serializers.ModelSerializer):
         campaign = self.context.get("campaign")
         if campaign is not None:
             # Stages depend on stages of the same campaign and run its items, nothing else.
-            fields["variant"].queryset = PlannedItem.objects.filter(campaign=campaign)
-            fields["depends_on"].child_relation.queryset = Stage.objects.filter(campaign=campaign)
+            _scope(fields["variant"], PlannedItem.objects.filter(campaign=campaign))
+            _scope(fields["depends_on"], Stage.objects.filter(campaign=campaign))
         return fields
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -381,7 +386,7 @@ class StageSerializer(serializers.ModelSerializer):
 # --- Runs ----------------------------------------------------------------------------------
 
 
-class StopInfoSerializer(serializers.Serializer):
+class StopInfoSerializer(serializers.Serializer[Any]):
     rule = serializers.IntegerField(allow_null=True, help_text="The stop rule's id; null by hand.")
     kind = serializers.CharField(allow_null=True)
     reason = serializers.CharField()
@@ -395,7 +400,7 @@ def stop_info(run: Run) -> dict[str, Any] | None:
         return None
     return {
         "rule": run.stop_rule_id,
-        "kind": run.stop_rule.kind if run.stop_rule_id else None,
+        "kind": run.stop_rule.kind if run.stop_rule is not None else None,
         "reason": run.stop_reason,
         "step": run.stop_step,
         "at": serializers.DateTimeField().to_representation(run.stopped_at)
@@ -404,7 +409,7 @@ def stop_info(run: Run) -> dict[str, Any] | None:
     }
 
 
-class RunCreateSerializer(serializers.Serializer):
+class RunCreateSerializer(serializers.Serializer[Any]):
     run_id = serializers.RegexField(
         f"^{RUN_ID_PATTERN}$",
         max_length=200,
@@ -424,7 +429,7 @@ class RunCreateSerializer(serializers.Serializer):
         fields = super().get_fields()
         campaign = self.context.get("campaign")
         if campaign is not None:
-            fields["variant"].queryset = PlannedItem.objects.filter(campaign=campaign)
+            _scope(fields["variant"], PlannedItem.objects.filter(campaign=campaign))
         return fields
 
     def validate_run_id(self, value: str) -> str:
@@ -439,9 +444,13 @@ class RunCreateSerializer(serializers.Serializer):
         return item
 
 
-class RunSerializer(serializers.ModelSerializer):
-    campaign = serializers.PrimaryKeyRelatedField(read_only=True)
-    variant = serializers.PrimaryKeyRelatedField(read_only=True, allow_null=True)
+class RunSerializer(serializers.ModelSerializer[Run]):
+    campaign: serializers.PrimaryKeyRelatedField[Campaign] = serializers.PrimaryKeyRelatedField(
+        read_only=True
+    )
+    variant: serializers.PrimaryKeyRelatedField[PlannedItem] = serializers.PrimaryKeyRelatedField(
+        read_only=True, allow_null=True
+    )
     stopped = serializers.SerializerMethodField()
     stop = serializers.SerializerMethodField()
 
@@ -471,12 +480,12 @@ class RunSerializer(serializers.ModelSerializer):
         return stop_info(run)
 
 
-class LatestMetricSerializer(serializers.Serializer):
+class LatestMetricSerializer(serializers.Serializer[Any]):
     step = serializers.IntegerField()
     value = MetricValueField()
 
 
-class ThroughputSerializer(serializers.ModelSerializer):
+class ThroughputSerializer(serializers.ModelSerializer[ThroughputSample]):
     samples_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
     tokens_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
     gpus = serializers.IntegerField(min_value=1, max_value=INT_MAX, default=1)
@@ -513,7 +522,7 @@ class ThroughputSerializer(serializers.ModelSerializer):
         return stop_info(sample.run)
 
 
-class CheckpointSerializer(serializers.ModelSerializer):
+class CheckpointSerializer(serializers.ModelSerializer[Checkpoint]):
     step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
     components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER),
@@ -558,7 +567,7 @@ class CheckpointSerializer(serializers.ModelSerializer):
         return stop_info(checkpoint.run)
 
 
-class LatestFiguresSerializer(serializers.Serializer):
+class LatestFiguresSerializer(serializers.Serializer[Any]):
     metrics = serializers.DictField(child=LatestMetricSerializer())
     throughput = ThroughputSerializer(allow_null=True)
     checkpoint = CheckpointSerializer(allow_null=True)
@@ -598,7 +607,7 @@ class RunDetailSerializer(RunSerializer):
         }
 
 
-class StopRunSerializer(serializers.Serializer):
+class StopRunSerializer(serializers.Serializer[Any]):
     rule = serializers.PrimaryKeyRelatedField(
         queryset=StopRule.objects.none(),
         required=False,
@@ -614,21 +623,25 @@ class StopRunSerializer(serializers.Serializer):
         fields = super().get_fields()
         run = self.context.get("run")
         if run is not None:
-            fields["rule"].queryset = StopRule.objects.filter(campaign_id=run.campaign_id)
+            _scope(fields["rule"], StopRule.objects.filter(campaign_id=run.campaign_id))
         return fields
 
 
-class FinishRunSerializer(serializers.Serializer):
+class FinishRunSerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=["completed", "failed"])
     observed_hours = serializers.DecimalField(
-        **HOURS_FIELD, min_value=0, required=False, allow_null=True
+        max_digits=HOURS_MAX_DIGITS,
+        decimal_places=HOURS_DECIMAL_PLACES,
+        min_value=0,
+        required=False,
+        allow_null=True,
     )
 
 
 # --- Documentation of the metrics fast path ------------------------------------------------
 
 
-class MetricPointDocSerializer(serializers.Serializer):
+class MetricPointDocSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=100)
     step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
     value = MetricValueField(
@@ -636,18 +649,18 @@ class MetricPointDocSerializer(serializers.Serializer):
     )
 
 
-class MetricBatchDocSerializer(serializers.Serializer):
+class MetricBatchDocSerializer(serializers.Serializer[Any]):
     points = serializers.ListField(child=MetricPointDocSerializer(), max_length=MAX_POINTS)
 
 
-class RunRefusedSerializer(serializers.Serializer):
+class RunRefusedSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
     run_id = serializers.CharField()
     status = serializers.CharField()
     stop = StopInfoSerializer(allow_null=True)
 
 
-class MetricsAcceptedSerializer(serializers.Serializer):
+class MetricsAcceptedSerializer(serializers.Serializer[Any]):
     accepted = serializers.IntegerField()
     stopped = serializers.BooleanField()
     stop = StopInfoSerializer(allow_null=True)

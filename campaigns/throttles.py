@@ -14,7 +14,8 @@ from .authentication import is_ingest
 
 class _SettingsRate(SimpleRateThrottle):
     def get_rate(self) -> str | None:
-        return api_settings.DEFAULT_THROTTLE_RATES.get(self.scope)
+        rate = api_settings.DEFAULT_THROTTLE_RATES.get(self.scope or "")
+        return None if rate is None else str(rate)
 
 
 class IngestKeyThrottle(_SettingsRate):

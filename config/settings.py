@@ -165,7 +165,7 @@ REST_FRAMEWORK = {
     ],
     "EXCEPTION_HANDLER": "campaigns.views.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "campaigns.pagination.Pagination",
     "PAGE_SIZE": 100,
     "COERCE_DECIMAL_TO_STRING": True,
     "DEFAULT_THROTTLE_RATES": {

@@ -608,13 +608,14 @@ def compute_forecast(campaign: Campaign) -> Forecast:
                 f"{item.name}: the calculator expects {fmt_hours(calc['wall_hours'])} h at the "
                 f"assumed utilization, more than the {fmt_hours(planned)} h planned."
             )
-        if planned > 0 and abs(hours - planned) > 1e-9:
-            factor[item.pk] = hours / planned
+        reserved = reserved_items.get(item.pk) if snapshot is not None else planned
+        # The item's stages were planned for the reserved hours (frozen at commit; an
+        # amendment changes the item, not its stages): scale them from that basis.
+        basis = reserved if reserved is not None else planned
+        if basis > 0 and abs(hours - basis) > 1e-9:
+            factor[item.pk] = hours / basis
         if source == PILOT or (sample is not None and source == ASSUMED):
             advice.append(f"{item.name}: {note}.")
-        reserved = (
-            reserved_items.get(item.pk) if snapshot is not None else planned
-        )  # None: added after commit
         forecasts.append(
             ItemForecast(
                 id=item.pk,
@@ -624,6 +625,7 @@ def compute_forecast(campaign: Campaign) -> Forecast:
                 status=item.status,
                 gpu=item.gpu,
                 planned_hours=planned,
+                # None: added after commit, so not in the baseline.
                 reserved_hours=reserved,
                 forecast_hours=hours,
                 observed_hours=observed,
@@ -869,12 +871,14 @@ def _enqueue_on_commit(campaign_id: int) -> None:
 
 
 @transaction.atomic
-def mark_stale(campaign_id: int, *, create: bool = True) -> int | None:
+def mark_stale(campaign: Campaign | int, *, create: bool = True) -> int | None:
     """The plan or a measurement changed: bump the input version, mark stale, enqueue the
     recompute once the transaction commits. Returns the new version (None: nothing to mark).
 
-    `create=False` is for deletions: a campaign being deleted must not get a new row.
+    Takes the campaign or its id. `create=False` is for deletions: a campaign being deleted
+    must not get a new row.
     """
+    campaign_id = campaign.pk if isinstance(campaign, Campaign) else int(campaign)
     version = _bump(campaign_id, create=create)
     if version is not None:
         _enqueue_on_commit(campaign_id)

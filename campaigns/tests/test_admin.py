@@ -111,6 +111,7 @@ class AdminPlanningTests(TestCase):
         ]:
             with self.subTest(page=name):
                 self.assertEqual(self.client.get(reverse(name, args=args)).status_code, 200)
+        self.assertContains(self.client.get(reverse("admin:index")), "Campaign Desk")
         filtered = self.client.get(
             reverse("admin:campaigns_campaign_changelist"),
             {"status__exact": "draft", "items__tier": "mandatory", "q": "variant"},
@@ -120,6 +121,7 @@ class AdminPlanningTests(TestCase):
     def test_the_demo_page_shows_the_seed_summary(self) -> None:
         self.client.force_login(self.planner)
         page = self.client.get(change_url(self.demo))
+        self.assertContains(page, "forecast", status_code=200)
         self.assertContains(page, "48 h reserved of a 72 h window: 24 h uncommitted")
         self.assertContains(page, "mandatory: <strong>4</strong>", html=False)
 
@@ -152,11 +154,7 @@ class AdminPlanningTests(TestCase):
         self.assertContains(refused, "say why this item changes")
         data[f"items-{idx}-amendment_reason"] = "pilot throughput was 30% lower"
         accepted = self.client.post(change_url(self.demo), data)
-        errors = accepted.context and [
-            (f.formset.prefix, f.formset.errors, f.formset.non_form_errors())
-            for f in accepted.context["inline_admin_formsets"]
-        ]
-        self.assertEqual(accepted.status_code, 302, errors)
+        self.assertEqual(accepted.status_code, 302, accepted.content[:3000])
         item.refresh_from_db()
         self.assertEqual(item.planned_hours, Decimal("14"))
         self.assertEqual(item.amendments.get().reason, "pilot throughput was 30% lower")
@@ -207,7 +205,7 @@ class AdminPlanningTests(TestCase):
         data["decisions-0-rationale"] = "the pilot ran at half the assumed speed"
         data["decisions-0-cut_variants"] = str(variant_b.pk)
         saved = self.client.post(change_url(self.demo), data)
-        self.assertEqual(saved.status_code, 302, saved.context and saved.context["errors"])
+        self.assertEqual(saved.status_code, 302, saved.content[:300])
         decision = self.demo.decisions.get()
         self.assertEqual(decision.outcome, "cut")
         self.assertEqual(decision.decided_by, self.planner)

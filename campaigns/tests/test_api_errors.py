@@ -108,3 +108,20 @@ class JsonErrors(TestCase):
     def test_an_ingest_key_refused_a_planning_endpoint_is_told_why(self) -> None:
         body = self.assertJsonError(as_key(self.raw_key).get("/api/v1/campaigns/"), 403)
         self.assertIn("ingest key", body["detail"])
+
+
+class ListParameters(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        committed_campaign(cls.team, cls.owner)
+
+    def test_absurd_limits_and_offsets_are_bounded_not_crashed_on(self) -> None:
+        desk = as_user(self.owner)
+        huge = "46717912942383467314155741046112256"
+        for query in (f"limit={huge}", f"offset={huge}", "limit=-3&offset=-1", "limit=x"):
+            with self.subTest(query=query):
+                answer = desk.get(f"/api/v1/campaigns/?{query}")
+                self.assertEqual(answer.status_code, 200)
+                self.assertEqual(answer.json()["count"], 1)

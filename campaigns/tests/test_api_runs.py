@@ -222,11 +222,14 @@ class LoggingMetrics(RunApiTestCase):
 
     def test_one_bad_point_refuses_the_whole_batch_and_names_it(self) -> None:
         self.start()
-        batch = points(("loss", 1, 2.0), ("loss", -1, 2.0), ("loss", 3, "high"), ("", 4, 1.0))
+        batch = points(
+            ("loss", 1, 2.0), ("loss", -1, 2.0), ("loss", 3, "high"), ("", 4, 1.0), ("a\tb", 5, 1)
+        )
         answer = post(self.loop, RUN + "metrics/", batch)
         self.assertEqual(answer.status_code, 400)
         errors = answer.json()["points"]
-        self.assertEqual(set(errors), {"1", "2", "3"})
+        self.assertEqual(set(errors), {"1", "2", "3", "4"})
+        self.assertIn("name", errors["4"])
         self.assertIn("step", errors["1"])
         self.assertIn("value", errors["2"])
         self.assertIn("name", errors["3"])
@@ -528,3 +531,10 @@ class NonFiniteValuesOnPostgres(RunApiTestCase):
         # rules; the token column marks exactly the non-finite rows.
         tokens = dict(MetricPoint.objects.values_list("step", "non_finite"))
         self.assertEqual(tokens, {1: "NaN", 2: "Infinity", 3: "-Infinity", 4: ""})
+
+    def test_copy_keeps_awkward_names_and_extreme_values_exactly(self) -> None:
+        self.start()
+        awkward = [("eval\\loss", 1, 5e-324), ("pérdida/ü", 2, -0.0), ("x", 3, 0.1 + 0.2)]
+        self.assertEqual(post(self.loop, RUN + "metrics/", points(*awkward)).status_code, 201)
+        stored = list(MetricPoint.objects.order_by("step").values_list("name", "value"))
+        self.assertEqual(stored, [(n, v) for n, _s, v in awkward])

@@ -231,6 +231,18 @@ class SeedPilotTests(CommittedTestData, TestCase):
         reserved = {i["name"]: i["reserved_hours"] for i in body["items"]}
         self.assertEqual(reserved["Variant A: LoRA rank 16"], 10.0)
 
+    def test_an_amendment_after_commit_moves_the_forecast_but_not_the_reserved_hours(
+        self,
+    ) -> None:
+        variant_a = PlannedItem.objects.get(pk=self.trained[1].pk)
+        variant_a.amend(reason="longer schedule", planned_hours=Decimal("15"))
+        recompute(self.seed.pk, campaign_row(self.seed).input_version)
+        outputs = campaign_row(self.seed).outputs
+        self.assertEqual(outputs["totals"]["reserved_hours"], 48.0)
+        self.assertEqual(outputs["totals"]["forecast_hours"], 53.0)
+        row = next(i for i in outputs["items"] if i["id"] == variant_a.pk)
+        self.assertEqual((row["reserved_hours"], row["forecast_hours"]), (10.0, 15.0))
+
     def test_a_cut_item_drops_its_stage_from_the_forecast(self) -> None:
         for item in self.trained:
             pilot(item, tokens_per_second=1000)
