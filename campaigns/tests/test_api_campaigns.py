@@ -250,3 +250,23 @@ class ItemsRulesDecisionsAndStages(TestCase):
             self.desk, self.base + "stages/", {"name": "y", "kind": "setup", "machine": False}
         )
         self.assertEqual(frozen.status_code, 409)
+
+
+class BrowsingWithASession(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.planner = make_user("pia", team=cls.team, role="planner")
+        cls.campaign = make_plannable(cls.team)
+
+    def test_the_browsable_api_and_the_docs_open_from_an_admin_session(self) -> None:
+        self.client.force_login(self.planner)
+        base = f"/api/v1/campaigns/{self.campaign.pk}/"
+        for url in ("/api/v1/campaigns/", base, base + "variants/", base + "runs/"):
+            with self.subTest(url=url):
+                page = self.client.get(url, headers={"Accept": "text/html"})
+                self.assertEqual(page.status_code, 200)
+                self.assertIn(b"Django REST framework", page.content)
+        self.assertEqual(self.client.get("/api/v1/docs/").status_code, 200)
+        schema = self.client.get("/api/v1/schema/", headers={"Accept": "application/json"})
+        self.assertIn("/api/v1/runs/{run_id}/metrics/", schema.json()["paths"])

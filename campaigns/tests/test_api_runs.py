@@ -394,7 +394,7 @@ class ThroughputCheckpointsStopAndFinish(RunApiTestCase):
 
     def test_a_stop_names_a_rule_of_the_runs_own_campaign_only(self) -> None:
         self.start()
-        other, other_rules = committed_campaign(self.team, self.owner, title="other")
+        _other, other_rules = committed_campaign(self.team, self.owner, title="other")
         foreign = post(
             self.loop, RUN + "stop/", {"reason": "x", "rule": other_rules["non_finite_loss"]}
         )
