@@ -17,6 +17,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from ledger.forms import ObservedStageForm
+
 from .models import (
     AMENDABLE_ITEM_FIELDS,
     Campaign,
@@ -36,8 +38,6 @@ from .models import (
     Team,
     team_ids_for,
 )
-from ledger.forms import ObservedStageForm
-
 from .planning import campaign_summary, fmt_hours
 
 
@@ -183,11 +183,11 @@ class PlannedItemForm(forms.ModelForm[PlannedItem]):
         data = super().clean() or {}
         campaign = getattr(self.instance, "campaign", None) if self.instance.pk else None
         committed = campaign is not None and not campaign.is_draft
-        if committed and self.amended_fields():
-            if not (data.get("amendment_reason") or "").strip():
-                raise ValidationError(
-                    {"amendment_reason": "The plan is committed: say why this item changes."}
-                )
+        reason = (data.get("amendment_reason") or "").strip()
+        if committed and not reason and self.amended_fields():
+            raise ValidationError(
+                {"amendment_reason": "The plan is committed: say why this item changes."}
+            )
         return data
 
 

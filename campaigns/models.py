@@ -294,20 +294,19 @@ class PlannedItem(models.Model):
         }
 
     def save(self, *args: Any, **kwargs: Any) -> None:
-        if self.pk is None and not self.campaign.is_draft:
+        amending = getattr(self, "_amendment", False)
+        if self.pk is None and not self.campaign.is_draft and not amending:
             # A new item after commit is an amendment too; it is allowed through amend().
-            if not getattr(self, "_amendment", False):
-                raise PlanFrozen("items added after commit must go through an amendment")
-        elif self.pk is not None and not self.campaign.is_draft:
-            if not getattr(self, "_amendment", False):
-                stored = PlannedItem.objects.get(pk=self.pk)
-                changed = [
-                    f for f in AMENDABLE_ITEM_FIELDS if getattr(stored, f) != getattr(self, f)
-                ]
-                if changed:
-                    raise PlanFrozen(
-                        f"changes to {', '.join(changed)} after commit need an amendment reason"
-                    )
+            raise PlanFrozen("items added after commit must go through an amendment")
+        if self.pk is not None and not self.campaign.is_draft and not amending:
+            stored = PlannedItem.objects.get(pk=self.pk)
+            changed = [
+                f for f in AMENDABLE_ITEM_FIELDS if getattr(stored, f) != getattr(self, f)
+            ]
+            if changed:
+                raise PlanFrozen(
+                    f"changes to {', '.join(changed)} after commit need an amendment reason"
+                )
         super().save(*args, **kwargs)
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
@@ -378,7 +377,8 @@ class StopRule(models.Model):
 
     def __str__(self) -> str:
         if self.kind == StopRuleKind.METRIC_THRESHOLD:
-            return f"#{self.pk} stop when {self.metric} {self.get_comparator_display()} {self.threshold}"
+            comparator = self.get_comparator_display()
+            return f"#{self.pk} stop when {self.metric} {comparator} {self.threshold}"
         return f"#{self.pk} {self.get_kind_display()}"
 
     def clean(self) -> None:
@@ -775,6 +775,11 @@ class ThroughputSample(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
 
+    def __str__(self) -> str:
+        unit = "tokens" if self.tokens_per_second else "samples"
+        rate = self.tokens_per_second or self.samples_per_second
+        return f"{rate} {unit}/s on {self.gpus} GPU(s)"
+
 
 class Checkpoint(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="checkpoints")
@@ -789,6 +794,9 @@ class Checkpoint(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"checkpoint of {self.run_id} at step {self.step}"
 
 
 # --- Idempotency ---------------------------------------------------------------------------
@@ -811,3 +819,6 @@ class IdempotencyRecord(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["principal", "key"], name="idempotency_key_unique")
         ]
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.path} ({self.key})"

@@ -95,7 +95,11 @@ class TeamRole(permissions.BasePermission):
         if request.method in permissions.SAFE_METHODS:
             return True
         # Object-level (team) checks happen per object; here: any writer membership at all.
-        return bool(getattr(user, "is_superuser", False) or team_ids_for(user, write=True))
+        if getattr(user, "is_superuser", False) or team_ids_for(user, write=True):
+            return True
+        # A viewer in every team: on a route naming an object, look it up first, so another
+        # team's object stays a 404 (API.md) and the object check answers 403 for their own.
+        return bool(getattr(view, "kwargs", None))
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:
         if request.method in permissions.SAFE_METHODS or is_ingest(request.user):

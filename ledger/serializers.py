@@ -107,7 +107,8 @@ class DeliverableFileSerializer(serializers.ModelSerializer[DeliverableFile]):
     # Blank paths, zero sizes and malformed digests are rejection reasons, not malformed
     # requests: the checks name them, and the deliverable is kept as rejected.
     path = serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False)
-    size_bytes = serializers.IntegerField()
+    # Bounded by PostgreSQL's bigint: a larger size is malformed input, not a rejection.
+    size_bytes = serializers.IntegerField(min_value=0, max_value=2**63 - 1)
     sha256 = serializers.CharField(max_length=200, allow_blank=True)
 
     class Meta:

@@ -142,6 +142,18 @@ class ViewersRead(AccessTestCase):
         self.assertEqual(StopRule.objects.filter(campaign=self.draft).count(), 1)
         self.assertEqual(Run.objects.count(), 1)
 
+    def test_a_viewer_writing_to_another_teams_campaign_gets_404_not_403(self) -> None:
+        viewer = as_user(self.viewer)
+        base = f"/api/v1/campaigns/{self.other_campaign.pk}/"
+        writes = [
+            patch(viewer, base, {"title": "renamed"}),
+            post(viewer, base + "commit/"),
+            post(viewer, base + "variants/", {"name": "x"}),
+            post(viewer, base + "runs/", {"run_id": "v-2"}),
+            post(viewer, base + "ledger/", {"kind": "external", "amount": "1.00"}),
+        ]
+        self.assertEqual([w.status_code for w in writes], [404] * len(writes))
+
 
 class IngestKeysAppendRunData(AccessTestCase):
     def test_a_key_creates_runs_and_logs_to_its_campaign(self) -> None:

@@ -107,6 +107,16 @@ class DeliverableApiTests(TestCase):
                 self.assertEqual(answer.status_code, 400)
                 self.assertIn(field, answer.json())
 
+    def test_a_file_size_beyond_a_bigint_or_below_zero_is_a_400_naming_it(self) -> None:
+        for size in (2**63, -1):
+            body = deliverable_body()
+            body["files"][0]["size_bytes"] = size
+            with self.subTest(size=size):
+                answer = self.api.post(self.url, body, format="json")
+                self.assertEqual(answer.status_code, 400)
+                self.assertIn("size_bytes", str(answer.json()["files"]), answer.json())
+        self.assertFalse(Deliverable.objects.exists())
+
     def test_the_list_shows_each_verdict(self) -> None:
         self.api.post(self.url, deliverable_body(run="base-1"), format="json")
         self.api.post(self.url, deliverable_body(run="base-nan"), format="json")

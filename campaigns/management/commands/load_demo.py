@@ -24,6 +24,7 @@ from estimates.models import RentalPlan
 from estimates.seeding import seed_catalog
 
 DEMO_TITLE = "Baseline vs two variants on a fixed corpus"
+VARIANT_RATIONALE = "Only a gain of at least the threshold over the baseline changes the choice."
 
 # Seed 004's illustrative calendar: 48 sequential hours on one RTX 4090, from the start of
 # preparation to the retrieval of results, inside a 72-hour window.
@@ -110,9 +111,7 @@ class Command(BaseCommand):
                 prep_hours=Decimal(str(prep)),
                 config=config,
                 gpu="RTX-4090",
-                rationale="Only a gain of at least the threshold over the baseline changes the choice."
-                if role == "variant"
-                else "",
+                rationale=VARIANT_RATIONALE if role == "variant" else "",
             )
         StopRule.objects.create(
             campaign=campaign,
