@@ -45,8 +45,12 @@ typecheck: install-dev
 worker: install
 	$(BIN)/celery -A config worker --loglevel=info
 
+# ingest and report need PostgreSQL on 127.0.0.1:5432 (see bench/README.md).
 bench: install-dev
 	$(BIN)/python bench/bench_plans.py
+	$(BIN)/python bench/estimates/run.py
+	$(BIN)/python bench/ingest/run.py
+	$(BIN)/python bench/report/run.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles build .pytest_cache .mypy_cache .ruff_cache

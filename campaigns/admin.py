@@ -69,7 +69,23 @@ def _object_id(request: HttpRequest) -> int:
         return 0
 
 
-class TeamScopedAdmin(admin.ModelAdmin[Any]):
+class NotFoundOutsideTeams:
+    """Django's admin redirects to the index for an object it cannot find; another team's
+    object must look exactly like one that does not exist: 404."""
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        if self.get_object(request, object_id) is None:  # type: ignore[attr-defined]
+            raise Http404("No such object.")
+        return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc,no-any-return]
+
+
+class TeamScopedAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Any]):
     """Scope a model to the caller's teams through `team_path` (e.g. 'campaign__team')."""
 
     team_path = "team"
@@ -105,19 +121,6 @@ class TeamScopedAdmin(admin.ModelAdmin[Any]):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        # Django's admin redirects to the index for an object it cannot find; another team's
-        # object must look exactly like one that does not exist: 404.
-        if self.get_object(request, object_id) is None:
-            raise Http404("No such object.")
-        return super().change_view(request, object_id, form_url, extra_context)
 
 
 # --- Inlines -------------------------------------------------------------------------------
@@ -591,7 +594,7 @@ class CampaignAdmin(TeamScopedAdmin):
 
 
 @admin.register(Team)
-class TeamAdmin(admin.ModelAdmin[Team]):
+class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
 
@@ -622,17 +625,6 @@ class TeamAdmin(admin.ModelAdmin[Team]):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.is_superuser
-
-    def change_view(
-        self,
-        request: HttpRequest,
-        object_id: str,
-        form_url: str = "",
-        extra_context: dict[str, Any] | None = None,
-    ) -> HttpResponse:
-        if self.get_object(request, object_id) is None:
-            raise Http404("No such team.")
-        return super().change_view(request, object_id, form_url, extra_context)
 
 
 @admin.register(PlanBaseline)

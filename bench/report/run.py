@@ -34,6 +34,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.databases import db_url, drop_database, recreate_database  # noqa: E402
+
 BUILD = ROOT / "build"
 TARGET_SECONDS = 10.0
 
@@ -51,31 +55,6 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=4)
     p.add_argument("--output", type=Path, default=BUILD / "bench-report.json")
     return p.parse_args()
-
-
-def db_url(admin_url: str, name: str) -> str:
-    return admin_url.rsplit("/", 1)[0] + "/" + name
-
-
-def recreate_database(admin_url: str, name: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-
-
-def drop_database(admin_url: str, name: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(
-            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
-        )
 
 
 def setup_django(url: str) -> None:

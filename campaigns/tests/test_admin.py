@@ -35,6 +35,8 @@ class AdminScopingTests(TestCase):
     def test_another_teams_campaign_url_answers_404(self) -> None:
         self.client.force_login(self.outsider)
         self.assertEqual(self.client.get(change_url(self.ours)).status_code, 404)
+        team_page = reverse("admin:campaigns_team_change", args=[self.nlp.pk])
+        self.assertEqual(self.client.get(team_page).status_code, 404)
         commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
         self.assertEqual(self.client.post(commit).status_code, 404)
         self.ours.refresh_from_db()
