@@ -126,12 +126,19 @@ class Estimate(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        # Two partial constraints rather than NULLS NOT DISTINCT, which SQLite cannot enforce:
+        # one campaign-level estimate (item is null) and one estimate per item.
         constraints = [
             models.UniqueConstraint(
+                fields=["campaign"],
+                condition=models.Q(item__isnull=True),
+                name="one_campaign_estimate",
+            ),
+            models.UniqueConstraint(
                 fields=["campaign", "item"],
+                condition=models.Q(item__isnull=False),
                 name="one_estimate_per_item",
-                nulls_distinct=False,
-            )
+            ),
         ]
 
     def __str__(self) -> str:
