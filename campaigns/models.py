@@ -300,9 +300,7 @@ class PlannedItem(models.Model):
             raise PlanFrozen("items added after commit must go through an amendment")
         if self.pk is not None and not self.campaign.is_draft and not amending:
             stored = PlannedItem.objects.get(pk=self.pk)
-            changed = [
-                f for f in AMENDABLE_ITEM_FIELDS if getattr(stored, f) != getattr(self, f)
-            ]
+            changed = [f for f in AMENDABLE_ITEM_FIELDS if getattr(stored, f) != getattr(self, f)]
             if changed:
                 raise PlanFrozen(
                     f"changes to {', '.join(changed)} after commit need an amendment reason"

@@ -4,23 +4,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('campaigns', '0002_initial'),
-        ('estimates', '0002_seed_catalog'),
+        ("campaigns", "0002_initial"),
+        ("estimates", "0002_seed_catalog"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='estimate',
-            name='one_estimate_per_item',
+            model_name="estimate",
+            name="one_estimate_per_item",
         ),
         migrations.AddConstraint(
-            model_name='estimate',
-            constraint=models.UniqueConstraint(condition=models.Q(('item__isnull', True)), fields=('campaign',), name='one_campaign_estimate'),
+            model_name="estimate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("item__isnull", True)),
+                fields=("campaign",),
+                name="one_campaign_estimate",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='estimate',
-            constraint=models.UniqueConstraint(condition=models.Q(('item__isnull', False)), fields=('campaign', 'item'), name='one_estimate_per_item'),
+            model_name="estimate",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("item__isnull", False)),
+                fields=("campaign", "item"),
+                name="one_estimate_per_item",
+            ),
         ),
     ]
