@@ -147,6 +147,19 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return self._writable(request, obj) and (obj is None or obj.is_draft)
 
 
+ITEM_FIELDS = [
+    "name",
+    "role",
+    "tier",
+    "planned_hours",
+    "prep_hours",
+    "gpu",
+    "config",
+    "rationale",
+    "status",
+]
+
+
 class PlannedItemForm(forms.ModelForm[PlannedItem]):
     amendment_reason = forms.CharField(
         required=False,
@@ -156,17 +169,7 @@ class PlannedItemForm(forms.ModelForm[PlannedItem]):
 
     class Meta:
         model = PlannedItem
-        fields = [
-            "name",
-            "role",
-            "tier",
-            "planned_hours",
-            "prep_hours",
-            "gpu",
-            "config",
-            "rationale",
-            "status",
-        ]
+        fields = ITEM_FIELDS
         widgets = {
             "rationale": forms.Textarea(attrs={"rows": 2, "cols": 30}),
             "config": forms.Textarea(attrs={"rows": 2, "cols": 24}),
@@ -194,18 +197,7 @@ class PlannedItemForm(forms.ModelForm[PlannedItem]):
         return data
 
 
-ITEM_INLINE_FIELDS: list[Any] = [
-    "name",
-    "role",
-    "tier",
-    "planned_hours",
-    "prep_hours",
-    "gpu",
-    "config",
-    "rationale",
-    "status",
-    "amendment_reason",
-]
+ITEM_INLINE_FIELDS: list[Any] = [*ITEM_FIELDS, "amendment_reason"]
 
 
 class PlannedItemInline(CampaignInline):
@@ -593,6 +585,34 @@ class CampaignAdmin(TeamScopedAdmin):
             )
 
 
+class MembershipForm(forms.ModelForm[Membership]):
+    """Members are named by username: owners never see a list of every user of the service."""
+
+    username = forms.CharField(max_length=150)
+
+    class Meta:
+        model = Membership
+        fields = ["role"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["username"].initial = self.instance.user.get_username()
+
+    def clean_username(self) -> str:
+        from django.contrib.auth import get_user_model
+
+        username: str = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise ValidationError(
+                f"No user named {username!r}: create it with "
+                f"`manage.py create_team TEAM --member {username}`."
+            )
+        self.instance.user = user
+        return username
+
+
 @admin.register(Team)
 class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
     list_display = ["name", "created_at"]
@@ -600,9 +620,22 @@ class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
 
     class MembershipInline(admin.TabularInline[Membership, Team]):
         model = Membership
+        form = MembershipForm
+        fields = ["username", "role"]
         extra = 0
-        # A raw id, not a select of every user of the service: owners see only their teams.
-        raw_id_fields = ["user"]
+
+        # Team roles, not Django's model permissions: a team's owners manage its members.
+        def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return True
+
+        def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return _role_in(request, obj.pk if obj else None, OWNERS)
+
+        def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return _role_in(request, obj.pk if obj else None, OWNERS)
+
+        def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return _role_in(request, obj.pk if obj else None, OWNERS)
 
     inlines = [MembershipInline]
 

@@ -171,6 +171,12 @@ class Campaign(models.Model):
             problems.append("the plan needs at least one mandatory item")
         if not self.stop_rules.exists():
             problems.append("the plan needs at least one stop rule, written before the runs")
+        # Commit posts the lots to the ledger, which never sums two currencies.
+        for lot in self.lots.exclude(plan__currency=self.currency).select_related("plan"):
+            problems.append(
+                f"the lot {lot.plan.provider} {lot.plan.name} is priced in "
+                f"{lot.plan.currency}, the campaign in {self.currency}"
+            )
         return problems
 
     def commit(self, user: Any = None) -> PlanBaseline:

@@ -221,7 +221,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "estimates.tasks.sweep_stale_estimates",
         "schedule": float(os.environ.get("STALE_SWEEP_SECONDS", "300")),
     },
+    "purge-idempotency-records": {
+        "task": "campaigns.tasks.purge_idempotency_records",
+        "schedule": 3600.0,
+    },
 }
+
+# Stored Idempotency-Key responses are kept this long (a week covers any sane retry).
+IDEMPOTENCY_RETENTION_HOURS = int(os.environ.get("IDEMPOTENCY_RETENTION_HOURS", "168"))
 
 # Estimates left stale longer than this are re-enqueued by the periodic sweep.
 STALE_ESTIMATE_SECONDS = int(os.environ.get("STALE_ESTIMATE_SECONDS", "600"))

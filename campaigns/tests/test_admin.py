@@ -246,3 +246,50 @@ class AdminPlanningTests(TestCase):
         self.assertFalse(rules.has_change_permission)
         self.assertFalse(rules.has_delete_permission)
         self.assertEqual(PlannedItem.objects.filter(campaign=self.demo).count(), 5)
+
+
+class TeamMembersAdminTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.planner = make_user("pia", team=cls.team, role="planner")
+        cls.newcomer = make_user("nico")
+
+    def post_members(self, user, rows: list[tuple[str, str]]):  # type: ignore[no-untyped-def]
+        self.client.force_login(user)
+        existing = list(self.team.memberships.order_by("id"))
+        data = {
+            "name": self.team.name,
+            "memberships-TOTAL_FORMS": str(len(existing) + len(rows)),
+            "memberships-INITIAL_FORMS": str(len(existing)),
+            "memberships-MIN_NUM_FORMS": "0",
+            "memberships-MAX_NUM_FORMS": "1000",
+        }
+        for i, m in enumerate(existing):
+            data[f"memberships-{i}-id"] = str(m.pk)
+            data[f"memberships-{i}-team"] = str(self.team.pk)
+            data[f"memberships-{i}-username"] = m.user.username
+            data[f"memberships-{i}-role"] = m.role
+        for j, (username, role) in enumerate(rows, start=len(existing)):
+            data[f"memberships-{j}-team"] = str(self.team.pk)
+            data[f"memberships-{j}-username"] = username
+            data[f"memberships-{j}-role"] = role
+        url = reverse("admin:campaigns_team_change", args=[self.team.pk])
+        return self.client.post(url, data)
+
+    def test_an_owner_adds_a_member_by_username(self) -> None:
+        answer = self.post_members(self.owner, [("nico", "viewer")])
+        self.assertEqual(answer.status_code, 302)
+        self.assertEqual(self.team.memberships.get(user=self.newcomer).role, "viewer")
+
+    def test_an_unknown_username_is_refused_with_a_hint(self) -> None:
+        answer = self.post_members(self.owner, [("ghost", "planner")])
+        self.assertEqual(answer.status_code, 200)
+        self.assertContains(answer, "No user named &#x27;ghost&#x27;")
+        self.assertEqual(self.team.memberships.count(), 2)
+
+    def test_a_planner_cannot_manage_members(self) -> None:
+        answer = self.post_members(self.planner, [("nico", "owner")])
+        self.assertEqual(answer.status_code, 403)
+        self.assertFalse(self.team.memberships.filter(user=self.newcomer).exists())

@@ -52,6 +52,17 @@ class CommitTests(TestCase):
             campaign.commit(self.user)
         self.assertEqual(len(refused.exception.problems), 2)
 
+    def test_it_refuses_a_lot_priced_in_another_currency_than_the_campaign(self) -> None:
+        campaign = make_plannable(self.team, currency="EUR")
+        campaign.lots.create(plan=RentalPlan.objects.get(name="RTX 4090, 3 days"))
+        with self.assertRaises(CommitRefused) as refused:
+            campaign.commit(self.user)
+        self.assertEqual(
+            refused.exception.problems,
+            ["the lot IteraGPU RTX 4090, 3 days is priced in USD, the campaign in EUR"],
+        )
+        self.assertFalse(LedgerEntry.objects.filter(campaign=campaign).exists())
+
     def test_commit_freezes_a_snapshot_of_items_rules_stages_and_window(self) -> None:
         campaign = make_plannable(self.team)
         baseline = campaign.commit(self.user)
