@@ -220,25 +220,20 @@ class StopRuleInline(CampaignInline):
         return super()._writable(request, obj) and (obj is None or obj.is_draft)
 
 
+STAGE_INLINE_FIELDS: list[Any] = list(ObservedStageForm.Meta.fields)
+
+
 class StageInline(CampaignInline):
     model = Stage
     # Observed hours after commit need a deviation note beyond 10% of the plan.
     form = ObservedStageForm
-    fields = [
-        "name",
-        "kind",
-        "machine",
-        "resource",
-        "variant",
-        "planned_hours",
-        "depends_on",
-        "observed_hours",
-        "deviation_note",
-    ]
+    fields = STAGE_INLINE_FIELDS
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
-            return ["name", "kind", "machine", "resource", "variant", "planned_hours", "depends_on"]
+            # The plan is frozen: only what was observed stays editable.
+            observed = {"observed_hours", "deviation_note"}
+            return [str(f) for f in self.fields if f not in observed]
         return []
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -489,7 +484,8 @@ class CampaignAdmin(TeamScopedAdmin):
 
         extra_context["reports_url"] = campaign_reports_url(campaign)
         extra_context["forecast_panel"] = forecast_panel_html(campaign)
-        return super().change_view(request, object_id, form_url, extra_context)
+        # Already found above: go straight to Django's view, skipping the mixin's second lookup.
+        return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
 
     def get_urls(self) -> list[Any]:
         return [
