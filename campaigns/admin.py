@@ -19,6 +19,7 @@ from django.utils.html import format_html
 
 from ledger.forms import ObservedStageForm
 
+from . import services
 from .models import (
     AMENDABLE_ITEM_FIELDS,
     Campaign,
@@ -557,7 +558,7 @@ class CampaignAdmin(TeamScopedAdmin):
             if not _role_in(request, campaign.team_id, OWNERS):
                 messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
                 continue
-            _key, raw = IngestKey.issue(campaign, user=request.user)
+            _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
             messages.warning(
                 request,
                 format_html(
@@ -571,13 +572,11 @@ class CampaignAdmin(TeamScopedAdmin):
             if not _role_in(request, campaign.team_id, {Role.OWNER}):
                 messages.error(request, f"“{campaign}”: only the team's owners revoke ingest keys.")
                 continue
-            keys = list(campaign.ingest_keys.filter(revoked_at__isnull=True))
-            for key in keys:
-                key.revoke()
+            revoked = services.revoke_ingest_keys(campaign=campaign, user=request.user)
             # A leaked key is revoked with its siblings: issuing a fresh one is one click.
             messages.success(
                 request,
-                f"“{campaign}”: {len(keys)} ingest key(s) revoked; loops using them get 401 now.",
+                f"“{campaign}”: {revoked} ingest key(s) revoked; loops using them get 401 now.",
             )
 
 
