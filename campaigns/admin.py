@@ -14,26 +14,27 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
-
-from ledger.forms import ObservedStageForm
 
 from . import services
 from .models import (
     AMENDABLE_ITEM_FIELDS,
     Campaign,
-    CampaignStatus,
+    CampaignClosed,
     CommitRefused,
     DecisionPoint,
     IngestKey,
     LotReservation,
     Membership,
+    Outcome,
     PlanBaseline,
     PlanFrozen,
     PlannedItem,
     Role,
     Run,
+    RunsStillRunning,
     Stage,
     StopRule,
     Team,
@@ -47,13 +48,7 @@ def _team_ids(request: HttpRequest, *, write: bool = False) -> list[int]:
 
 
 def _role_in(request: HttpRequest, team_id: int | None, roles: set[str]) -> bool:
-    if request.user.is_superuser:
-        return True
-    if team_id is None:
-        return False
-    return Membership.objects.filter(
-        user_id=int(request.user.pk or 0), team_id=team_id, role__in=roles
-    ).exists()
+    return Membership.objects.has_role(request.user, team_id, roles)
 
 
 WRITERS: set[str] = {Role.PLANNER, Role.OWNER}
@@ -129,10 +124,14 @@ class TeamScopedAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Any]):
 
 class CampaignInline(admin.TabularInline[Any, Any]):
     extra = 0
+    # The plan's rows are written while drafting and frozen with the plan at commit.
+    frozen_after_commit = True
 
     def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
         if obj is None:
             return True
+        if obj.is_closed or (self.frozen_after_commit and not obj.is_draft):
+            return False
         return _role_in(request, obj.team_id, WRITERS)
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -148,6 +147,31 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return self._writable(request, obj) and (obj is None or obj.is_draft)
 
 
+def _refusal_to_form(form: forms.BaseForm, exc: Exception, field: str | None = None) -> None:
+    """A service's refusal shown on the form: field errors beside their fields, a state
+    refusal (frozen plan, closed campaign) at the top of the form."""
+    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
+        for name, errors in exc.error_dict.items():
+            target = name if name in form.fields else None
+            for error in errors:
+                form.add_error(target, error)
+        return
+    form.add_error(field, str(exc))
+
+
+def _campaign_of(form: forms.ModelForm[Any]) -> Campaign | None:
+    campaign = getattr(form, "parent_campaign", None)
+    if campaign is None and form.instance.pk:
+        campaign = form.instance.campaign
+    return campaign
+
+
+class CampaignChildForm(forms.ModelForm[Any]):
+    """An inline row's form; the inline hands it the campaign being edited."""
+
+    parent_campaign: Campaign | None = None
+
+
 ITEM_FIELDS = [
     "name",
     "role",
@@ -157,15 +181,14 @@ ITEM_FIELDS = [
     "gpu",
     "config",
     "rationale",
-    "status",
 ]
 
 
-class PlannedItemForm(forms.ModelForm[PlannedItem]):
+class PlannedItemForm(CampaignChildForm):
     amendment_reason = forms.CharField(
         required=False,
         widget=forms.TextInput(attrs={"size": 30}),
-        help_text="After commit: why this change (recorded as an amendment).",
+        help_text="After commit: why this item is added or changes (recorded as an amendment).",
     )
 
     class Meta:
@@ -176,65 +199,125 @@ class PlannedItemForm(forms.ModelForm[PlannedItem]):
             "config": forms.Textarea(attrs={"rows": 2, "cols": 24}),
         }
 
-    def amended_fields(self) -> dict[str, Any]:
-        """Amendable fields whose posted value differs from what is stored."""
-        if not self.instance.pk:
-            return {}
-        stored = PlannedItem.objects.get(pk=self.instance.pk)
+    def changes(self) -> dict[str, Any]:
+        """The posted fields that differ from what is stored (all of them for a new item)."""
         data = self.cleaned_data
+        if not self.instance.pk:
+            return {f: data[f] for f in ITEM_FIELDS if f in data}
+        stored = PlannedItem.objects.get(pk=self.instance.pk)
         return {
             f: data[f] for f in AMENDABLE_ITEM_FIELDS if f in data and data[f] != getattr(stored, f)
         }
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
-        campaign = getattr(self.instance, "campaign", None) if self.instance.pk else None
-        committed = campaign is not None and not campaign.is_draft
-        reason = (data.get("amendment_reason") or "").strip()
-        if committed and not reason and self.amended_fields():
-            raise ValidationError(
-                {"amendment_reason": "The plan is committed: say why this item changes."}
+        campaign = _campaign_of(self)
+        if campaign is None or self.errors or not self.has_changed():
+            return data
+        try:
+            services.check_item(
+                campaign=campaign,
+                item=self.instance if self.instance.pk else None,
+                changes=self.changes(),
+                amendment_reason=data.get("amendment_reason") or "",
             )
+        except (ValidationError, PlanFrozen, CampaignClosed) as exc:
+            _refusal_to_form(self, exc)
         return data
 
-
-ITEM_INLINE_FIELDS: list[Any] = [*ITEM_FIELDS, "amendment_reason"]
+    def _post_clean(self) -> None:
+        # Uniqueness and amendments are the service's rules (clean() above); the model's own
+        # validation would need the campaign, which a new inline row does not have yet.
+        pass
 
 
 class PlannedItemInline(CampaignInline):
     model = PlannedItem
     form = PlannedItemForm
-    fields = ITEM_INLINE_FIELDS
+    fields = [*ITEM_FIELDS, "status", "amendment_reason"]
+    readonly_fields = ["status"]
+    # After commit an item may still be added or amended, with a reason.
+    frozen_after_commit = False
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None or obj.is_draft:
-            return [f for f in ITEM_INLINE_FIELDS if f != "amendment_reason"]
-        return ITEM_INLINE_FIELDS
+            return [f for f in self.fields if f != "amendment_reason"]
+        return self.fields
+
+
+class StopRuleForm(CampaignChildForm):
+    class Meta:
+        model = StopRule
+        fields = ["kind", "metric", "comparator", "threshold", "description"]
 
 
 class StopRuleInline(CampaignInline):
     model = StopRule
+    form = StopRuleForm
     fields = ["kind", "metric", "comparator", "threshold", "description"]
 
-    def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
-        # Stop rules are written before the runs and frozen with the plan.
-        return super()._writable(request, obj) and (obj is None or obj.is_draft)
+
+STAGE_FIELDS = [
+    "name",
+    "kind",
+    "machine",
+    "resource",
+    "variant",
+    "planned_hours",
+    "depends_on",
+    "observed_hours",
+    "deviation_note",
+]
+OBSERVED_FIELDS = {"observed_hours", "deviation_note"}
 
 
-STAGE_INLINE_FIELDS: list[Any] = list(ObservedStageForm.Meta.fields)
+class StageForm(CampaignChildForm):
+    class Meta:
+        model = Stage
+        fields = STAGE_FIELDS
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        observed = data.get("observed_hours")
+        if "observed_hours" not in self.changed_data or observed is None:
+            return data
+        campaign = _campaign_of(self)
+        if campaign is None or not self.instance.pk:
+            self.add_error(
+                "observed_hours",
+                "Observed hours are compared with the frozen plan: commit the plan first.",
+            )
+            return data
+        try:
+            services.check_observed_hours(
+                stage=self.instance,
+                observed_hours=observed,
+                deviation_note=data.get("deviation_note") or "",
+            )
+        except PlanFrozen:
+            self.add_error(
+                "observed_hours",
+                "Observed hours are compared with the frozen plan: commit the plan first.",
+            )
+        except (ValidationError, CampaignClosed) as exc:
+            _refusal_to_form(self, exc)
+        return data
 
 
 class StageInline(CampaignInline):
     model = Stage
-    # Observed hours after commit need a deviation note beyond 10% of the plan.
-    form = ObservedStageForm
-    fields = STAGE_INLINE_FIELDS
+    form = StageForm
+    fields = STAGE_FIELDS
+    # After commit only what was observed stays editable (see get_readonly_fields).
+    frozen_after_commit = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_add_permission(request, obj) and (obj is None or obj.is_draft)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
             # The plan is frozen: only what was observed stays editable.
-            observed = {"observed_hours", "deviation_note"}
-            return [str(f) for f in self.fields if f not in observed]
+            return [str(f) for f in self.fields if f not in OBSERVED_FIELDS]
         return []
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -249,10 +332,48 @@ class StageInline(CampaignInline):
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
+class DecisionForm(CampaignChildForm):
+    class Meta:
+        model = DecisionPoint
+        fields = ["label", "outcome", "rationale", "cut_variants"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        campaign = _campaign_of(self)
+        if campaign is None or self.errors or not self.has_changed():
+            return data
+        if self.instance.pk and self.instance.outcome != Outcome.PENDING:
+            self.add_error(None, "A decision is a record: add a new decision instead.")
+            return data
+        if data.get("outcome", Outcome.PENDING) == Outcome.PENDING:
+            if data.get("cut_variants"):
+                self.add_error("cut_variants", "only a 'cut' decision cuts items")
+            return data
+        try:
+            services.check_decision(
+                campaign=campaign,
+                outcome=data["outcome"],
+                rationale=data.get("rationale") or "",
+                cut_variants=list(data.get("cut_variants") or []),
+            )
+        except (ValidationError, CampaignClosed) as exc:
+            _refusal_to_form(self, exc)
+        return data
+
+    def _post_clean(self) -> None:
+        pass  # the decision's rules are the service's (clean() above)
+
+
 class DecisionPointInline(CampaignInline):
     model = DecisionPoint
+    form = DecisionForm
     fields = ["label", "outcome", "rationale", "cut_variants", "decided_by", "decided_at"]
     readonly_fields = ["decided_by", "decided_at"]
+    # Decisions come after commit (after the pilot); they are records, never deleted.
+    frozen_after_commit = False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "cut_variants":
@@ -263,13 +384,16 @@ class DecisionPointInline(CampaignInline):
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
+class LotForm(CampaignChildForm):
+    class Meta:
+        model = LotReservation
+        fields = ["plan", "quantity", "start"]
+
+
 class LotReservationInline(CampaignInline):
     model = LotReservation
+    form = LotForm
     fields = ["plan", "quantity", "start"]
-
-    def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
-        # The reserved lots are posted to the ledger at commit; they are frozen with the plan.
-        return super()._writable(request, obj) and (obj is None or obj.is_draft)
 
 
 class IngestKeyInline(CampaignInline):
@@ -286,31 +410,137 @@ class IngestKeyInline(CampaignInline):
         return False
 
 
+def _save_item(campaign: Campaign, form: Any, user: Any) -> None:
+    reason = form.cleaned_data.get("amendment_reason") or ""
+    if form.instance.pk is None:
+        services.create_item(
+            campaign=campaign, user=user, amendment_reason=reason, **form.changes()
+        )
+    else:
+        services.amend_item(item=form.instance, user=user, reason=reason, **form.changes())
+
+
+def _save_stop_rule(campaign: Campaign, form: Any, user: Any) -> None:
+    fields = {f: form.cleaned_data.get(f) for f in StopRuleForm.Meta.fields}
+    if form.instance.pk is None:
+        services.add_stop_rule(campaign=campaign, user=user, **fields)
+    else:
+        services.change_stop_rule(
+            rule=StopRule.objects.get(pk=form.instance.pk), user=user, **fields
+        )
+
+
+def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
+    data = form.cleaned_data
+    if form.instance.pk is not None and not campaign.is_draft:
+        if OBSERVED_FIELDS & set(form.changed_data) and data.get("observed_hours") is not None:
+            services.record_observed_hours(
+                stage=form.instance,
+                user=user,
+                observed_hours=data["observed_hours"],
+                deviation_note=data.get("deviation_note") or "",
+            )
+        return
+    fields = {f: data.get(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS | {"depends_on"}}
+    depends_on = list(data.get("depends_on") or [])
+    if form.instance.pk is None:
+        services.add_stage(campaign=campaign, user=user, depends_on=depends_on, **fields)
+    else:
+        services.change_stage(
+            stage=Stage.objects.get(pk=form.instance.pk),
+            user=user,
+            depends_on=depends_on,
+            **fields,
+        )
+
+
+def _save_decision(campaign: Campaign, form: Any, user: Any) -> None:
+    data = form.cleaned_data
+    if data.get("outcome", Outcome.PENDING) == Outcome.PENDING:
+        if form.instance.pk is None:
+            services.plan_decision_point(campaign=campaign, user=user, label=data.get("label"))
+        return
+    services.record_decision(
+        campaign=campaign,
+        user=user,
+        outcome=data["outcome"],
+        rationale=data.get("rationale") or "",
+        cut_variants=list(data.get("cut_variants") or []),
+        label=form.instance.label if form.instance.pk else data.get("label") or "",
+    )
+
+
+def _save_lot(campaign: Campaign, form: Any, user: Any) -> None:
+    fields = {f: form.cleaned_data.get(f) for f in LotForm.Meta.fields}
+    if form.instance.pk is None:
+        services.reserve_lot(campaign=campaign, user=user, **fields)
+    else:
+        services.change_lot(
+            lot=LotReservation.objects.get(pk=form.instance.pk), user=user, **fields
+        )
+
+
+# Which service writes each inline's rows, and which removes one.
+INLINE_WRITERS: dict[type[Any], tuple[Any, Any]] = {
+    PlannedItem: (_save_item, lambda obj, user: services.remove_item(item=obj, user=user)),
+    StopRule: (_save_stop_rule, lambda obj, user: services.remove_stop_rule(rule=obj, user=user)),
+    Stage: (_save_stage, lambda obj, user: services.remove_stage(stage=obj, user=user)),
+    DecisionPoint: (_save_decision, None),
+    LotReservation: (_save_lot, lambda obj, user: services.release_lot(lot=obj, user=user)),
+}
+
+
 # --- Campaign ------------------------------------------------------------------------------
+
+
+CAMPAIGN_FIELDS = [
+    "team",
+    "title",
+    "question",
+    "corpus_name",
+    "corpus_revision",
+    "expected_deliverables",
+    "decision_threshold",
+    "window_hours",
+    "budget",
+    "currency",
+    "required_checkpoint_components",
+]
 
 
 class CampaignForm(forms.ModelForm[Campaign]):
     class Meta:
         model = Campaign
-        fields = [
-            "team",
-            "title",
-            "question",
-            "corpus_name",
-            "corpus_revision",
-            "expected_deliverables",
-            "decision_threshold",
-            "window_hours",
-            "budget",
-            "currency",
-            "required_checkpoint_components",
-            "conclusion",
-        ]
+        fields = CAMPAIGN_FIELDS
         widgets = {
             "question": forms.Textarea(attrs={"rows": 2}),
             "expected_deliverables": forms.Textarea(attrs={"rows": 2}),
-            "conclusion": forms.Textarea(attrs={"rows": 2}),
         }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.instance.pk and self.changed_data:
+            try:
+                services.check_campaign_change(self.instance, self.changed_data)
+            except (PlanFrozen, CampaignClosed) as exc:
+                self.add_error(None, str(exc))
+        return data
+
+
+class CloseCampaignForm(forms.Form):
+    """The same fields as `POST /api/v1/campaigns/{id}/close/`."""
+
+    conclusion = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="What the campaign concluded. A negative result (no variant meets the "
+        "threshold) is a valid conclusion.",
+    )
+    stop_running = forms.BooleanField(
+        required=False,
+        label="Stop the runs still running",
+        help_text="They are stopped with a reason naming the close (a machine that died leaves "
+        "runs that never finish).",
+    )
 
 
 @admin.register(Campaign)
@@ -326,7 +556,8 @@ class CampaignAdmin(TeamScopedAdmin):
         "mandatory_items",
         "committed_at",
     ]
-    list_filter = ["status", "team", "items__tier"]
+    # Only the caller's teams are offered (the queryset is already scoped to them).
+    list_filter = ["status", ("team", admin.RelatedOnlyFieldListFilter), "items__tier"]
     search_fields = ["title", "question", "corpus_name", "corpus_revision"]
     inlines = [
         PlannedItemInline,
@@ -338,13 +569,12 @@ class CampaignAdmin(TeamScopedAdmin):
     ]
     actions = [
         "commit_selected",
-        "generate_closing_report",
         "issue_ingest_key",
         "revoke_ingest_keys",
     ]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        qs: QuerySet[Any] = super().get_queryset(request)
+        qs = super().get_queryset(request)
         annotated: QuerySet[Any] = qs.select_related("team").annotate(
             _mandatory=Count("items", filter=Q(items__tier="mandatory"), distinct=True)
         )
@@ -355,21 +585,12 @@ class CampaignAdmin(TeamScopedAdmin):
         return int(getattr(obj, "_mandatory", 0))
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
-        ro = ["status", "committed_at", "committed_by"]
+        ro = ["status", "conclusion", "committed_at", "committed_by", "closed_at", "closed_by"]
         if obj is not None and not obj.is_draft:
             # The question, corpus and window are part of the frozen plan.
-            ro += [
-                "team",
-                "title",
-                "question",
-                "corpus_name",
-                "corpus_revision",
-                "decision_threshold",
-                "window_hours",
-                "budget",
-                "currency",
-                "required_checkpoint_components",
-            ]
+            ro += [f for f in CAMPAIGN_FIELDS if f not in services.EDITABLE_AFTER_COMMIT]
+        if obj is not None and obj.is_closed:
+            ro += list(services.EDITABLE_AFTER_COMMIT)
         return ro
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
@@ -390,7 +611,18 @@ class CampaignAdmin(TeamScopedAdmin):
                     ]
                 },
             ),
-            ("Outcome", {"fields": ["conclusion", "committed_at", "committed_by"]}),
+            (
+                "Outcome",
+                {
+                    "fields": [
+                        "conclusion",
+                        "committed_at",
+                        "committed_by",
+                        "closed_at",
+                        "closed_by",
+                    ]
+                },
+            ),
         ]
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -398,58 +630,44 @@ class CampaignAdmin(TeamScopedAdmin):
             kwargs["queryset"] = Team.objects.filter(pk__in=_team_ids(request, write=True))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
+    def get_formsets_with_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
+        for formset, inline in super().get_formsets_with_inlines(request, obj):
+            form = formset.form
+            if isinstance(form, type) and issubclass(form, CampaignChildForm):
+                formset.form = type(form.__name__, (form,), {"parent_campaign": obj})
+            yield formset, inline
+
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        data = {f: form.cleaned_data[f] for f in CAMPAIGN_FIELDS if f in form.cleaned_data}
         if not change:
-            obj.created_by = request.user
-        if change and not obj.is_draft:
-            # Only the conclusion and expected deliverables stay editable after commit.
-            Campaign.objects.filter(pk=obj.pk).update(
-                conclusion=obj.conclusion, expected_deliverables=obj.expected_deliverables
-            )
+            created = services.create_campaign(user=request.user, **data)
+            obj.pk, obj._state = created.pk, created._state
+            obj.refresh_from_db()
             return
-        super().save_model(request, obj, form, change)
+        changes = {f: data[f] for f in form.changed_data if f in data}
+        if changes:
+            services.update_campaign(campaign=obj, user=request.user, **changes)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        form.instance.refresh_from_db()
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        writers = INLINE_WRITERS.get(formset.model)
+        # The admin's change message reads these; the services' writes are the record.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        if writers is None:
+            return  # read-only inlines (ingest keys)
+        save, remove = writers
         campaign = form.instance
-        if formset.model is PlannedItem and change and not campaign.is_draft:
-            for item_form in formset.forms:
-                if not item_form.has_changed() or item_form in formset.deleted_forms:
-                    continue
-                item = item_form.instance
-                changes = item_form.amended_fields()
-                reason = item_form.cleaned_data.get("amendment_reason", "")
-                if item.pk is None:
-                    item.campaign = campaign
-                    item.amend(reason=reason or "added after commit", user=request.user)
-                elif changes:
-                    fresh = PlannedItem.objects.get(pk=item.pk)
-                    fresh.amend(reason=reason, user=request.user, **changes)
-                if "status" in item_form.changed_data:
-                    PlannedItem.objects.filter(pk=item.pk).update(status=item.status)
-            # The admin's change message reads these; amendments are the record here.
-            formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
-            return
-        if formset.model is DecisionPoint:
-            instances = formset.save(commit=False)
-            for decision in instances:
-                if decision.outcome != "pending" and decision.decided_at is None:
-                    from django.utils import timezone
-
-                    decision.decided_by = request.user
-                    decision.decided_at = timezone.now()
-                decision.save()
-            formset.save_m2m()
-            for decision in formset.new_objects + [o for o, _ in formset.changed_objects]:
-                cut = list(decision.cut_variants.all())
-                if decision.outcome == "cut" and cut:
-                    PlannedItem.objects.filter(pk__in=[i.pk for i in cut]).update(status="cut")
-            for obj in formset.deleted_objects:
-                obj.delete()
-            return
-        try:
-            super().save_formset(request, form, formset, change)
-        except PlanFrozen as exc:
-            messages.error(request, str(exc))
+        for row in formset.deleted_forms:
+            if row.instance.pk is not None and remove is not None:
+                remove(row.instance, request.user)
+        for row in formset.forms:
+            if row in formset.deleted_forms or not row.has_changed():
+                continue
+            save(campaign, row, request.user)
 
     def change_view(
         self,
@@ -476,15 +694,10 @@ class CampaignAdmin(TeamScopedAdmin):
                 }
                 for e in sorted(summary.schedule.entries, key=lambda e: (e.start_hours, e.key))
             ]
-        extra_context["can_commit"] = campaign.is_draft and _role_in(
-            request, campaign.team_id, WRITERS
-        )
+        writer = _role_in(request, campaign.team_id, WRITERS)
+        extra_context["can_commit"] = campaign.is_draft and writer
+        extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
         extra_context["baseline"] = campaign.baseline_or_none()
-        from estimates.forecasts import forecast_panel_html
-        from ledger.admin import campaign_reports_url
-
-        extra_context["reports_url"] = campaign_reports_url(campaign)
-        extra_context["forecast_panel"] = forecast_panel_html(campaign)
         # Already found above: go straight to Django's view, skipping the mixin's second lookup.
         return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
 
@@ -495,25 +708,64 @@ class CampaignAdmin(TeamScopedAdmin):
                 self.admin_site.admin_view(self.commit_view),
                 name="campaigns_campaign_commit",
             ),
+            path(
+                "<path:object_id>/close/",
+                self.admin_site.admin_view(self.close_view),
+                name="campaigns_campaign_close",
+            ),
             *super().get_urls(),
         ]
 
-    def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def _writable_campaign(self, request: HttpRequest, object_id: str) -> Campaign:
         campaign = self.get_object(request, object_id)
-        if campaign is None:
+        if campaign is None or not _role_in(request, campaign.team_id, WRITERS):
             raise Http404("No such campaign.")
-        if request.method != "POST":
-            return HttpResponseRedirect(
-                reverse("admin:campaigns_campaign_change", args=[object_id])
-            )
-        if not _role_in(request, campaign.team_id, WRITERS):
-            raise Http404("No such campaign.")
-        self._commit(request, campaign)
+        return campaign
+
+    def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        campaign = self._writable_campaign(request, object_id)
+        if request.method == "POST":
+            self._commit(request, campaign)
         return HttpResponseRedirect(reverse("admin:campaigns_campaign_change", args=[object_id]))
+
+    def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Close the campaign with its conclusion: the same form as the API's close."""
+        campaign = self._writable_campaign(request, object_id)
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        form = CloseCampaignForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                services.close_campaign(
+                    campaign=campaign,
+                    user=request.user,
+                    conclusion=form.cleaned_data["conclusion"],
+                    stop_running=form.cleaned_data["stop_running"],
+                )
+            except ValidationError as exc:
+                _refusal_to_form(form, exc)
+            except RunsStillRunning as exc:
+                form.add_error("stop_running", f"{exc}.")
+            except PlanFrozen as exc:
+                form.add_error(None, f"{exc}.")
+            else:
+                messages.success(request, f"“{campaign}” is closed.")
+                return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Close “{campaign}”",
+            "campaign": campaign,
+            "form": form,
+            "opts": self.model._meta,
+            "change_url": change_url,
+            "running_runs": list(
+                campaign.runs.filter(status="running").values_list("run_id", flat=True)
+            ),
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/close.html", context)
 
     def _commit(self, request: HttpRequest, campaign: Campaign) -> bool:
         try:
-            campaign.commit(request.user)
+            services.commit_plan(campaign=campaign, user=request.user)
         except CommitRefused as exc:
             messages.error(request, f"“{campaign}” was not committed: {'; '.join(exc.problems)}.")
             return False
@@ -532,25 +784,6 @@ class CampaignAdmin(TeamScopedAdmin):
                 self._commit(request, campaign)
             else:
                 messages.error(request, f"“{campaign}”: viewers cannot commit.")
-
-    @admin.action(description="Generate closing report")
-    def generate_closing_report(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
-        from ledger.admin import campaign_reports_link
-        from ledger.reports import request_report
-
-        for campaign in queryset:
-            if not _role_in(request, campaign.team_id, WRITERS):
-                messages.error(request, f"“{campaign}”: viewers cannot start a report.")
-                continue
-            request_report(campaign, request.user)
-            messages.success(
-                request,
-                format_html(
-                    "A closing report of “{}” is being built: {}",
-                    campaign,
-                    campaign_reports_link(campaign),
-                ),
-            )
 
     @admin.action(description="Issue an ingest key (shown once)")
     def issue_ingest_key(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -705,7 +938,3 @@ class RunAdmin(TeamScopedAdmin):
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
-
-
-def campaign_status_badge(campaign: Campaign) -> str:
-    return str(CampaignStatus(campaign.status).label)

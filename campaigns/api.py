@@ -1,6 +1,6 @@
 """The campaigns API (API.md): planning through generic views, run logging through one small
-view per action. Views stay thin: scoping lives in campaigns/permissions.py, writes that span
-models in campaigns/ingest.py and the models.
+view per action. Views stay thin: scoping lives in campaigns/permissions.py, planning writes in
+campaigns/services.py (the admin calls the same functions), run data in campaigns/ingest.py.
 
 Tenancy: every lookup goes through `campaigns_for` / `campaign_for` / `run_for`, so another
 team's object is a 404. Roles: `TeamRole` (viewers read, planners and owners write); ingest keys
@@ -22,22 +22,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import ingest
+from . import ingest, services
 from . import schema as _schema  # noqa: F401  (registers the ingest-key security scheme)
-from .models import (
-    AMENDABLE_ITEM_FIELDS,
-    Campaign,
-    DecisionPoint,
-    PlannedItem,
-    Run,
-    Stage,
-    StopRule,
-    record_decision,
-)
+from .models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from .permissions import campaign_for, campaigns_for, run_for
 from .serializers import (
     CampaignSerializer,
     CheckpointSerializer,
+    CloseCampaignSerializer,
+    ClosingRefusedSerializer,
     CommittedSerializer,
     DecisionSerializer,
     FinishRunSerializer,
@@ -86,7 +79,9 @@ class CampaignList(generics.ListCreateAPIView[Campaign]):
         return campaigns_for(self.request.user)
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.save(created_by=self.request.user)
+        serializer.instance = services.create_campaign(
+            user=self.request.user, **serializer.validated_data
+        )
 
 
 class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
@@ -105,11 +100,14 @@ class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
             campaign = get_object_or_404(self.get_queryset().select_for_update(), pk=kwargs["id"])
             self.check_object_permissions(request, campaign)
             if not campaign.is_draft:
+                # The state conflict comes before the body's shape.
                 raise Conflict(f"The campaign is {campaign.status}: its plan is frozen.")
             serializer = self.get_serializer(campaign, data=request.data, partial=True)
             serializer.is_valid(raise_exception=True)
-            serializer.save()
-        return Response(serializer.data)
+            campaign = services.update_campaign(
+                campaign=campaign, user=request.user, **serializer.validated_data
+            )
+        return Response(self.get_serializer(campaign).data)
 
 
 class CommitCampaign(APIView):
@@ -120,8 +118,28 @@ class CommitCampaign(APIView):
     def post(self, request: Request, id: int) -> Response:
         campaign = campaign_for(request, id)
         self.check_object_permissions(request, campaign)
-        campaign.commit(request.user)  # CommitRefused / PlanFrozen → 409 (views.exception_handler)
+        # CommitRefused / PlanFrozen → 409 (views.exception_handler)
+        services.commit_plan(campaign=campaign, user=request.user)
         return Response(CommittedSerializer(campaign, context={"request": request}).data)
+
+
+class CloseCampaign(APIView):
+    """Close the campaign with its `conclusion` (a negative result is a conclusion). 409 while
+    draft, when already closed, or naming the runs still running unless `stop_running`."""
+
+    @extend_schema(
+        request=CloseCampaignSerializer,
+        responses={200: CampaignSerializer, 409: ClosingRefusedSerializer},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        campaign = campaign_for(request, id)
+        self.check_object_permissions(request, campaign)
+        body = CloseCampaignSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        campaign = services.close_campaign(
+            campaign=campaign, user=request.user, **body.validated_data
+        )
+        return Response(CampaignSerializer(campaign, context={"request": request}).data)
 
 
 class CampaignChild:
@@ -155,19 +173,12 @@ class CampaignVariants(CampaignChild, generics.ListCreateAPIView[PlannedItem]):
 
     def perform_create(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
-        reason = data.pop("amendment_reason", "")
-        serializer.instance = add_item(self.get_campaign(), data, reason, self.request.user)
-
-
-def add_item(campaign: Campaign, data: dict[str, Any], reason: str, user: Any) -> PlannedItem:
-    """A new item: plainly while drafting; after commit through `amend()` (one transaction:
-    the item and its amendment record), as the admin does."""
-    if campaign.is_draft:
-        return PlannedItem.objects.create(campaign=campaign, **data)
-    amendable = {f: data.pop(f) for f in list(data) if f in AMENDABLE_ITEM_FIELDS}
-    item = PlannedItem(campaign=campaign, **data)
-    item.amend(reason=reason, user=user, **amendable)
-    return item
+        serializer.instance = services.create_item(
+            campaign=self.get_campaign(),
+            user=self.request.user,
+            amendment_reason=data.pop("amendment_reason", ""),
+            **data,
+        )
 
 
 class CampaignStopRules(CampaignChild, generics.ListCreateAPIView[StopRule]):
@@ -179,13 +190,14 @@ class CampaignStopRules(CampaignChild, generics.ListCreateAPIView[StopRule]):
         return StopRule.objects.filter(campaign=self.get_campaign())
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        campaign = self.get_campaign()
-        if not campaign.is_draft:
-            raise Conflict("Stop rules are immutable once the plan is committed.")
+        # The state conflict (409) comes before the body's shape (400).
+        services.check_draft(self.get_campaign(), "stop rules")
         return super().create(request, *args, **kwargs)
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.save(campaign=self.get_campaign())
+        serializer.instance = services.add_stop_rule(
+            campaign=self.get_campaign(), user=self.request.user, **serializer.validated_data
+        )
 
 
 class CampaignDecisions(CampaignChild, generics.ListCreateAPIView[DecisionPoint]):
@@ -201,8 +213,8 @@ class CampaignDecisions(CampaignChild, generics.ListCreateAPIView[DecisionPoint]
 
     def perform_create(self, serializer: Any) -> None:
         data = serializer.validated_data
-        serializer.instance = record_decision(
-            self.get_campaign(),
+        serializer.instance = services.record_decision(
+            campaign=self.get_campaign(),
             outcome=data["outcome"],
             rationale=data["rationale"],
             user=self.request.user,
@@ -221,12 +233,17 @@ class CampaignStages(CampaignChild, generics.ListCreateAPIView[Stage]):
         return Stage.objects.filter(campaign=self.get_campaign()).prefetch_related("depends_on")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        if not self.get_campaign().is_draft:
-            raise Conflict("The plan is committed: its stages are frozen.")
+        services.check_draft(self.get_campaign(), "calendar stages")
         return super().create(request, *args, **kwargs)
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.save(campaign=self.get_campaign())
+        data = dict(serializer.validated_data)
+        serializer.instance = services.add_stage(
+            campaign=self.get_campaign(),
+            user=self.request.user,
+            depends_on=list(data.pop("depends_on", [])),
+            **data,
+        )
 
 
 class CampaignRuns(CampaignChild, generics.ListCreateAPIView[Run]):

@@ -28,6 +28,7 @@ from django.utils import timezone
 from . import rules
 from .models import (
     Campaign,
+    CampaignClosed,
     CampaignStatus,
     Checkpoint,
     MetricPoint,
@@ -147,7 +148,18 @@ def _mark_running(campaign: Campaign) -> None:
 
 
 def _locked(run: Run) -> Run:
-    return Run.objects.select_for_update().get(pk=run.pk)
+    """The run, locked, in a campaign that still takes run data.
+
+    The campaign's status is read after the lock, in its own statement: closing locks every run
+    of the campaign first, so a write that got here after a close committed sees it closed.
+    """
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    campaign = Campaign.objects.only("status", "closed_at").get(pk=locked.campaign_id)
+    try:
+        campaign.refuse_if_closed()
+    except CampaignClosed as exc:
+        raise RunRefused(str(exc), locked) from exc
+    return locked
 
 
 def _refuse_unless_running(run: Run) -> None:

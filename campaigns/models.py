@@ -17,7 +17,7 @@ import pgtrigger
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
-from django.db import models, transaction
+from django.db import models
 from django.utils import timezone
 
 HOURS = {"max_digits": 9, "decimal_places": 2, "validators": [MinValueValidator(Decimal("0"))]}
@@ -27,6 +27,21 @@ currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 
 
 class PlanFrozen(Exception):
     """A change that the committed plan forbids (stop rules, baseline, committed state)."""
+
+
+class CampaignClosed(Exception):
+    """The campaign is closed: it takes no run data, decisions, observed hours or deliverables."""
+
+
+class RunsStillRunning(Exception):
+    """Close was refused: these runs are still running (409, naming them)."""
+
+    def __init__(self, run_ids: list[str]) -> None:
+        super().__init__(
+            f"runs still running: {', '.join(run_ids)}; finish or stop them, or close with "
+            "stop_running to stop them"
+        )
+        self.run_ids = run_ids
 
 
 class CommitRefused(Exception):
@@ -60,9 +75,38 @@ class Role(models.TextChoices):
     OWNER = "owner", "Owner"
 
 
+WRITER_ROLES = frozenset({Role.PLANNER, Role.OWNER})
+
+
 class MembershipQuerySet(models.QuerySet["Membership"]):
+    """Every role check of the project goes through here: the admin, the API and the services
+    ask the same question the same way."""
+
     def writers(self) -> MembershipQuerySet:
         return self.filter(role__in=[Role.PLANNER, Role.OWNER])
+
+    def of(self, user: Any) -> MembershipQuerySet:
+        """`user`'s memberships; none for an anonymous caller or an ingest key (no user row)."""
+        if not getattr(user, "is_authenticated", False) or getattr(user, "pk", None) is None:
+            return self.none()
+        return self.filter(user_id=user.pk)
+
+    def team_ids(self, user: Any, *, write: bool = False) -> list[int]:
+        """Ids of the teams whose objects `user` may read (or, with write, change)."""
+        memberships = self.of(user)
+        if write:
+            memberships = memberships.writers()
+        return list(memberships.values_list("team_id", flat=True))
+
+    def has_role(self, user: Any, team_id: int | None, roles: set[str] | frozenset[str]) -> bool:
+        if getattr(user, "is_superuser", False):
+            return True
+        if team_id is None:
+            return False
+        return self.of(user).filter(team_id=team_id, role__in=roles).exists()
+
+    def can_write(self, user: Any, team_id: int | None) -> bool:
+        return self.has_role(user, team_id, WRITER_ROLES)
 
 
 class Membership(models.Model):
@@ -83,12 +127,7 @@ class Membership(models.Model):
 
 def team_ids_for(user: Any, *, write: bool = False) -> list[int]:
     """Ids of the teams whose objects `user` may read (or, with write, change)."""
-    if not getattr(user, "is_authenticated", False):
-        return []
-    memberships = Membership.objects.filter(user=user)
-    if write:
-        memberships = memberships.writers()
-    return list(memberships.values_list("team_id", flat=True))
+    return Membership.objects.team_ids(user, write=write)
 
 
 # --- Campaigns ---------------------------------------------------------------------------
@@ -152,6 +191,10 @@ class Campaign(models.Model):
     committed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     objects = CampaignQuerySet.as_manager()
 
@@ -164,6 +207,20 @@ class Campaign(models.Model):
     @property
     def is_draft(self) -> bool:
         return self.status == CampaignStatus.DRAFT
+
+    @property
+    def is_closed(self) -> bool:
+        return self.status == CampaignStatus.CLOSED
+
+    def refuse_if_closed(self) -> None:
+        if self.status == CampaignStatus.CLOSED:
+            raise CampaignClosed(
+                f"the campaign is closed ({self.closed_at:%Y-%m-%d %H:%M} UTC): it takes no run "
+                "data, decisions, observed hours or deliverables; ledger entries are still taken"
+                if self.closed_at
+                else "the campaign is closed: it takes no run data, decisions, observed hours "
+                "or deliverables; ledger entries are still taken"
+            )
 
     def commit_problems(self) -> list[str]:
         problems = []
@@ -178,26 +235,6 @@ class Campaign(models.Model):
                 f"{lot.plan.currency}, the campaign in {self.currency}"
             )
         return problems
-
-    def commit(self, user: Any = None) -> PlanBaseline:
-        """Freeze the plan: snapshot it, post the reserved lots to the ledger, mark committed."""
-        with transaction.atomic():
-            campaign = Campaign.objects.select_for_update().get(pk=self.pk)
-            if campaign.status != CampaignStatus.DRAFT:
-                raise PlanFrozen(f"campaign is already {campaign.status}; the plan is frozen")
-            problems = campaign.commit_problems()
-            if problems:
-                raise CommitRefused(problems)
-            baseline = PlanBaseline.objects.create(campaign=campaign, snapshot=campaign.snapshot())
-            from ledger.models import post_reserved_lots
-
-            post_reserved_lots(campaign, user)
-            now = timezone.now()
-            Campaign.objects.filter(pk=campaign.pk).update(
-                status=CampaignStatus.COMMITTED, committed_at=now, committed_by=user, updated_at=now
-            )
-        self.refresh_from_db()
-        return baseline
 
     def snapshot(self) -> dict[str, Any]:
         """The plan as it stands, in plain JSON: what the baseline freezes."""
@@ -318,35 +355,6 @@ class PlannedItem(models.Model):
             raise PlanFrozen("a committed item is never deleted: cut it with a decision instead")
         return super().delete(*args, **kwargs)
 
-    @transaction.atomic
-    def amend(self, *, reason: str, user: Any = None, **changes: Any) -> Amendment:
-        """Change a committed item, recording before/after and why; the baseline stays as it is."""
-        if not reason or not reason.strip():
-            raise ValidationError({"reason": "an amendment needs a reason"})
-        unknown = set(changes) - set(AMENDABLE_ITEM_FIELDS)
-        if unknown:
-            raise ValidationError({f: "this field cannot be amended" for f in sorted(unknown)})
-        before = {f: _jsonable(getattr(self, f)) for f in changes} if self.pk else {}
-        for field, value in changes.items():
-            setattr(self, field, value)
-        self.full_clean()
-        self._amendment = True
-        try:
-            self.save()
-        finally:
-            self._amendment = False
-        return Amendment.objects.create(
-            campaign=self.campaign,
-            item=self,
-            changes={"before": before, "after": {f: _jsonable(getattr(self, f)) for f in changes}},
-            reason=reason.strip(),
-            made_by=user,
-        )
-
-
-def _jsonable(value: Any) -> Any:
-    return str(value) if isinstance(value, Decimal) else value
-
 
 # --- Stop rules --------------------------------------------------------------------------
 
@@ -388,7 +396,7 @@ class StopRule(models.Model):
     def clean(self) -> None:
         if self.kind == StopRuleKind.METRIC_THRESHOLD:
             errors = {}
-            if not self.metric:
+            if not self.metric.strip():
                 errors["metric"] = "a threshold rule names its metric"
             if not self.comparator:
                 errors["comparator"] = "a threshold rule needs a comparator (lt, le, gt, ge)"
@@ -396,7 +404,7 @@ class StopRule(models.Model):
                 errors["threshold"] = "a threshold rule needs a threshold"
             if errors:
                 raise ValidationError(errors)
-        if self.kind == StopRuleKind.CUSTOM and not self.description.strip():
+        if self.kind == StopRuleKind.CUSTOM and not (self.description or "").strip():
             raise ValidationError({"description": "a custom rule is written out in words"})
 
     def _refuse_if_frozen(self) -> None:
@@ -452,48 +460,6 @@ class DecisionPoint(models.Model):
 
     def __str__(self) -> str:
         return f"Decision {self.label}: {self.outcome}"
-
-
-@transaction.atomic
-def record_decision(
-    campaign: Campaign,
-    *,
-    outcome: str,
-    rationale: str,
-    user: Any = None,
-    cut_variants: list[PlannedItem] | None = None,
-    label: str = "after the pilot",
-) -> DecisionPoint:
-    """Record who decided what and why; a cut item keeps its row with status `cut`."""
-    cut_variants = cut_variants or []
-    if outcome == Outcome.CUT and not cut_variants:
-        raise ValidationError({"cut_variants": "a cut names the items it cuts"})
-    if outcome != Outcome.CUT and cut_variants:
-        raise ValidationError({"cut_variants": "only a 'cut' decision cuts items"})
-    for item in cut_variants:
-        if item.campaign_id != campaign.pk:
-            raise ValidationError({"cut_variants": f"item {item.pk} is not in this campaign"})
-        if item.tier == Tier.MANDATORY:
-            raise ValidationError(
-                {"cut_variants": f"'{item.name}' is mandatory: revise the question instead"}
-            )
-    if not rationale.strip():
-        raise ValidationError({"rationale": "a decision says why"})
-    # Fill the planned (pending) decision point with this label, if there is one.
-    decision = campaign.decisions.filter(outcome=Outcome.PENDING, label=label).order_by(
-        "id"
-    ).first() or DecisionPoint(campaign=campaign, label=label)
-    decision.outcome = outcome
-    decision.rationale = rationale.strip()
-    decision.decided_by = user
-    decision.decided_at = timezone.now()
-    decision.save()
-    if cut_variants:
-        decision.cut_variants.set(cut_variants)
-        PlannedItem.objects.filter(pk__in=[i.pk for i in cut_variants]).update(
-            status=ItemStatus.CUT
-        )
-    return decision
 
 
 # --- Calendar stages and lots ------------------------------------------------------------

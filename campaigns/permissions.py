@@ -14,13 +14,7 @@ from rest_framework import exceptions, permissions
 from rest_framework.request import Request
 
 from .authentication import is_ingest
-from .models import Campaign, Membership, Role, Run, team_ids_for
-
-
-def readable_team_ids(user: Any) -> list[int]:
-    if is_ingest(user):
-        return [user.team_id]
-    return team_ids_for(user)
+from .models import Campaign, Membership, Run, team_ids_for
 
 
 def campaigns_for(user: Any) -> Any:
@@ -66,16 +60,6 @@ def run_for(request: Request, run_id: str) -> Run:
     return runs[0]
 
 
-def can_write(user: Any, team_id: int) -> bool:
-    if is_ingest(user):
-        return False
-    if getattr(user, "is_superuser", False):
-        return True
-    return Membership.objects.filter(
-        user=user, team_id=team_id, role__in=[Role.PLANNER, Role.OWNER]
-    ).exists()
-
-
 class TeamRole(permissions.BasePermission):
     """Safe methods for members; others for planners/owners; ingest keys only where allowed."""
 
@@ -105,4 +89,4 @@ class TeamRole(permissions.BasePermission):
         if request.method in permissions.SAFE_METHODS or is_ingest(request.user):
             return True
         team_id = getattr(obj, "team_id", None) or obj.campaign.team_id
-        return can_write(request.user, team_id)
+        return Membership.objects.can_write(request.user, team_id)

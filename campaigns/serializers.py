@@ -30,9 +30,7 @@ from .models import (
     Run,
     RunKind,
     Stage,
-    StageKind,
     StopRule,
-    StopRuleKind,
     Team,
     ThroughputSample,
     team_ids_for,
@@ -183,6 +181,9 @@ class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
 
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     team = WritableTeamField(required=False)
+    closed_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True, allow_null=True
+    )
     corpus = CampaignCorpusSerializer(source="*")
     budget = MoneyField(
         max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
@@ -209,8 +210,18 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "conclusion",
             "created_at",
             "committed_at",
+            "closed_at",
+            "closed_by",
         ]
-        read_only_fields = ["id", "status", "created_at", "committed_at"]
+        read_only_fields = [
+            "id",
+            "status",
+            "conclusion",
+            "created_at",
+            "committed_at",
+            "closed_at",
+            "closed_by",
+        ]
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
@@ -260,20 +271,6 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
         ]
         read_only_fields = ["id", "status"]
 
-    def validate_name(self, value: str) -> str:
-        campaign = self.context["campaign"]
-        if PlannedItem.objects.filter(campaign=campaign, name=value).exists():
-            raise serializers.ValidationError("This campaign already has an item of that name.")
-        return value
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        campaign = self.context["campaign"]
-        if not campaign.is_draft and not (attrs.get("amendment_reason") or "").strip():
-            raise serializers.ValidationError(
-                {"amendment_reason": ["The plan is committed: say why this item is added."]}
-            )
-        return attrs
-
 
 class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
     threshold = FiniteFloatField(required=False, allow_null=True)
@@ -282,22 +279,6 @@ class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
         model = StopRule
         fields = ["id", "kind", "metric", "comparator", "threshold", "description", "created_at"]
         read_only_fields = ["id", "created_at"]
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        kind = attrs["kind"]
-        errors: dict[str, list[str]] = {}
-        if kind == StopRuleKind.METRIC_THRESHOLD:
-            if not attrs.get("metric", "").strip():
-                errors["metric"] = ["A threshold rule names its metric."]
-            if not attrs.get("comparator"):
-                errors["comparator"] = ["A threshold rule needs a comparator (lt, le, gt, ge)."]
-            if attrs.get("threshold") is None:
-                errors["threshold"] = ["A threshold rule needs a threshold."]
-        if kind == StopRuleKind.CUSTOM and not attrs.get("description", "").strip():
-            errors["description"] = ["A custom rule is written out in words."]
-        if errors:
-            raise serializers.ValidationError(errors)
-        return attrs
 
 
 class DecisionSerializer(serializers.ModelSerializer[DecisionPoint]):
@@ -369,18 +350,6 @@ class StageSerializer(serializers.ModelSerializer[Stage]):
             _scope(fields["variant"], PlannedItem.objects.filter(campaign=campaign))
             _scope(fields["depends_on"], Stage.objects.filter(campaign=campaign))
         return fields
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        machine = attrs.get("machine", True)
-        if machine and not attrs.get("resource", "").strip():
-            raise serializers.ValidationError(
-                {"resource": ["A machine stage names the GPU or lot it occupies."]}
-            )
-        if attrs.get("kind") == StageKind.HUMAN_PREP and machine:
-            raise serializers.ValidationError(
-                {"machine": ["Human preparation does not occupy a GPU."]}
-            )
-        return attrs
 
 
 # --- Runs ----------------------------------------------------------------------------------
@@ -682,3 +651,19 @@ class CommittedSerializer(CampaignSerializer):
 
 def run_id_is_valid(run_id: str) -> bool:
     return re.fullmatch(RUN_ID_PATTERN, run_id) is not None
+
+
+class CloseCampaignSerializer(serializers.Serializer[Any]):
+    conclusion = serializers.CharField(
+        help_text="What the campaign concluded; a negative result is a valid conclusion."
+    )
+    stop_running = serializers.BooleanField(
+        default=False,
+        help_text="Stop the runs still running, with a reason naming the close (a machine that "
+        "died leaves runs that never finish). Without it, running runs refuse the close (409).",
+    )
+
+
+class ClosingRefusedSerializer(serializers.Serializer[Any]):
+    detail = serializers.CharField()
+    running_runs = serializers.ListField(child=serializers.CharField(), required=False)

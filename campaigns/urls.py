@@ -24,6 +24,7 @@ urlpatterns = [
     path("campaigns/", api.CampaignList.as_view(), name="campaign-list"),
     path("campaigns/<int:id>/", api.CampaignDetail.as_view(), name="campaign-detail"),
     path("campaigns/<int:id>/commit/", api.CommitCampaign.as_view(), name="campaign-commit"),
+    path("campaigns/<int:id>/close/", api.CloseCampaign.as_view(), name="campaign-close"),
     path("campaigns/<int:id>/variants/", api.CampaignVariants.as_view(), name="campaign-variants"),
     path(
         "campaigns/<int:id>/stop-rules/",

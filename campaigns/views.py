@@ -18,7 +18,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from .models import CommitRefused, PlanFrozen
+from .models import CampaignClosed, CommitRefused, PlanFrozen, RunsStillRunning
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -85,6 +85,13 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
             {"detail": f"The plan cannot be committed: {exc}.", "problems": exc.problems},
             status=409,
         )
+    if isinstance(exc, RunsStillRunning):
+        return Response(
+            {"detail": f"The campaign cannot be closed: {exc}.", "running_runs": exc.run_ids},
+            status=409,
+        )
+    if isinstance(exc, CampaignClosed):
+        return Response({"detail": str(exc), "status": "closed"}, status=409)
     if isinstance(exc, PlanFrozen):
         exc = Conflict(str(exc))
     elif isinstance(exc, DjangoValidationError):

@@ -2,7 +2,8 @@
 
 The flow (DOMAIN.md sections 3-5):
 
-1. A plan change or a pilot throughput calls `mark_stale(campaign_id)` (from `estimates.signals`):
+1. A plan change or a pilot throughput calls `estimates.services.mark_stale(campaign_id)`
+   (from `estimates.signals`):
    it bumps the campaign estimate's `input_version`, marks every estimate of the campaign stale
    and, once the transaction commits, enqueues `estimates.tasks.recompute_forecast`.
 2. The task calls `recompute(campaign_id, version)`: `compute_forecast(campaign)` reads the plan
@@ -839,49 +840,6 @@ def _bump(campaign_id: int, *, create: bool) -> int | None:
         status=EstimateStatus.STALE,
         stale_since=Coalesce("stale_since", Value(timezone.now())),
     )
-    return version
-
-
-class _EnqueueRecompute:
-    """The on-commit callback; one per campaign and transaction, whatever the number of saves."""
-
-    def __init__(self, campaign_id: int) -> None:
-        self.campaign_id = campaign_id
-
-    def __call__(self) -> None:
-        from .tasks import recompute_forecast
-
-        # The version as committed (later saves in the same transaction bumped it again).
-        version = _campaign_row(self.campaign_id).values_list("input_version", flat=True).first()
-        if version is not None:
-            recompute_forecast.delay(self.campaign_id, version)
-
-    def __repr__(self) -> str:
-        return f"<recompute forecast of campaign {self.campaign_id}>"
-
-
-def _enqueue_on_commit(campaign_id: int) -> None:
-    connection = transaction.get_connection()
-    if connection.in_atomic_block:
-        for _sids, func, _robust in connection.run_on_commit:
-            if isinstance(func, _EnqueueRecompute) and func.campaign_id == campaign_id:
-                return
-    # robust: a broker outage must not turn a committed request into a 500; the sweep catches up.
-    transaction.on_commit(_EnqueueRecompute(campaign_id), robust=True)
-
-
-@transaction.atomic
-def mark_stale(campaign: Campaign | int, *, create: bool = True) -> int | None:
-    """The plan or a measurement changed: bump the input version, mark stale, enqueue the
-    recompute once the transaction commits. Returns the new version (None: nothing to mark).
-
-    Takes the campaign or its id. `create=False` is for deletions: a campaign being deleted
-    must not get a new row.
-    """
-    campaign_id = campaign.pk if isinstance(campaign, Campaign) else int(campaign)
-    version = _bump(campaign_id, create=create)
-    if version is not None:
-        _enqueue_on_commit(campaign_id)
     return version
 
 

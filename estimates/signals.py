@@ -4,7 +4,7 @@ recomputed"). Connected from `EstimatesConfig.ready()`.
 
 Signals keep the campaigns app (and the endpoints other people build on it) unaware of
 estimates. Bulk `QuerySet.update()` / `bulk_create()` send no signals: code that changes plan
-rows that way must call `estimates.forecasts.mark_stale()` itself. Fixture loading (`raw`) is
+rows that way must call `estimates.services.mark_stale()` itself. Fixture loading (`raw`) is
 ignored. Deletions never create an estimate row: the campaign itself may be going away.
 """
 
@@ -26,7 +26,7 @@ from campaigns.models import (
     ThroughputSample,
 )
 
-from .forecasts import mark_stale
+from .services import mark_stale
 
 # Fields whose change moves a forecast; other saves (a title, a run's last step) do not.
 CAMPAIGN_FIELDS = ("window_hours", "budget", "currency", "status")

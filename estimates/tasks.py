@@ -4,6 +4,9 @@ Both tasks acknowledge late and requeue when the worker process dies (settings s
 task; it is repeated here because these two rely on it). That is safe because they are
 idempotent: a recompute lands only if the version it was asked for is still the current input
 version and has not landed yet, so a redelivered or duplicated message changes nothing.
+
+Tasks import what they call inside their body: `estimates.forecasts` imports this module to
+enqueue, so a module-level import back would make the two import each other.
 """
 
 from __future__ import annotations
@@ -11,14 +14,14 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from . import forecasts
-
 
 @shared_task(  # type: ignore[untyped-decorator]
     name="estimates.tasks.recompute_forecast", acks_late=True, reject_on_worker_lost=True
 )
 def recompute_forecast(campaign_id: int, version: int) -> str:
     """Recompute the campaign's forecast for input version `version`; returns what happened."""
+    from . import forecasts
+
     return forecasts.recompute(int(campaign_id), int(version))
 
 
@@ -28,6 +31,8 @@ def recompute_forecast(campaign_id: int, version: int) -> str:
 def sweep_stale_estimates() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): re-enqueue forecasts stale longer than
     STALE_ESTIMATE_SECONDS, whose message was lost or whose worker died. Returns how many."""
+    from . import forecasts
+
     due = forecasts.stale_estimates(settings.STALE_ESTIMATE_SECONDS)
     for campaign_id, version in due:
         recompute_forecast.delay(campaign_id, version)

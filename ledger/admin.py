@@ -1,8 +1,9 @@
 """Ledger entries (add-only), deliverables and closing reports in the admin, scoped by team.
 
-Entries are appended through the same domain functions as the API; once written they are only
-read (a correction is a reversal, added as a new entry). Deliverables come from the API with the
-server's checks, so they are read-only here. Reports are built by the worker and downloaded here.
+Entries are appended through `ledger.services`, as the API appends them; once written they are
+only read (a correction is a reversal, added as a new entry). Deliverables come from the API
+with the server's checks, so they are read-only here. Reports are built by the worker and
+downloaded here.
 """
 
 from __future__ import annotations
@@ -10,31 +11,34 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
+from campaigns import admin as campaigns_admin
 from campaigns.admin import TeamScopedAdmin
-from campaigns.models import Campaign
-from campaigns.permissions import can_write
+from campaigns.models import Campaign, Membership
 
-from . import entries
-from .models import Deliverable, DeliverableFile, LedgerEntry, Report, ReportStatus
+from . import services
+from .models import (
+    Deliverable,
+    DeliverableFile,
+    LedgerEntry,
+    LedgerImmutable,
+    Report,
+    ReportStatus,
+)
+from .templatetags.ledger_links import campaign_reports_url
 from .views import RENDERINGS, report_download
 
 # --- Links the campaign admin can show ------------------------------------------------------
 
 
-def campaign_reports_url(campaign: Campaign) -> str:
-    """The admin list of this campaign's closing reports."""
-    return f"{reverse('admin:ledger_report_changelist')}?campaign__id__exact={campaign.pk}"
-
-
 def campaign_reports_link(campaign: Campaign) -> str:
-    """An HTML link to the campaign's closing reports, for the campaign page or a message."""
+    """An HTML link to the campaign's closing reports, for a message."""
     return format_html(
         '<a href="{}">Closing reports of “{}”</a>', campaign_reports_url(campaign), campaign
     )
@@ -83,9 +87,9 @@ class LedgerEntryForm(forms.ModelForm[LedgerEntry]):
         if original is not None:
             if original.campaign_id != campaign.pk:
                 raise ValidationError({"reverses": "that entry is not in this campaign's ledger"})
-            entries.check_reversal(original)
+            services.check_reversal(original)
         else:
-            entries.check_entry(
+            services.check_entry(
                 campaign,
                 kind=data.get("kind") or "",
                 description=data.get("description") or "",
@@ -117,7 +121,6 @@ class LedgerEntryAdmin(TeamScopedAdmin):
     ]
     list_filter = ["kind", "currency"]
     search_fields = ["description", "campaign__title"]
-    raw_id_fields = ["reverses"]
     list_select_related = ["campaign", "reverses", "created_by"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
@@ -145,27 +148,35 @@ class LedgerEntryAdmin(TeamScopedAdmin):
         return False
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        # Only the caller's own objects are offered, and another team's id is refused with the
+        # same words as a missing one. (A raw-id widget would render any row's label.)
         if db_field.name == "campaign":
             kwargs["queryset"] = Campaign.objects.for_user(request.user, write=True)
+        if db_field.name == "reverses":
+            kwargs["queryset"] = LedgerEntry.objects.filter(
+                campaign__in=Campaign.objects.for_user(request.user, write=True),
+                reverses__isnull=True,
+                reversed_by__isnull=True,
+            ).select_related("campaign")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         if change:
-            raise entries.LedgerImmutable("ledger entries are append-only")
+            raise LedgerImmutable("ledger entries are append-only")
         data = form.cleaned_data
         campaign = data["campaign"]
-        if not can_write(request.user, campaign.team_id):
+        if not Membership.objects.can_write(request.user, campaign.team_id):
             raise Http404("No such campaign.")
         if data.get("reverses") is not None:
-            entry = entries.reverse_entry(
-                campaign,
-                data["reverses"].pk,
+            entry = services.reverse_entry(
+                campaign=campaign,
+                entry_id=data["reverses"].pk,
                 description=data.get("description") or "",
                 user=request.user,
             )
         else:
-            entry = entries.post_entry(
-                campaign,
+            entry = services.post_entry(
+                campaign=campaign,
                 kind=data["kind"],
                 description=data["description"],
                 amount=data["amount"],
@@ -283,7 +294,7 @@ class ReportAdmin(TeamScopedAdmin):
         return super().lookup_allowed(lookup, value, request)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return False  # requested from the campaign (ledger.reports.request_report) or the API
+        return False  # requested from the campaign page's action or the API (services)
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -309,3 +320,34 @@ class ReportAdmin(TeamScopedAdmin):
         if report.status != ReportStatus.READY:
             raise Http404("This report is not ready yet.")
         return report_download(report, rendering)
+
+
+# --- The campaign page, extended by the ledger ---------------------------------------------------
+
+
+class CampaignAdmin(campaigns_admin.CampaignAdmin):
+    """The campaigns app's campaign page plus what the ledger adds to it: the "Generate closing
+    report" action. The ledger sits above the campaigns app, so it extends the page rather than
+    the page importing the ledger (docs/domain.md, "How the code is organised")."""
+
+    actions = [*campaigns_admin.CampaignAdmin.actions, "generate_closing_report"]
+
+    @admin.action(description="Generate closing report")
+    def generate_closing_report(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in queryset:
+            if not Membership.objects.can_write(request.user, campaign.team_id):
+                messages.error(request, f"“{campaign}”: viewers cannot start a report.")
+                continue
+            services.request_report(campaign=campaign, user=request.user)
+            messages.success(
+                request,
+                format_html(
+                    "A closing report of “{}” is being built: {}",
+                    campaign,
+                    campaign_reports_link(campaign),
+                ),
+            )
+
+
+admin.site.unregister(Campaign)
+admin.site.register(Campaign, CampaignAdmin)

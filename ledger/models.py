@@ -7,7 +7,7 @@ from typing import Any
 
 import pgtrigger
 from django.conf import settings
-from django.db import models, transaction
+from django.db import models
 
 from campaigns.models import Campaign, LotReservation, Run, currency_validator
 
@@ -64,27 +64,6 @@ class LedgerEntry(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         raise LedgerImmutable("ledger entries are append-only; post a reversal instead")
-
-
-def post_reserved_lots(campaign: Campaign, user: Any = None) -> list[LedgerEntry]:
-    """Post one rental entry per reserved lot; a lot already posted is not posted again."""
-    entries = []
-    with transaction.atomic():
-        for lot in campaign.lots.select_related("plan", "plan__gpu").filter(
-            ledger_entry__isnull=True
-        ):
-            entries.append(
-                LedgerEntry.objects.create(
-                    campaign=campaign,
-                    kind=EntryKind.RENTAL,
-                    description=f"{lot.quantity} × {lot.plan.provider} {lot.plan.name}",
-                    amount=lot.total_price,
-                    currency=lot.plan.currency,
-                    reservation=lot,
-                    created_by=user,
-                )
-            )
-    return entries
 
 
 class DeliverableKind(models.TextChoices):

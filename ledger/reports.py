@@ -1,6 +1,6 @@
 """The closing report: the frozen plan set beside what happened, in HTML, Markdown and JSON.
 
-`request_report(campaign, user)` records a pending Report and enqueues its build once the
+`ledger.services.request_report` records a pending Report and enqueues its build once the
 transaction commits; `build(report_id)` (the Celery task's body) collects the figures and stores
 the three renderings. `collect(campaign)` reads the campaign in a fixed number of queries: runs,
 metric points and checkpoints are aggregated in SQL, never loaded one by one, so the cost of a
@@ -61,23 +61,6 @@ _CENT = Decimal("0.01")
 
 
 # --- Requesting and building ----------------------------------------------------------------
-
-
-def request_report(campaign: Campaign, user: Any = None) -> Report:
-    """Record a pending closing report and enqueue its build after the transaction commits.
-
-    The admin action "Generate closing report" and `POST /campaigns/{id}/reports/` both call
-    this; the caller has already checked that `user` may write to the campaign's team.
-    """
-    from .tasks import build_closing_report
-
-    with transaction.atomic():
-        report = Report.objects.create(
-            campaign=campaign, requested_by=user if getattr(user, "pk", None) else None
-        )
-        # On commit: a worker must find the row, and a rolled-back request enqueues nothing.
-        build_closing_report.delay_on_commit(report.pk)
-    return report
 
 
 def build(report_id: int) -> Report | None:

@@ -1,5 +1,5 @@
-"""Serializers of the ledger API. Writes go through the domain functions (entries, deliverables,
-observed); these classes only validate shapes and render what the domain returns."""
+"""Serializers of the ledger API. Writes go through `ledger.services`; these classes only
+validate shapes and render what the services return."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from rest_framework import serializers
 
 from campaigns.models import Stage, currency_validator
 
-from . import deliverables, entries
+from . import services
 from .fields import HoursField, MoneyField
 from .models import Deliverable, DeliverableFile, DeliverableKind, EntryKind, LedgerEntry, Report
 
@@ -75,9 +75,9 @@ class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
         campaign, user = validated_data["campaign"], validated_data.get("user")
         try:
             if validated_data.get("reverses_id") is not None:
-                return entries.reverse_entry(
-                    campaign,
-                    validated_data["reverses_id"],
+                return services.reverse_entry(
+                    campaign=campaign,
+                    entry_id=validated_data["reverses_id"],
                     description=validated_data.get("description", ""),
                     expected={
                         k: validated_data[k]
@@ -86,8 +86,8 @@ class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
                     },
                     user=user,
                 )
-            return entries.post_entry(
-                campaign,
+            return services.post_entry(
+                campaign=campaign,
                 kind=validated_data["kind"],
                 description=validated_data["description"],
                 amount=validated_data["amount"],
@@ -161,8 +161,8 @@ class DeliverableSerializer(serializers.ModelSerializer[Deliverable]):
 
     def create(self, validated_data: dict[str, Any]) -> Deliverable:
         try:
-            return deliverables.submit_deliverable(
-                validated_data["campaign"],
+            return services.submit_deliverable(
+                campaign=validated_data["campaign"],
                 kind=validated_data["kind"],
                 corpus_name=validated_data["corpus"]["name"],
                 corpus_revision=validated_data["corpus"]["revision"],

@@ -21,13 +21,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns.models import Campaign, CampaignStatus, Stage
+from campaigns import services as campaign_services
+from campaigns.models import Campaign, Stage
 from campaigns.permissions import campaign_for, campaigns_for
 
-from . import reports
-from .entries import MixedCurrencyError, campaign_summary
+from . import reports, services
 from .models import Deliverable, LedgerEntry, Report, ReportStatus
-from .observed import PlanNotCommitted, planned_hours_of, record_observed_hours
+from .ratios import MixedCurrencyError
 from .serializers import (
     DeliverableSerializer,
     DetailSerializer,
@@ -39,6 +39,7 @@ from .serializers import (
     ReportStartedSerializer,
     as_drf_error,
 )
+from .summary import campaign_summary
 
 READ_AND_APPEND = ["get", "post", "head", "options"]
 
@@ -149,21 +150,18 @@ class ObservedHoursView(CampaignScopedMixin, APIView):
         stage = get_object_or_404(
             Stage.objects.select_related("campaign"), campaign=campaign, pk=stage_id
         )
-        if campaign.status == CampaignStatus.DRAFT:
-            # The state conflict comes first: no body makes a draft comparable with a baseline.
-            return Response(
-                {"detail": "the plan is still a draft: commit it before recording observed hours"},
-                status=status.HTTP_409_CONFLICT,
-            )
+        # The state conflict comes first: no body makes a draft comparable with a baseline, and
+        # a closed campaign takes none (PlanFrozen / CampaignClosed → 409).
+        campaign_services.check_takes_observed_hours(campaign)
         body = ObservedHoursSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            stage = record_observed_hours(stage, **body.validated_data)
-        except PlanNotCommitted as exc:
-            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+            stage = campaign_services.record_observed_hours(
+                stage=stage, user=request.user, **body.validated_data
+            )
         except DjangoValidationError as exc:
             raise as_drf_error(exc) from exc
-        context = {"planned_hours": planned_hours_of(stage)}
+        context = {"planned_hours": campaign_services.planned_hours_of(stage)}
         return Response(ObservedStageSerializer(stage, context=context).data)
 
 
@@ -179,7 +177,7 @@ class CampaignReportList(CampaignScopedMixin, generics.ListAPIView[Report]):
     @extend_schema(request=None, responses={202: ReportStartedSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = self.get_writable_campaign()
-        report = reports.request_report(campaign, request.user)
+        report = services.request_report(campaign=campaign, user=request.user)
         # With Celery eager (the embedded shape) the report may be ready already.
         report.refresh_from_db(fields=["status"])
         body = {

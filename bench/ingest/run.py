@@ -42,6 +42,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from campaigns.services import commit_plan
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -109,7 +111,7 @@ def set_up(url: str) -> Fixture:
     StopRule.objects.create(
         campaign=campaign, kind="metric_threshold", metric="loss", comparator="gt", threshold=1e9
     )
-    campaign.commit()
+    commit_plan(campaign=campaign)
     copy_run = Run.objects.create(
         team=team,
         campaign=campaign,

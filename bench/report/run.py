@@ -33,6 +33,8 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from campaigns.services import commit_plan
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -165,27 +167,26 @@ def plan_campaign(team: Any, user: Any, title: str, items: int, rng: random.Rand
     DecisionPoint.objects.create(campaign=campaign, label="after the pilot")
     plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 30 days")
     LotReservation.objects.create(campaign=campaign, plan=plan, quantity=4)
-    campaign.commit(user)
+    commit_plan(campaign=campaign, user=user)
     return campaign
 
 
 def close_campaign(campaign: Any, user: Any, rng: random.Random) -> None:
     """Observed hours, a cut decision, deliverables and expenses: what a closing report reads."""
-    from campaigns.models import PlannedItem, Stage, record_decision
-    from ledger.deliverables import submit_deliverable
-    from ledger.entries import post_entry
-    from ledger.observed import record_observed_hours
+    from campaigns.models import PlannedItem, Stage
+    from campaigns.services import record_decision, record_observed_hours
+    from ledger.services import post_entry, submit_deliverable
 
     for stage in Stage.objects.filter(campaign=campaign).order_by("id")[::2]:
         hours = (stage.planned_hours * Decimal(str(rng.uniform(0.8, 1.4)))).quantize(
             Decimal("0.01")
         )
-        record_observed_hours(stage, observed_hours=hours, deviation_note="measured")
+        record_observed_hours(stage=stage, observed_hours=hours, deviation_note="measured")
     optional = list(
         PlannedItem.objects.filter(campaign=campaign, tier="exploratory").order_by("id")[:20]
     )
     record_decision(
-        campaign,
+        campaign=campaign,
         outcome="cut",
         rationale="the pilot ranks them last",
         user=user,
@@ -193,7 +194,7 @@ def close_campaign(campaign: Any, user: Any, rng: random.Random) -> None:
     )
     for n in range(40):
         submit_deliverable(
-            campaign,
+            campaign=campaign,
             kind="predictions" if n % 4 else "adapter",
             corpus_name=f"tickets-{n % 12}",
             corpus_revision="r1",
@@ -206,10 +207,14 @@ def close_campaign(campaign: Any, user: Any, rng: random.Random) -> None:
             base_revision="meta-llama/Llama-3-8B@5f0b02c" if n % 8 else "",
         )
     post_entry(
-        campaign, kind="included", description="storage", amount=Decimal("40.00"), currency="USD"
+        campaign=campaign,
+        kind="included",
+        description="storage",
+        amount=Decimal("40.00"),
+        currency="USD",
     )
     post_entry(
-        campaign,
+        campaign=campaign,
         kind="external",
         description="annotators",
         amount=Decimal("300.00"),

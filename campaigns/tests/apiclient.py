@@ -10,6 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaigns.models import Campaign, IngestKey, StopRule, Team
+from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable
 
 
@@ -51,7 +52,7 @@ def committed_campaign(team: Team, user: Any, **fields: Any) -> tuple[Campaign, 
     rules["no_usable_resume"] = StopRule.objects.create(
         campaign=campaign, kind="no_usable_resume"
     ).pk
-    campaign.commit(user)
+    commit_plan(campaign=campaign, user=user)
     return campaign, rules
 
 

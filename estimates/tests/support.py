@@ -70,7 +70,7 @@ class CommittedTestData:
     campaign). Dropping them models the setup having committed."""
 
     def setUp(self) -> None:
-        from estimates.forecasts import _EnqueueRecompute
+        from estimates.services import _EnqueueRecompute
 
         connection = transaction.get_connection()
         connection.run_on_commit = [

@@ -25,20 +25,19 @@ from campaigns.models import (
     RunStatus,
     Stage,
     Team,
-    record_decision,
 )
+from campaigns.services import amend_item, commit_plan, record_decision
 from campaigns.tests.factories import make_plannable, make_user
 from estimates import forecasts
 from estimates.forecasts import (
-    _EnqueueRecompute,
     compute_forecast,
     current_estimate,
     forecast_panel_html,
-    mark_stale,
     recompute,
 )
 from estimates.models import Estimate, GpuModel, RentalPlan
 from estimates.seeding import seed_catalog
+from estimates.services import _EnqueueRecompute, mark_stale
 from estimates.tasks import sweep_stale_estimates
 from estimates.tests.support import (
     CommittedTestData,
@@ -175,7 +174,7 @@ class SeedPilotTests(CommittedTestData, TestCase):
         for item in cls.trained:
             item.config = {**item.config, "assumed_tokens_per_second": 2000}
             item.save()
-        cls.seed.commit()
+        commit_plan(campaign=cls.seed)
         current_estimate(cls.seed)  # fresh, assumed, before any pilot
 
     def test_a_pilot_throughput_marks_the_forecast_stale_and_enqueues_one_recompute(self) -> None:
@@ -235,7 +234,7 @@ class SeedPilotTests(CommittedTestData, TestCase):
         self,
     ) -> None:
         variant_a = PlannedItem.objects.get(pk=self.trained[1].pk)
-        variant_a.amend(reason="longer schedule", planned_hours=Decimal("15"))
+        amend_item(item=variant_a, reason="longer schedule", planned_hours=Decimal("15"))
         recompute(self.seed.pk, campaign_row(self.seed).input_version)
         outputs = campaign_row(self.seed).outputs
         self.assertEqual(outputs["totals"]["reserved_hours"], 48.0)
@@ -247,7 +246,9 @@ class SeedPilotTests(CommittedTestData, TestCase):
         for item in self.trained:
             pilot(item, tokens_per_second=1000)
         variant_b = self.trained[2]
-        record_decision(self.seed, outcome="cut", rationale="A is enough", cut_variants=[variant_b])
+        record_decision(
+            campaign=self.seed, outcome="cut", rationale="A is enough", cut_variants=[variant_b]
+        )
         mark_stale(self.seed.pk)
         recompute(self.seed.pk, campaign_row(self.seed).input_version)
         outputs = campaign_row(self.seed).outputs

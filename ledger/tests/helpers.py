@@ -12,6 +12,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaigns.models import Campaign, IngestKey, PlannedItem, Run, Team
+from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from estimates.models import RentalPlan
 from estimates.seeding import seed_catalog
@@ -29,7 +30,7 @@ def committed_campaign(team: Team, *, lots: int = 1, **fields: Any) -> Campaign:
     plan = RentalPlan.objects.get(provider=LOT_3_DAYS[0], name=LOT_3_DAYS[1])
     if lots:
         campaign.lots.create(plan=plan, quantity=lots)
-    campaign.commit()
+    commit_plan(campaign=campaign)
     return campaign
 
 

@@ -11,9 +11,10 @@ from django.urls import reverse
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
 from ledger import reports
+from ledger import services as ledger_services
 from ledger.admin import campaign_reports_link, campaign_reports_url
-from ledger.deliverables import submit_deliverable
 from ledger.models import LedgerEntry, Report
+from ledger.services import submit_deliverable
 
 from .helpers import GOOD_SHA, celery_eager, committed_campaign
 
@@ -30,7 +31,7 @@ class LedgerAdminTests(TestCase):
         cls.entry = LedgerEntry.objects.get(campaign=cls.campaign)
         cls.their_entry = LedgerEntry.objects.get(campaign=cls.theirs)
         cls.deliverable = submit_deliverable(
-            cls.campaign,
+            campaign=cls.campaign,
             kind="predictions",
             corpus_name="tickets",
             corpus_revision="abc",
@@ -169,7 +170,7 @@ class LedgerAdminTests(TestCase):
 
     def test_request_report_is_what_the_campaign_admin_action_calls(self) -> None:
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            report = reports.request_report(self.campaign, self.planner)
+            report = ledger_services.request_report(campaign=self.campaign, user=self.planner)
         report.refresh_from_db()
         self.assertEqual((report.status, report.requested_by), ("ready", self.planner))
         self.assertIn("Closing report: Ours", report.html)

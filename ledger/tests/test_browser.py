@@ -19,12 +19,12 @@ from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
 from campaigns.models import Campaign, Stage
+from campaigns.services import commit_plan, record_observed_hours
 from campaigns.tests.factories import make_user
-from ledger import charts, reports
-from ledger.deliverables import submit_deliverable
-from ledger.entries import post_entry
+from ledger import charts
+from ledger import services as ledger_services
 from ledger.models import Report
-from ledger.observed import record_observed_hours
+from ledger.services import post_entry, submit_deliverable
 
 from .helpers import GOOD_SHA, celery_eager
 
@@ -128,7 +128,7 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
         call_command("load_demo", stdout=StringIO())
         self.campaign = Campaign.objects.get(team__name="demo")
         self.user = make_user("lena", team=self.campaign.team)
-        self.campaign.commit(self.user)
+        commit_plan(campaign=self.campaign, user=self.user)
         observed = {
             "Install environment": ("3", "the CUDA driver had to be reinstalled"),
             "Load corpus": ("2", ""),
@@ -138,16 +138,16 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
         }
         for stage in Stage.objects.filter(campaign=self.campaign, name__in=observed):
             hours, note = observed[stage.name]
-            record_observed_hours(stage, observed_hours=Decimal(hours), deviation_note=note)
+            record_observed_hours(stage=stage, observed_hours=Decimal(hours), deviation_note=note)
         post_entry(
-            self.campaign,
+            campaign=self.campaign,
             kind="included",
             description="storage",
             amount=Decimal("8.00"),
             currency="USD",
         )
         post_entry(
-            self.campaign,
+            campaign=self.campaign,
             kind="external",
             description="annotators",
             amount=Decimal("12.00"),
@@ -155,7 +155,7 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
         )
         for corpus in ("support-tickets-es", "support-tickets-pt"):
             submit_deliverable(
-                self.campaign,
+                campaign=self.campaign,
                 kind="predictions",
                 corpus_name=corpus,
                 corpus_revision="r1",
@@ -165,7 +165,7 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
             )
         # A live server runs in autocommit: the report is built on commit, inline (eager).
         with celery_eager():
-            self.report = reports.request_report(self.campaign, self.user)
+            self.report = ledger_services.request_report(campaign=self.campaign, user=self.user)
         self.report.refresh_from_db()
         self.assertEqual(self.report.status, "ready", self.report.error)
         self.log_in()

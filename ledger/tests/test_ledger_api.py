@@ -7,6 +7,7 @@ from decimal import Decimal
 from django.test import TestCase
 
 from campaigns.models import Team
+from campaigns.services import commit_plan
 from campaigns.tests.factories import make_user
 from ledger.models import LedgerEntry, LedgerImmutable
 
@@ -229,9 +230,9 @@ class AppendOnlyModelTests(TestCase):
         self.assertTrue(LedgerEntry.objects.filter(pk=entry.pk).exists())
 
     def test_posting_the_reserved_lots_again_posts_nothing(self) -> None:
-        from ledger.models import post_reserved_lots
+        from ledger.services import post_reserved_lots
 
-        self.assertEqual(post_reserved_lots(self.campaign), [])
+        self.assertEqual(post_reserved_lots(campaign=self.campaign), [])
         self.assertEqual(LedgerEntry.objects.filter(campaign=self.campaign).count(), 1)
 
 
@@ -251,12 +252,12 @@ class CommitPostsTheLotsOnceTests(TestCase):
         campaign.lots.create(plan=plan, quantity=1)
         campaign.lots.create(plan=plan, quantity=1)
         with self.assertRaises(CommitRefused):
-            campaign.commit()
+            commit_plan(campaign=campaign)
         self.assertFalse(LedgerEntry.objects.filter(campaign=campaign).exists())
         StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
-        campaign.commit()
+        commit_plan(campaign=campaign)
         with self.assertRaises(PlanFrozen):
-            campaign.commit()
+            commit_plan(campaign=campaign)
         amounts = list(
             LedgerEntry.objects.filter(campaign=campaign).values_list("amount", flat=True)
         )

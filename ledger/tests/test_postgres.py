@@ -47,8 +47,8 @@ class DatabaseLevelAppendOnlyTests(TestCase):
         )
 
     def test_postgres_still_accepts_new_entries_and_reversals(self) -> None:
-        from ledger.entries import reverse_entry
+        from ledger.services import reverse_entry
 
-        reversal = reverse_entry(self.campaign, self.entry.pk)
+        reversal = reverse_entry(campaign=self.campaign, entry_id=self.entry.pk)
         self.assertEqual(reversal.amount, Decimal("-47.14"))
         self.assertEqual(LedgerEntry.objects.filter(campaign=self.campaign).count(), 2)

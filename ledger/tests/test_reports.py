@@ -453,10 +453,10 @@ class ReportBuildTests(TestCase):
     def test_without_any_accepted_deliverable_it_shows_undefined_the_cost_and_the_causes(
         self,
     ) -> None:
-        from ledger.deliverables import submit_deliverable
+        from ledger.services import submit_deliverable
 
         submit_deliverable(
-            self.campaign,
+            campaign=self.campaign,
             kind="predictions",
             corpus_name="tickets",
             corpus_revision="r1",

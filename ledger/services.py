@@ -1,31 +1,33 @@
-"""Posting to the ledger: new entries and reversals, one transaction each.
+"""The write path of the ledger: one function per domain action (docs/domain.md §7).
 
 Entries are append-only (the model refuses updates and deletes, PostgreSQL's trigger too). A
 correction is a reversal: a new entry of the same kind and currency, with the negated amount,
 pointing at the entry it undoes. An entry is reversed at most once (the one-to-one `reverses`
 column makes the database refuse a second reversal even under a race) and a reversal is never
-reversed itself: to restore an amount, post it again.
+reversed itself: to restore an amount, post it again. Ledger entries are still taken after a
+campaign is closed (late invoices, reversals); deliverables are not.
+
+The admin and the API both call these functions; forms call the `check_*` functions to show a
+refusal beside its field before anything is written.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from campaigns.models import Campaign
+from campaigns.models import Campaign, Run, RunStatus
 
-from .models import Deliverable, EntryKind, LedgerEntry, LedgerImmutable
-from .ratios import (
-    DeliverableFacts,
-    Entry,
-    LedgerSummary,
-    MixedCurrencyError,
-    format_money,
-    summarize,
-)
+from . import tasks
+from .checks import FileEntry, check_deliverable
+from .models import Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
+from .ratios import format_money
+
+# --- Entries ---------------------------------------------------------------------------------
 
 
 def check_entry(
@@ -73,8 +75,8 @@ def check_reversal(original: LedgerEntry) -> None:
 
 @transaction.atomic
 def post_entry(
-    campaign: Campaign,
     *,
+    campaign: Campaign,
     kind: str,
     description: str,
     amount: Decimal,
@@ -95,9 +97,9 @@ def post_entry(
 
 @transaction.atomic
 def reverse_entry(
+    *,
     campaign: Campaign,
     entry_id: int,
-    *,
     description: str = "",
     expected: dict[str, Any] | None = None,
     user: Any = None,
@@ -147,41 +149,95 @@ def reverse_entry(
         raise ValidationError({"reverses": f"entry #{original.pk} is already reversed"}) from exc
 
 
-def ledger_facts(campaign: Campaign) -> tuple[list[Entry], list[DeliverableFacts]]:
-    """The campaign's entries and deliverables as the pure ledger module sees them (2 queries)."""
-    entries = [
-        Entry(id=pk, kind=kind, amount=amount, currency=currency, reverses=reverses)  # type: ignore[arg-type]
-        for pk, kind, amount, currency, reverses in LedgerEntry.objects.filter(
-            campaign=campaign
-        ).values_list("id", "kind", "amount", "currency", "reverses_id")
-    ]
-    facts = [
-        DeliverableFacts(
-            corpus_name=name,
-            corpus_revision=revision,
-            accepted=accepted,
-            rejection_reasons=() if accepted else tuple(reasons or ()),
+@transaction.atomic
+def post_reserved_lots(*, campaign: Campaign, user: Any = None) -> list[LedgerEntry]:
+    """Post one rental entry per reserved lot; a lot already posted is not posted again."""
+    entries = []
+    for lot in campaign.lots.select_related("plan", "plan__gpu").filter(ledger_entry__isnull=True):
+        entries.append(
+            LedgerEntry.objects.create(
+                campaign=campaign,
+                kind=EntryKind.RENTAL,
+                description=f"{lot.quantity} × {lot.plan.provider} {lot.plan.name}",
+                amount=lot.total_price,
+                currency=lot.plan.currency,
+                reservation=lot,
+                created_by=user,
+            )
         )
-        for name, revision, accepted, reasons in Deliverable.objects.filter(
-            campaign=campaign
-        ).values_list("corpus_name", "corpus_revision", "accepted", "rejection_reasons")
-    ]
-    return entries, facts
+    return entries
 
 
-def campaign_summary(campaign: Campaign) -> LedgerSummary:
-    """The ledger summary in the campaign's currency; MixedCurrencyError if it cannot be."""
-    entries, facts = ledger_facts(campaign)
-    return summarize(entries, facts, campaign.currency)
+# --- Deliverables ----------------------------------------------------------------------------
 
 
-__all__ = [
-    "LedgerImmutable",
-    "MixedCurrencyError",
-    "campaign_summary",
-    "check_entry",
-    "check_reversal",
-    "ledger_facts",
-    "post_entry",
-    "reverse_entry",
-]
+@transaction.atomic
+def submit_deliverable(
+    *,
+    campaign: Campaign,
+    kind: str,
+    corpus_name: str,
+    corpus_revision: str,
+    files: Iterable[dict[str, Any]],
+    run_id: str | None = None,
+    expected_ids_ok: bool | None = None,
+    reload_verified: bool | None = None,
+    base_revision: str = "",
+    user: Any = None,
+) -> Deliverable:
+    """Check and store a deliverable; it is kept (rejected or accepted) either way."""
+    campaign.refuse_if_closed()
+    run = None
+    if run_id:
+        # Only a run of this campaign (hence of its team) can back a deliverable of it.
+        run = Run.objects.filter(campaign=campaign, run_id=run_id).first()
+        if run is None:
+            raise ValidationError({"run": f"no run {run_id!r} in this campaign"})
+    listed = [FileEntry(f["path"], int(f["size_bytes"]), f["sha256"]) for f in files]
+    reasons = check_deliverable(
+        kind,  # type: ignore[arg-type]  # the serializer restricts it to DeliverableKind
+        listed,
+        expected_ids_ok,
+        reload_verified,
+        base_revision,
+        run_stopped=run is not None and run.status == RunStatus.STOPPED,
+        run_id=run.run_id if run else None,
+    )
+    deliverable = Deliverable.objects.create(
+        campaign=campaign,
+        kind=kind,
+        corpus_name=corpus_name,
+        corpus_revision=corpus_revision,
+        run=run,
+        expected_ids_ok=expected_ids_ok,
+        reload_verified=reload_verified,
+        base_revision=base_revision or "",
+        accepted=not reasons,
+        rejection_reasons=list(reasons),
+        submitted_by=user if getattr(user, "pk", None) else None,
+    )
+    DeliverableFile.objects.bulk_create(
+        DeliverableFile(
+            deliverable=deliverable, path=f.path, size_bytes=f.size_bytes, sha256=f.sha256
+        )
+        for f in listed
+    )
+    return deliverable
+
+
+# --- Closing reports -------------------------------------------------------------------------
+
+
+@transaction.atomic
+def request_report(*, campaign: Campaign, user: Any = None) -> Report:
+    """Record a pending closing report and enqueue its build after the transaction commits.
+
+    The admin action "Generate closing report" and `POST /campaigns/{id}/reports/` both call
+    this; the caller has already checked that `user` may write to the campaign's team.
+    """
+    report = Report.objects.create(
+        campaign=campaign, requested_by=user if getattr(user, "pk", None) else None
+    )
+    # On commit: a worker must find the row, and a rolled-back request enqueues nothing.
+    transaction.on_commit(lambda: tasks.build_closing_report.delay(report.pk))
+    return report
