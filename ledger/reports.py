@@ -81,7 +81,7 @@ def build(report_id: int) -> Report | None:
             status=ReportStatus.RUNNING, started_at=timezone.now(), error=""
         )
     try:
-        campaign = Campaign.objects.select_related("team", "committed_by").get(
+        campaign = Campaign.objects.select_related("team", "committed_by", "closed_by").get(
             pk=report.campaign_id
         )
         data = collect(campaign)
@@ -265,6 +265,8 @@ def collect(campaign: Campaign) -> dict[str, Any]:
             "conclusion": campaign.conclusion or None,
             "committed_at": _iso(campaign.committed_at),
             "committed_by": campaign.committed_by.get_username() if campaign.committed_by else None,
+            "closed_at": _iso(campaign.closed_at),
+            "closed_by": campaign.closed_by.get_username() if campaign.closed_by else None,
             "baseline": (
                 {"created_at": _iso(baseline.created_at), "digest": baseline.digest}
                 if baseline is not None
@@ -395,6 +397,9 @@ def _costs_section(
                 "reversed_by": reversed_by.get(e["id"]),
                 "created_at": _iso(e["created_at"]),
                 "created_by": e["created_by__username"],
+                # Late invoices and reversals still reach a closed campaign's ledger; say so.
+                "after_close": campaign.closed_at is not None
+                and e["created_at"] > campaign.closed_at,
             }
             for e in entries
         ],
