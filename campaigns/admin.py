@@ -307,7 +307,7 @@ class StageForm(CampaignChildForm):
 class StageInline(CampaignInline):
     model = Stage
     form = StageForm
-    fields = STAGE_FIELDS
+    fields: Any = STAGE_FIELDS
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
 
@@ -717,7 +717,7 @@ class CampaignAdmin(TeamScopedAdmin):
         ]
 
     def _writable_campaign(self, request: HttpRequest, object_id: str) -> Campaign:
-        campaign = self.get_object(request, object_id)
+        campaign: Campaign | None = self.get_object(request, object_id)
         if campaign is None or not _role_in(request, campaign.team_id, WRITERS):
             raise Http404("No such campaign.")
         return campaign

@@ -333,7 +333,8 @@ def remove_stage(*, stage: Stage, user: Any = None) -> None:
 
 
 def _check_stage_links(stage: Stage, depends_on: Iterable[Stage]) -> None:
-    if stage.variant_id is not None and stage.variant.campaign_id != stage.campaign_id:
+    variant = stage.variant if stage.variant_id is not None else None
+    if variant is not None and variant.campaign_id != stage.campaign_id:
         raise ValidationError({"variant": "that item is not in this campaign"})
     for other in depends_on:
         if other.campaign_id != stage.campaign_id:
