@@ -307,7 +307,7 @@ class StageForm(CampaignChildForm):
 class StageInline(CampaignInline):
     model = Stage
     form = StageForm
-    fields: Any = STAGE_FIELDS
+    fields = STAGE_FIELDS  # type: ignore[assignment]
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
 
