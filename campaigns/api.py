@@ -1,4 +1,4 @@
-"""The campaigns API (API.md): planning through generic views, run logging through one small
+"""The campaigns API (docs/api.md): planning through generic views, run logging through one small
 view per action. Views stay thin: scoping lives in campaigns/permissions.py, planning writes in
 campaigns/services.py (the admin calls the same functions), run data in campaigns/ingest.py.
 

@@ -1,6 +1,6 @@
 """Calendar scheduling: when each stage of a campaign runs, end to end.
 
-The rule (DOMAIN.md section 3, seed 004): a calendar runs from the start of preparation to the
+The rule (docs/domain.md §7): a calendar runs from the start of preparation to the
 retrieval of results. Machine-occupied intervals are told apart from human preparation time.
 Independent intervals may overlap, but two machine stages on the same resource (GPU or lot) never
 run in parallel, however many rows they have in a table. A stage starts only after every stage it

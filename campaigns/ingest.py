@@ -90,7 +90,7 @@ def open_run(
 ) -> tuple[Run, bool]:
     """Create run `run_id`, or take up the same run again (False); another config → RunIdTaken.
 
-    A run id names one configuration for good (DOMAIN.md section 2): a restarted job that sends
+    A run id names one configuration for good (docs/domain.md §4): a restarted job that sends
     the same configuration gets its run back, a fixed configuration needs a new id.
     """
     if campaign.status == CampaignStatus.DRAFT:

@@ -82,7 +82,7 @@ class TeamRole(permissions.BasePermission):
         if getattr(user, "is_superuser", False) or team_ids_for(user, write=True):
             return True
         # A viewer in every team: on a route naming an object, look it up first, so another
-        # team's object stays a 404 (API.md) and the object check answers 403 for their own.
+        # team's object stays a 404 (docs/api.md) and the object check answers 403 for their own.
         return bool(getattr(view, "kwargs", None))
 
     def has_object_permission(self, request: Request, view: Any, obj: Any) -> bool:

@@ -1,6 +1,6 @@
 """Stop-rule evaluation for training runs (pure: no Django, no I/O).
 
-Stop rules are written before the runs (DOMAIN.md section 2). This module decides whether a rule
+Stop rules are written before the runs (docs/domain.md §4). This module decides whether a rule
 fires on facts the API has already received; storing the firing (run id + reason) is the caller's
 job. Every firing carries a reason in plain words, naming the rule, e.g.
 ``"loss is NaN at step 120 (rule #3: non-finite loss)"``.
@@ -82,7 +82,8 @@ COMPONENT_ORDER: Final[tuple[str, ...]] = (
     "data_position",
 )
 COMPONENTS: Final[frozenset[str]] = frozenset(COMPONENT_ORDER)
-# Weights alone cannot resume training: optimizer state and progress are needed too (section 6).
+# Weights alone cannot resume training: optimizer state and progress are needed too
+# (docs/domain.md §11).
 DEFAULT_REQUIRED_COMPONENTS: Final[frozenset[str]] = frozenset({"model", "optimizer", "progress"})
 
 _NON_FINITE_TOKENS: Final[dict[str, float]] = {
@@ -202,7 +203,7 @@ class CheckpointFacts:
 
 @dataclass(frozen=True)
 class Firing:
-    """A rule that fired: the run keeps ``rule_id`` and ``reason`` (section 2)."""
+    """A rule that fired: the run keeps ``rule_id`` and ``reason`` (docs/domain.md §4)."""
 
     rule_id: int
     kind: RuleKind

@@ -112,7 +112,7 @@ def commit_plan(*, campaign: Campaign, user: Any = None) -> PlanBaseline:
 
 
 def check_close(campaign: Campaign, *, conclusion: str, stop_running: bool = False) -> None:
-    """Refuse a close the campaign's state forbids (docs/domain.md, lifecycle)."""
+    """Refuse a close the campaign's state forbids (docs/domain.md §15)."""
     if campaign.status == CampaignStatus.DRAFT:
         raise PlanFrozen("a draft campaign cannot be closed: commit its plan first")
     if campaign.status == CampaignStatus.CLOSED:
@@ -271,7 +271,7 @@ def check_draft(campaign: Campaign, what: str) -> None:
 
 @transaction.atomic
 def add_stop_rule(*, campaign: Campaign, user: Any = None, **fields: Any) -> StopRule:
-    """A stop rule, written before the runs (docs/domain.md §2); refused after commit."""
+    """A stop rule, written before the runs (docs/domain.md §4); refused after commit."""
     locked = _locked(campaign)
     check_draft(locked, "stop rules")
     rule = StopRule(campaign=locked, **fields)
@@ -399,7 +399,7 @@ def check_takes_observed_hours(campaign: Campaign) -> None:
 
 def check_observed_hours(*, stage: Stage, observed_hours: Decimal, deviation_note: str) -> None:
     """Observed hours are set beside the frozen plan: after commit, never after close, and more
-    than 10% away from the frozen figure needs a deviation note (docs/domain.md §3)."""
+    than 10% away from the frozen figure needs a deviation note (docs/domain.md §8)."""
     check_takes_observed_hours(stage.campaign)
     if observed_hours < 0:
         raise ValidationError({"observed_hours": "hours cannot be negative"})
@@ -446,7 +446,7 @@ def check_decision(
     rationale: str,
     cut_variants: Sequence[PlannedItem] = (),
 ) -> None:
-    """A decision says why; a cut names the optional items it cuts (docs/domain.md §1)."""
+    """A decision says why; a cut names the optional items it cuts (docs/domain.md §6)."""
     campaign.refuse_if_closed()
     if outcome not in (Outcome.CONTINUE, Outcome.CUT, Outcome.REVISE):
         raise ValidationError({"outcome": "a decision is continue, cut or revise"})

@@ -1,5 +1,5 @@
 """Signals the campaigns services send, so that the layers above can act on a domain event
-without the bottom layer knowing them (docs/domain.md, "How the code is organised").
+without the bottom layer knowing them (docs/domain.md §17).
 
 Receivers run inside the sender's transaction: what they write commits or rolls back with the
 event itself (the ledger posts the reserved lots in the same transaction as the commit).

@@ -1,4 +1,4 @@
-"""The campaigns API under /api/v1/ (API.md: campaign planning and run logging)."""
+"""The campaigns API under /api/v1/ (docs/api.md: campaign planning and run logging)."""
 
 from django.urls import path, register_converter
 

@@ -180,7 +180,7 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
-    # API.md: no anonymous access to anything but /api/v1/health/ (the docs page works from an
+    # docs/api.md: no anonymous access to anything but /api/v1/health/ (the docs page works from an
     # admin session).
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # One name per choice set shared by several components (drf-spectacular warns otherwise,

@@ -215,7 +215,7 @@ class RentalPlanSpec:
 
 
 RENTAL_PLANS: Final = (
-    # Seed figures (IteraGPU catalogue, DOMAIN.md section 4): one RTX 4090 per lot.
+    # Seed figures (IteraGPU catalogue, docs/domain.md §9): one RTX 4090 per lot.
     RentalPlanSpec("IteraGPU", "RTX 4090, 3 days", "RTX-4090", 1, 72, Decimal("47.14"), "USD"),
     RentalPlanSpec("IteraGPU", "RTX 4090, 7 days", "RTX-4090", 1, 168, Decimal("110.00"), "USD"),
     RentalPlanSpec("IteraGPU", "RTX 4090, 30 days", "RTX-4090", 1, 720, Decimal("390.00"), "USD"),

@@ -1,6 +1,6 @@
 """Campaign forecasts: reserved vs forecast vs observed hours, persisted as `Estimate` rows.
 
-The flow (DOMAIN.md sections 3-5):
+The flow (docs/domain.md §7-§10):
 
 1. A plan change or a pilot throughput calls `estimates.services.mark_stale(campaign_id)`
    (from `estimates.signals`):
@@ -457,8 +457,8 @@ def _lot_advice(
     fits = forecast_hours <= window + 1e-9
     lot_window = window
     if not fits:
-        # The work no longer fits the window: look at what a longer lot would take (DOMAIN.md
-        # section 3: "then look at the 7-day plan, or at a reduced protocol").
+        # The work no longer fits the window: look at what a longer lot would take (docs/domain.md
+        # §7: "then look at the 7-day plan, or at a reduced protocol").
         lot_window = max(window, max(o.duration_hours for o in offers))
     reference = reserved_machine_hours
     if reference is not None and abs(reference - sum(i.machine_hours for i in work)) < 1e-9:

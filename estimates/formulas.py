@@ -6,7 +6,7 @@ Rules
   frozen dataclasses; the REST view (POST /api/v1/estimates/preview/) calls ``estimate`` directly.
 * Every formula names its source in its docstring.
 * Invalid input raises ``EstimateInputError`` (a ValueError) whose ``field`` names the offending
-  argument; ``estimate`` uses API.md's dotted names ("hardware.utilization", "model.parameters").
+  argument; ``estimate`` uses docs/api.md's dotted names ("hardware.utilization", "model.parameters").
 
 Units
 -----
@@ -230,7 +230,7 @@ def narayanan_training_flops(
 
 @dataclass(frozen=True)
 class Overheads:
-    """Stages that extrapolating from a training step forgets (DOMAIN.md section 3).
+    """Stages that extrapolating from a training step forgets (docs/domain.md §7).
 
     Hours are wall hours on the whole allocation; ``validation_fraction`` is a fraction of the
     training wall time (0.1 = validation adds 10%).
@@ -257,7 +257,7 @@ class TimeEstimate:
 def wall_hours(flops: float, gpus: int, peak_flops: float, utilization: float) -> float:
     """Wall hours = FLOPs / (GPUs x peak FLOP/s x utilization) / 3600.
 
-    Source: DOMAIN.md section 5; the standard model-FLOPs-utilization accounting of Chowdhery
+    Source: docs/domain.md §10; the standard model-FLOPs-utilization accounting of Chowdhery
     et al. (2022), "PaLM", appendix B. Assumes linear scaling over GPUs.
     """
     denominator = (
@@ -280,7 +280,7 @@ def pilot_wall_hours(work: float, measured_per_second: float, pilot_gpus: int, g
     """Wall hours for ``work`` units (tokens or samples) from a measured pilot throughput.
 
     The pilot's whole-job throughput, measured on ``pilot_gpus``, is scaled linearly to ``gpus``.
-    Source: DOMAIN.md section 5 / seed 000 ("hours = samples x epochs / throughput"); linear
+    Source: docs/domain.md §10 (""hours = samples x epochs / throughput"); linear
     scaling is an upper bound on the speed-up (communication grows with GPUs).
     """
     per_gpu = _positive(measured_per_second, "measured_per_second") / _positive_int(
@@ -293,8 +293,8 @@ def pilot_wall_hours(work: float, measured_per_second: float, pilot_gpus: int, g
 def overhead_hours(training_wall_hours: float, overheads: Overheads) -> float:
     """Extra wall hours: loading + long inputs + validation + outputs + checkpoint I/O.
 
-    Source: DOMAIN.md section 3 (calendar stages that step extrapolation forgets) and
-    section 6 (checkpoint write/transfer/restore time counts).
+    Source: docs/domain.md §7 (calendar stages that step extrapolation forgets) and
+    §11 (checkpoint write/transfer/restore time counts).
     """
     train = _non_negative(training_wall_hours, "training_wall_hours")
     return (
@@ -518,7 +518,7 @@ def fits_in_memory(
 ) -> bool:
     """Whether the per-device total, plus an optional reserve, fits in the device memory.
 
-    Source: DOMAIN.md section 5 ("too much memory per device means more devices or another
+    Source: docs/domain.md §10 ("too much memory per device means more devices or another
     configuration"). The CUDA context and allocator fragmentation are not modelled; pass them
     as ``headroom_bytes`` to be conservative.
     """
@@ -568,7 +568,7 @@ def hourly_cost(
 ) -> Decimal:
     """Cost = GPUs x hours x hourly rate + extra, quantized to cents (ROUND_HALF_UP).
 
-    Source: DOMAIN.md section 4 and seed 003 ("GPUs x time x hourly rate + additional
+    Source: docs/domain.md §9 ("GPUs x time x hourly rate + additional
     infrastructure costs"). ``extra`` is what the user states (storage, network); no tax or
     transfer cost is invented.
     """
@@ -581,7 +581,7 @@ def hourly_cost(
 def lot_cost(lots: int, price_per_lot: Decimal) -> Decimal:
     """Cost of ``lots`` rental lots = lots x price per lot, quantized to cents.
 
-    Source: DOMAIN.md section 4 (two 3-day RTX 4090 lots = 94.28 USD). A lot's price already
+    Source: docs/domain.md §9 (two 3-day RTX 4090 lots = 94.28 USD). A lot's price already
     covers all its GPUs: it is never multiplied by the GPUs per lot.
     """
     if isinstance(lots, bool) or not isinstance(lots, int) or lots < 0:
@@ -677,8 +677,8 @@ def inference_projection(
 ) -> InferenceProjection:
     """Serving cost over months: tokens x 2P FLOPs / (peak x utilization) -> GPU-hours x rate.
 
-    Source: Kaplan et al. (2020) for 2P FLOPs per generated or scored token; DOMAIN.md
-    section 5 ("train once, serve many"). Each month is billed (and rounded to cents) on its
+    Source: Kaplan et al. (2020) for 2P FLOPs per generated or scored token; docs/domain.md
+    §10 ("train once, serve many"). Each month is billed (and rounded to cents) on its
     own; ``month_exceeding_training`` is the first month (1-based, not capped by ``months``)
     whose cumulative cost is strictly above ``training_cost``, None if serving costs nothing.
     """
@@ -702,7 +702,7 @@ def break_even_months(
 
     Owning costs the price up front plus power for each used hour; renting costs the cloud
     rate for the same hours. Months = ceil(price / (hours x (cloud rate - power))).
-    Source: DOMAIN.md section 5 and seed 000 (owned hardware amortizes under steady load; the
+    Source: docs/domain.md §10 (owned hardware amortizes under steady load; the
     comparison is at the real load, in hours per month). Resale value and staff are ignored.
     """
     price = _money(hardware_price, "hardware_price")
@@ -745,7 +745,7 @@ class TrainingSpec:
     precision: str = "bf16"
     optimizer: str = "adamw"
     activation_checkpointing: bool = False
-    # Not in API.md's example: FlashAttention-style kernels do not store the s x s scores.
+    # Not in docs/api.md's example: FlashAttention-style kernels do not store the s x s scores.
     flash_attention: bool = False
 
 
@@ -793,7 +793,7 @@ class EstimateInput:
 
 @dataclass(frozen=True)
 class Lever:
-    """One cost lever (DOMAIN.md section 5) recomputed: what it would cost instead."""
+    """One cost lever (docs/domain.md §10) recomputed: what it would cost instead."""
 
     name: str
     description: str
@@ -857,7 +857,7 @@ def _rename(error: EstimateInputError, prefix: str) -> EstimateInputError:
 
 
 def _validate(inp: EstimateInput) -> GpuModel:
-    """Check every field with API.md's dotted names; return the resolved GPU."""
+    """Check every field with docs/api.md's dotted names; return the resolved GPU."""
     model, training, hardware = inp.model, inp.training, inp.hardware
     try:
         _positive(model.parameters, "parameters")

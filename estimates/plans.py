@@ -1,6 +1,6 @@
 """Lot selection: the cheapest multiset of rental lots that serves every planned item.
 
-The rule (DOMAIN.md section 4, seed 004): rental plans are priced **per lot**, not per hour and not
+The rule (docs/domain.md §9): rental plans are priced **per lot**, not per hour and not
 per GPU. A lot's price covers its whole duration and all of its GPUs (a two-GPU B200 lot is charged
 once). Choosing lots is therefore a packing problem, not a multiplication:
 

@@ -1,5 +1,5 @@
 """The write path of the estimates: marking a campaign's forecast stale and enqueueing its
-recompute once the transaction commits (docs/domain.md §5: a pilot's measurement replaces the
+recompute once the transaction commits (docs/domain.md §10: a pilot's measurement replaces the
 assumed throughput and the forecast is recomputed).
 
 The task (estimates.tasks) calls `estimates.forecasts` to compute and land the forecast; this

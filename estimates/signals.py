@@ -1,4 +1,4 @@
-"""What makes a forecast stale: plan changes and pilot measurements (DOMAIN.md section 5: "once a
+"""What makes a forecast stale: plan changes and pilot measurements (docs/domain.md §10: "once a
 pilot is logged, its measurement replaces the assumed utilization ... and the forecast is
 recomputed"). Connected from `EstimatesConfig.ready()`.
 

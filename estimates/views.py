@@ -1,7 +1,7 @@
 """The estimates API: the stateless calculator, the catalog, and a campaign's forecast.
 
 Access: any signed-in person (token or session). Ingest keys are refused everywhere here: an
-ingest key may only append run data to its campaign (API.md), and none of this is run data.
+ingest key may only append run data to its campaign (docs/api.md), and none of this is run data.
 """
 
 from __future__ import annotations

@@ -328,7 +328,7 @@ class ReportAdmin(TeamScopedAdmin):
 class CampaignAdmin(campaigns_admin.CampaignAdmin):
     """The campaigns app's campaign page plus what the ledger adds to it: the "Generate closing
     report" action. The ledger sits above the campaigns app, so it extends the page rather than
-    the page importing the ledger (docs/domain.md, "How the code is organised")."""
+    the page importing the ledger (docs/domain.md §17)."""
 
     actions = [*campaigns_admin.CampaignAdmin.actions, "generate_closing_report"]
 

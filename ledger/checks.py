@@ -1,7 +1,7 @@
 """Server-side checks of a submitted deliverable (pure: no Django, no I/O).
 
 A deliverable is accepted only when every check passes; otherwise each failed check gives one
-rejection reason in plain words, naming the file or run concerned (DOMAIN.md sections 2 and 8).
+rejection reason in plain words, naming the file or run concerned (docs/domain.md §4 and §14).
 ``check_deliverable`` returns those reasons; an empty tuple means accepted.
 
 Checks, in the order reasons are reported:

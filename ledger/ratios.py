@@ -1,6 +1,6 @@
 """Cost per accepted deliverable (pure: no Django, no I/O).
 
-The rule (DOMAIN.md section 7):
+The rule (docs/domain.md §13):
 
 - ``incurred = rental + included``. ``external`` costs are reported apart and never folded in.
 - ``accepted_deliverables`` counts DISTINCT accepted corpora, keyed by (name, revision): the same
@@ -93,7 +93,7 @@ class DeliverableFacts:
 
 
 class LedgerSummaryJSON(TypedDict):
-    """The shape of ``GET /campaigns/{id}/ledger/summary/`` (API.md)."""
+    """The shape of ``GET /campaigns/{id}/ledger/summary/`` (docs/api.md)."""
 
     currency: str
     rental: str
@@ -133,7 +133,7 @@ class LedgerSummary:
     rejection_reasons: tuple[str, ...]
 
     def to_json_dict(self) -> LedgerSummaryJSON:
-        """Money as strings with 2 decimals, as in API.md's ledger/summary example."""
+        """Money as strings with 2 decimals, as in docs/api.md's ledger/summary example."""
         return {
             "currency": self.currency,
             "rental": format_money(self.rental),

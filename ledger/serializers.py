@@ -245,7 +245,7 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
 
     def to_representation(self, instance: Report) -> dict[str, Any]:
         data = super().to_representation(instance)
-        # API.md: the renderings' links sit beside `status` once ready; `links` groups them too.
+        # docs/api.md: the renderings' links sit beside `status` once ready; `links` groups them too.
         for fmt in ("html", "markdown", "json"):
             data[fmt] = data["links"][fmt] if data["links"] else None
         return data
@@ -255,7 +255,7 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
 
 
 class LedgerSummarySerializer(serializers.Serializer[Any]):
-    """GET /campaigns/{id}/ledger/summary/ (API.md): money as strings with their currency."""
+    """GET /campaigns/{id}/ledger/summary/ (docs/api.md): money as strings with their currency."""
 
     currency = serializers.CharField()
     rental = serializers.CharField()

@@ -1,4 +1,4 @@
-"""The write path of the ledger: one function per domain action (docs/domain.md §7).
+"""The write path of the ledger: one function per domain action (docs/domain.md §12-§14).
 
 Entries are append-only (the model refuses updates and deletes, PostgreSQL's trigger too). A
 correction is a reversal: a new entry of the same kind and currency, with the negated amount,

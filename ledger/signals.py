@@ -1,6 +1,6 @@
 """The ledger's receivers of the campaigns' domain events, connected in LedgerConfig.ready().
 
-The campaigns app knows nothing of the ledger (docs/domain.md, "How the code is organised"); it
+The campaigns app knows nothing of the ledger (docs/domain.md §17); it
 sends `plan_committed`, and here the reserved lots become rental entries, in the commit's own
 transaction: a commit that rolls back posts nothing, and a commit posts each lot once.
 """

@@ -1,7 +1,7 @@
 """Reading the ledger: its entries and deliverables as the pure facts `ledger.ratios` sums.
 
 The summary is what `GET /campaigns/{id}/ledger/summary/` answers and the closing report shows:
-cost per accepted deliverable, counted by distinct accepted corpus (docs/domain.md §7).
+cost per accepted deliverable, counted by distinct accepted corpus (docs/domain.md §13).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The code's shape, checked: apps are layers and no two files import each other.
 
-docs/domain.md ("How the code is organised"): `campaigns` is the bottom layer, `estimates` sits on
+docs/domain.md §17: `campaigns` is the bottom layer, `estimates` sits on
 it, `ledger` on top; the MLflow facade (`mlflow_api`) sits on `campaigns` only. A module imports
 from its own app and the layers below, never above: not at module level, not inside a function,
 not under TYPE_CHECKING, not through `apps.get_model`. Upper apps hook in with signals and template

@@ -1,4 +1,4 @@
-"""Run logging through the API (API.md "Run logging"): a training loop with an ingest key."""
+"""Run logging through the API (docs/api.md "Run logging"): a training loop with an ingest key."""
 
 from __future__ import annotations
 

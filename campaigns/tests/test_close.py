@@ -1,4 +1,4 @@
-"""Closing a campaign: the answer it bought, who closed it and when (docs/domain.md, lifecycle).
+"""Closing a campaign: the answer it bought, who closed it and when (docs/domain.md §15).
 
 Through the API and the admin alike: 409 while draft or already closed, 409 naming the runs
 still running unless `stop_running`, and after close no run data, decisions, observed hours or

@@ -1,7 +1,7 @@
 """Panels the estimates app adds to the campaign page (templates/admin/campaigns/campaign/).
 
 The campaign page belongs to the campaigns app, which imports nothing from the layers above it;
-the page's template loads these tags instead (docs/domain.md, "How the code is organised").
+the page's template loads these tags instead (docs/domain.md §17).
 """
 
 from __future__ import annotations

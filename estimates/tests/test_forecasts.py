@@ -159,7 +159,7 @@ class ForecastEndpointTests(TestCase):
 
 
 class SeedPilotTests(CommittedTestData, TestCase):
-    """Seed 004 committed, then pilots measure half the assumed throughput."""
+    """The demo campaign committed, then pilots measure half the assumed throughput."""
 
     seed: Any
     member: Any

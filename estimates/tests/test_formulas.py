@@ -454,7 +454,7 @@ def test_it_breaks_even_on_owned_hardware_only_when_renting_costs_more_than_powe
 
 
 def api_example(**changes: object) -> EstimateInput:
-    """API.md's request for POST /estimates/preview/."""
+    """docs/api.md's request for POST /estimates/preview/."""
     example = EstimateInput(
         model=ModelSpec(7e9, layers=32, hidden_size=4096, attention_heads=32, vocab_size=32000),
         training=TrainingSpec(

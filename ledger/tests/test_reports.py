@@ -38,7 +38,7 @@ class ApiRefused(AssertionError):
 
 
 def build_campaign_through_the_api(api: Any) -> dict[str, Any]:
-    """A campaign planned, run and closed through the public API, as API.md describes it.
+    """A campaign planned, run and closed through the public API, as docs/api.md describes it.
 
     Stages and lots have no endpoint of their own yet, so those two are written with the ORM
     before the commit; everything else goes over HTTP with the planner's token.

@@ -1,4 +1,4 @@
-"""GET /campaigns/{id}/ledger/summary/ with the seed's figures (DOMAIN.md section 7)."""
+"""GET /campaigns/{id}/ledger/summary/ with the seed's figures (docs/domain.md §13)."""
 
 from __future__ import annotations
 

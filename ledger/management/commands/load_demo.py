@@ -26,7 +26,7 @@ from estimates.seeding import seed_catalog
 DEMO_TITLE = "Baseline vs two variants on a fixed corpus"
 VARIANT_RATIONALE = "Only a gain of at least the threshold over the baseline changes the choice."
 
-# Seed 004's illustrative calendar: 48 sequential hours on one RTX 4090, from the start of
+# The domain's illustrative calendar (docs/domain.md §7): 48 sequential hours on one RTX 4090, from the start of
 # preparation to the retrieval of results, inside a 72-hour window.
 # The training items state their work and the throughput assumed before any pilot: 72 M tokens at
 # 2,000 tokens/s is the planned 10 h, and a logged pilot throughput replaces the assumption.
