@@ -1,7 +1,7 @@
 """Plan design checks: warn when the variants look like a full hyper-parameter grid.
 
-docs/domain.md §2: prefer a small interpretable set of variants that isolates one cause over launching
-every combination of rank × precision × learning rate × length at once. A set of variant
+docs/domain.md §2: prefer a small interpretable set of variants that isolates one cause over
+launching every combination of rank × precision × learning rate × length at once. A set of variant
 configurations is "a full grid" when at least two keys vary, each over at least two values,
 and the variants cover (nearly) every combination of those values.
 """

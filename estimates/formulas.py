@@ -6,7 +6,8 @@ Rules
   frozen dataclasses; the REST view (POST /api/v1/estimates/preview/) calls ``estimate`` directly.
 * Every formula names its source in its docstring.
 * Invalid input raises ``EstimateInputError`` (a ValueError) whose ``field`` names the offending
-  argument; ``estimate`` uses docs/api.md's dotted names ("hardware.utilization", "model.parameters").
+  argument; ``estimate`` uses the API's dotted names ("hardware.utilization",
+  "model.parameters").
 
 Units
 -----

@@ -245,7 +245,7 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
 
     def to_representation(self, instance: Report) -> dict[str, Any]:
         data = super().to_representation(instance)
-        # docs/api.md: the renderings' links sit beside `status` once ready; `links` groups them too.
+        # The renderings' links sit beside `status` once ready; `links` groups them too.
         for fmt in ("html", "markdown", "json"):
             data[fmt] = data["links"][fmt] if data["links"] else None
         return data

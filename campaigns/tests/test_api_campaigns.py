@@ -1,4 +1,5 @@
-"""Campaign planning through the API: the same rules as the admin (docs/api.md "Campaign planning")."""
+"""Campaign planning through the API: the same rules as the admin (docs/api.md, "Campaign
+planning")."""
 
 from __future__ import annotations
 

@@ -82,7 +82,7 @@ class CommittedTestData:
 
 
 def load_seed() -> Campaign:
-    """The demo campaign (docs/domain.md §7): 48 sequential hours on one RTX 4090 in a 72 h window."""
+    """The demo campaign (docs/domain.md §7): 48 sequential hours on one RTX 4090, 72 h window."""
     call_command("load_demo", stdout=StringIO())
     return Campaign.objects.get(team__name="demo")
 
@@ -103,7 +103,7 @@ def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> Thro
 
 
 def grow_seed_by_30_hours_with_an_exploratory_item(campaign: Campaign) -> PlannedItem:
-    """The illustrative growth of docs/domain.md §7: +18 h on the baseline and a 12 h exploratory X."""
+    """The growth of docs/domain.md §7: +18 h on the baseline and a 12 h exploratory X."""
     x = PlannedItem.objects.create(
         campaign=campaign,
         name="X",

@@ -26,8 +26,8 @@ from estimates.seeding import seed_catalog
 DEMO_TITLE = "Baseline vs two variants on a fixed corpus"
 VARIANT_RATIONALE = "Only a gain of at least the threshold over the baseline changes the choice."
 
-# The domain's illustrative calendar (docs/domain.md §7): 48 sequential hours on one RTX 4090, from the start of
-# preparation to the retrieval of results, inside a 72-hour window.
+# The domain's illustrative calendar (docs/domain.md §7): 48 sequential hours on one RTX 4090,
+# from the start of preparation to the retrieval of results, inside a 72-hour window.
 # The training items state their work and the throughput assumed before any pilot: 72 M tokens at
 # 2,000 tokens/s is the planned 10 h, and a logged pilot throughput replaces the assumption.
 WORK = {"tokens": 72_000_000, "assumed_tokens_per_second": 2000}
