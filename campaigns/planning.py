@@ -11,11 +11,9 @@ from decimal import Decimal
 from . import calendar
 from .design import grid_warning
 from .models import Campaign, ItemRole, ItemStatus, Stage, Tier
+from .units import format_hours
 
-
-def fmt_hours(hours: Decimal | float) -> str:
-    value = Decimal(str(hours)).quantize(Decimal("0.01")).normalize()
-    return f"{value:f}"
+fmt_hours = format_hours  # the campaign page's name for the project's one hours formatter
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import logging
 import math
-import os
-import time
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,7 +29,6 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import QuerySet, Value
 from django.db.models.functions import Coalesce
@@ -843,15 +840,6 @@ def _bump(campaign_id: int, *, create: bool) -> int | None:
     return version
 
 
-def _test_delay() -> None:
-    # Lets the worker tests kill a recompute mid-flight; zero (absent) everywhere else.
-    seconds = getattr(settings, "ESTIMATE_TEST_DELAY_SECONDS", None) or os.environ.get(
-        "ESTIMATE_TEST_DELAY_SECONDS"
-    )
-    if seconds and float(seconds) > 0:
-        time.sleep(float(seconds))
-
-
 @transaction.atomic
 def land_forecast(campaign_id: int, version: int, forecast: Forecast) -> bool:
     """Write the campaign's and every item's estimate, only if `version` is still current and
@@ -978,7 +966,6 @@ def recompute(campaign_id: int, version: int) -> str:
         # The pure modules refuse this plan; retrying will not help until the plan changes.
         log.warning("forecast of campaign %s (v%s) failed: %s", campaign_id, version, exc)
         return "failed" if land_failure(campaign_id, version, str(exc)) else "superseded"
-    _test_delay()
     return "landed" if land_forecast(campaign_id, version, forecast) else "superseded"
 
 

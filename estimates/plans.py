@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
+from campaigns.units import format_hours
+
 Tier = Literal["mandatory", "useful", "exploratory"]
 Method = Literal["exact", "heuristic"]
 MethodChoice = Literal["auto", "exact", "heuristic"]
@@ -177,9 +179,7 @@ def usable_hours(plan: RentalPlanOffer, window_hours: float) -> float:
 # --------------------------------------------------------------------------- formatting
 
 
-def _fmt_hours(hours: float) -> str:
-    text = f"{hours:.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
+_fmt_hours = format_hours
 
 
 def _fmt_money(amount: Decimal, currency: str) -> str:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Final, Literal, TypedDict, get_args
 
+from campaigns import units
+
 EntryKind = Literal["rental", "included", "external"]
 Ratio = Literal["defined", "undefined"]
 
@@ -108,13 +110,8 @@ class LedgerSummaryJSON(TypedDict):
 
 
 def format_money(amount: Decimal) -> str:
-    """``Decimal("47.1")`` -> ``"47.10"``: 2 decimals, ROUND_HALF_UP, never ``"-0.00"``."""
-    with localcontext() as ctx:
-        ctx.prec = _PRECISION
-        rounded = amount.quantize(MONEY_QUANTUM, rounding=ROUND_HALF_UP)
-    if rounded.is_zero():
-        rounded = _ZERO
-    return format(rounded, "f")
+    """``Decimal("47.1")`` -> ``"47.10"`` (the project's one money formatter)."""
+    return units.format_money(amount)
 
 
 @dataclass(frozen=True)

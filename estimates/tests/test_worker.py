@@ -109,18 +109,21 @@ def test_a_worker_killed_mid_recompute_leaves_it_to_the_next_worker_which_lands_
 ) -> None:
     version = row(campaign).input_version
     assert row(campaign).computed_version is None
-    # The recompute sleeps between computing and landing: time enough to kill it there.
-    slow = start_worker(extra_env={"ESTIMATE_TEST_DELAY_SECONDS": "120"})
-    try:
-        task = wait_for(lambda: active_recompute(slow, campaign.pk, version), timeout=60)
-        assert task["args"] == [campaign.pk, version]
-        # Stop this worker taking the message again, then kill the process running the task.
-        app.control.cancel_consumer(QUEUE, destination=[slow.hostname], reply=True)  # type: ignore[attr-defined]
-        os.kill(task["worker_pid"], signal.SIGKILL)
-        # acks_late + reject_on_worker_lost: the parent puts the message back on the queue.
-        wait_for(lambda: queued() >= 1, timeout=30)
-    finally:
-        stop_worker(slow)
+    # The test holds the campaign's estimate row: the recompute computes, then waits on that lock
+    # to land, which is time enough to kill it there (no test hook in the application code).
+    with transaction.atomic():
+        Estimate.objects.select_for_update().get(pk=row(campaign).pk)
+        slow = start_worker()
+        try:
+            task = wait_for(lambda: active_recompute(slow, campaign.pk, version), timeout=60)
+            assert task["args"] == [campaign.pk, version]
+            # Stop this worker taking the message again, then kill the process running the task.
+            app.control.cancel_consumer(QUEUE, destination=[slow.hostname], reply=True)  # type: ignore[attr-defined]
+            os.kill(task["worker_pid"], signal.SIGKILL)
+            # acks_late + reject_on_worker_lost: the parent puts the message back on the queue.
+            wait_for(lambda: queued() >= 1, timeout=30)
+        finally:
+            stop_worker(slow)
     unlanded = row(campaign)
     assert (unlanded.status, unlanded.computed_version) == ("stale", None)
 

@@ -1,0 +1,36 @@
+"""The project's one hours formatter and one money formatter (campaigns/units.py), without a
+database."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from campaigns.units import format_hours, format_money
+
+
+def test_hours_drop_trailing_zeros_and_never_show_minus_zero() -> None:
+    assert format_hours(Decimal("48.00")) == "48"
+    assert format_hours(22.5) == "22.5"
+    assert format_hours(Decimal("0.125")) == "0.13"  # half-up to the hundredth
+    assert format_hours(-0.001) == "0"
+
+
+def test_money_is_cents_half_up_and_never_minus_zero() -> None:
+    assert format_money(Decimal("47.1")) == "47.10"
+    assert format_money(Decimal("23.565")) == "23.57"
+    assert format_money(Decimal("-0.004")) == "0.00"
+
+
+@given(st.decimals(min_value=-(10**12), max_value=10**12, allow_nan=False, places=6))
+def test_money_reads_back_as_the_amount_rounded_to_the_cent(amount: Decimal) -> None:
+    shown = Decimal(format_money(amount))
+    assert abs(shown - amount) <= Decimal("0.005")
+    assert shown == shown.quantize(Decimal("0.01"))
+
+
+@given(st.decimals(min_value=0, max_value=10**6, allow_nan=False, places=4))
+def test_hours_read_back_within_half_a_hundredth(hours: Decimal) -> None:
+    assert abs(Decimal(format_hours(hours)) - hours) <= Decimal("0.005")
