@@ -1,3 +1,7 @@
+"""`manage.py load_demo`: the demo team, its owner `demo` and the domain's illustrative campaign
+(docs/domain.md §7), idempotent. It lives in the top layer because the demo reserves a lot from
+the estimates app's rental catalog, and it plans through campaigns/services.py like any user."""
+
 from __future__ import annotations
 
 import os
@@ -9,15 +13,12 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from campaigns import services
 from campaigns.models import (
     Campaign,
-    DecisionPoint,
-    LotReservation,
     Membership,
-    PlannedItem,
     Role,
     Stage,
-    StopRule,
     Team,
 )
 from estimates.models import RentalPlan
@@ -44,6 +45,29 @@ ITEMS = [
     ("Variant B: LoRA rank 64", "variant", "useful", 10, 1, {"lora_rank": 64, "lr": 2e-4, **WORK}),
     ("Data check", "data_check", "mandatory", 1, 1, {}),
     ("Resume check", "resume_check", "mandatory", 2, 0.5, {}),
+]
+STOP_RULES = [
+    {
+        "kind": "non_finite_loss",
+        "metric": "loss",
+        "description": "Stop at the first NaN or infinite loss.",
+    },
+    {
+        "kind": "metric_threshold",
+        "metric": "val_f1",
+        "comparator": "lt",
+        "threshold": 0.2,
+        "description": "Pilot validation F1 below 0.2: the setup is broken.",
+    },
+    {
+        "kind": "input_truncated",
+        "metric": "input_truncated",
+        "description": "An essential input was truncated.",
+    },
+    {
+        "kind": "no_usable_resume",
+        "description": "A checkpoint that cannot be reloaded in a new process stops the run.",
+    },
 ]
 STAGES = [
     ("Install environment", "setup", 2, None),
@@ -87,33 +111,34 @@ class Command(BaseCommand):
         team, _ = Team.objects.get_or_create(name="demo")
         Membership.objects.update_or_create(team=team, user=user, defaults={"role": Role.OWNER})
 
-        campaign, created = Campaign.objects.get_or_create(
-            team=team,
-            title=DEMO_TITLE,
-            defaults={
-                "question": (
-                    "Does variant A or variant B beat the baseline on the fixed corpus by at "
-                    "least 1.0 macro-F1? A negative answer closes the campaign too."
-                ),
-                "corpus_name": "support-tickets-es",
-                "corpus_revision": "sha256:9f2c4e1b7a",
-                "expected_deliverables": (
-                    "Predictions on the test split, an error analysis, a reloadable artifact."
-                ),
-                "decision_threshold": "+1.0 macro-F1 over the baseline",
-                "window_hours": Decimal("72"),
-                "budget": Decimal("110.00"),
-                "currency": "USD",
-                "created_by": user,
-            },
-        )
-        if not created:
+        campaign = Campaign.objects.filter(team=team, title=DEMO_TITLE).first()
+        if campaign is not None:
             self.stdout.write(f"Demo campaign already loaded (id {campaign.pk}).")
             return
+        # Through the same write path as the admin and the API (campaigns/services.py).
+        campaign = services.create_campaign(
+            user=user,
+            team=team,
+            title=DEMO_TITLE,
+            question=(
+                "Does variant A or variant B beat the baseline on the fixed corpus by at "
+                "least 1.0 macro-F1? A negative answer closes the campaign too."
+            ),
+            corpus_name="support-tickets-es",
+            corpus_revision="sha256:9f2c4e1b7a",
+            expected_deliverables=(
+                "Predictions on the test split, an error analysis, a reloadable artifact."
+            ),
+            decision_threshold="+1.0 macro-F1 over the baseline",
+            window_hours=Decimal("72"),
+            budget=Decimal("110.00"),
+            currency="USD",
+        )
         items = {}
         for name, role, tier, hours, prep, config in ITEMS:
-            items[name] = PlannedItem.objects.create(
+            items[name] = services.create_item(
                 campaign=campaign,
+                user=user,
                 name=name,
                 role=role,
                 tier=tier,
@@ -123,43 +148,23 @@ class Command(BaseCommand):
                 gpu="RTX-4090",
                 rationale=VARIANT_RATIONALE if role == "variant" else "",
             )
-        StopRule.objects.create(
+        for rule in STOP_RULES:
+            services.add_stop_rule(campaign=campaign, user=user, **rule)
+        services.add_stage(
             campaign=campaign,
-            kind="non_finite_loss",
-            metric="loss",
-            description="Stop at the first NaN or infinite loss.",
-        )
-        StopRule.objects.create(
-            campaign=campaign,
-            kind="metric_threshold",
-            metric="val_f1",
-            comparator="lt",
-            threshold=0.2,
-            description="Pilot validation F1 below 0.2: the setup is broken.",
-        )
-        StopRule.objects.create(
-            campaign=campaign,
-            kind="input_truncated",
-            metric="input_truncated",
-            description="An essential input was truncated.",
-        )
-        StopRule.objects.create(
-            campaign=campaign,
-            kind="no_usable_resume",
-            description="A checkpoint that cannot be reloaded in a new process stops the run.",
-        )
-        previous: Stage | None = None
-        Stage.objects.create(
-            campaign=campaign,
+            user=user,
             name="Prepare configs and scripts",
             kind="human_prep",
             machine=False,
             resource="",
             planned_hours=Decimal("4"),
         )
+        previous: Stage | None = None
         for name, kind, stage_hours, item_name in STAGES:
-            stage = Stage.objects.create(
+            previous = services.add_stage(
                 campaign=campaign,
+                user=user,
+                depends_on=[previous] if previous is not None else [],
                 name=name,
                 kind=kind,
                 machine=True,
@@ -167,10 +172,7 @@ class Command(BaseCommand):
                 planned_hours=Decimal(str(stage_hours)),
                 variant=items.get(item_name) if item_name else None,
             )
-            if previous is not None:
-                stage.depends_on.add(previous)
-            previous = stage
-        DecisionPoint.objects.create(campaign=campaign, label="after the pilot")
+        services.plan_decision_point(campaign=campaign, user=user, label="after the pilot")
         plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
-        LotReservation.objects.create(campaign=campaign, plan=plan, quantity=1)
+        services.reserve_lot(campaign=campaign, user=user, plan=plan, quantity=1)
         self.stdout.write(f"Loaded the demo campaign (id {campaign.pk}): 48 h in a 72 h window.")
