@@ -52,7 +52,7 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
         link = group.find_element(By.CSS_SELECTOR, ".add-row a")
         self.browser.execute_script("arguments[0].click();", link)
 
-    def test_a_planner_logs_in_plans_commits_and_sees_the_summary(self) -> None:
+    def test_a_planner_logs_in_plans_commits_closes_and_sees_the_summary(self) -> None:
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support.ui import WebDriverWait
 
@@ -108,3 +108,20 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
         self.assertEqual(campaign.baseline.snapshot["items"][1]["name"], "variant A")
         BUILD.mkdir(exist_ok=True)
         b.save_screenshot(str(BUILD / "admin-planned-campaign.png"))
+
+        # Close it: the button on the page opens the close form, which needs a conclusion (the
+        # browser will not send it blank; the server refuses a blank one too: test_close.py).
+        b.find_element(By.ID, "close-campaign").click()
+        self.assertIsNotNone(b.find_element(By.NAME, "conclusion").get_attribute("required"))
+        self.fill("conclusion", "Neither variant beats the baseline: keep the baseline.")
+        b.save_screenshot(str(BUILD / "admin-close-campaign.png"))
+        b.find_element(By.ID, "confirm-close").click()
+        self.assertIn("is closed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
+        summary = b.find_element(By.ID, "campaign-summary").text
+        self.assertIn("Closed", summary)
+        self.assertIn("by pia", summary)
+        self.assertIn("Neither variant beats the baseline", summary)
+        self.assertEqual(b.find_elements(By.ID, "close-campaign"), [])
+        campaign.refresh_from_db()
+        self.assertEqual(campaign.status, "closed")
+        b.save_screenshot(str(BUILD / "admin-closed-campaign.png"))
