@@ -99,9 +99,11 @@ class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
             # Locked, so a commit cannot slip in between the draft check and the save.
             campaign = get_object_or_404(self.get_queryset().select_for_update(), pk=kwargs["id"])
             self.check_object_permissions(request, campaign)
-            if not campaign.is_draft:
-                # The state conflict comes before the body's shape.
-                raise Conflict(f"The campaign is {campaign.status}: its plan is frozen.")
+            if not campaign.is_draft and isinstance(request.data, dict):
+                # The state conflict comes before the body's shape: after commit only what the
+                # plan does not freeze may change (the admin allows the same).
+                sent = {"corpus_name" if k == "corpus" else k for k in request.data}
+                services.check_campaign_change(campaign, sent)
             serializer = self.get_serializer(campaign, data=request.data, partial=True)
             serializer.is_valid(raise_exception=True)
             campaign = services.update_campaign(

@@ -202,3 +202,17 @@ class AdminRefusesWhatTheApiRefuses(TestCase):
         )
         self.assert_admin_refused(self.client.post(url, data), "a threshold rule names its metric")
         self.assertEqual(StopRule.objects.filter(campaign=self.draft).count(), n)
+
+    def test_after_commit_only_the_expected_deliverables_change_in_both(self) -> None:
+        url = f"/api/v1/campaigns/{self.committed.pk}/"
+        frozen = self.api.patch(url, {"title": "New title"}, format="json")
+        self.assertEqual(frozen.status_code, 409)
+        self.assertIn("title", frozen.json()["detail"])
+        free = self.api.patch(url, {"expected_deliverables": "predictions"}, format="json")
+        self.assertEqual(free.status_code, 200, free.content)
+        self.assertEqual(free.json()["expected_deliverables"], "predictions")
+        admin = self.admin_post(self.committed, expected_deliverables="an error analysis")
+        self.assertEqual(admin.status_code, 302)
+        self.committed.refresh_from_db()
+        self.assertEqual(self.committed.title, "Committed plan")
+        self.assertEqual(self.committed.expected_deliverables, "an error analysis")
