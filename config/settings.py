@@ -199,6 +199,27 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery ---
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+
+# --- Cache (throttle buckets) ---
+# Every web process must count against the same buckets, or a limit multiplies by the number of
+# gunicorn workers: with Redis (REDIS_URL, else the broker's Redis), the cache lives there; the
+# embedded shape (one process) keeps a local-memory cache. Throttles count atomically in either
+# (campaigns/throttles.py). Without REDIS_URL the cache shares the broker's database: its keys
+# are prefixed, but cache.clear() would flush the queue too; docker-compose gives it its own.
+REDIS_URL = os.environ.get("REDIS_URL", "") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""
+)
+CACHES = {
+    "default": (
+        {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "campaign-desk",
+        }
+        if REDIS_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "") or None
 # No broker configured: the embedded shape runs tasks inline, in the request's process.
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
