@@ -117,7 +117,7 @@ def busy(worker: subprocess.Popen[bytes]) -> bool:
 
 @pytest.mark.postgres
 @pytest.mark.celery_worker
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_a_report_whose_whole_worker_was_killed_mid_build_is_rebuilt_once_by_the_sweep() -> None:
     app.control.purge()
     campaign = committed_campaign(Team.objects.create(name="nlp"))
