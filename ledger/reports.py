@@ -89,13 +89,15 @@ def build(report_id: int) -> Report | None:
         markdown = render_markdown(data)
     except Exception as exc:
         logger.exception("closing report %s failed", report_id)
-        Report.objects.filter(pk=report_id).update(
+        # Another run of the same report (a redelivery, the stale-report sweep) may have
+        # landed it meanwhile: a ready report is never overwritten, so it lands once.
+        Report.objects.filter(pk=report_id).exclude(status=ReportStatus.READY).update(
             status=ReportStatus.FAILED,
             error=f"{type(exc).__name__}: {exc}"[:2000],
             finished_at=timezone.now(),
         )
     else:
-        Report.objects.filter(pk=report_id).update(
+        Report.objects.filter(pk=report_id).exclude(status=ReportStatus.READY).update(
             status=ReportStatus.READY,
             html=html,
             markdown=markdown,

@@ -15,7 +15,7 @@ MISSING = (
 )
 
 
-def start_chromium(width: int = 1400, height: int = 1000) -> Any:
+def start_chromium(width: int = 1400, height: int = 1000, extra_flags: tuple[str, ...] = ()) -> Any:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -34,6 +34,7 @@ def start_chromium(width: int = 1400, height: int = 1000) -> Any:
         "--disable-sync",
         f"--window-size={width},{height}",
         f"--user-data-dir={tempfile.mkdtemp(prefix='cd-chromium-')}",
+        *extra_flags,
     ):
         options.add_argument(flag)
     return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)

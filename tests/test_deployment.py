@@ -1,14 +1,31 @@
-"""The production shape: docker-compose.yml services and variables, and `check --deploy`."""
+"""The production shape: docker-compose.yml services and variables, the TLS proxy, the
+database roles, and `check --deploy`."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
+import psycopg
+import pytest
 import yaml
+from django.db import connection
 from django.test import SimpleTestCase
 
+from conftest import REQUIRE_SERVICES
+
 ROOT = Path(__file__).resolve().parent.parent
+APP_SERVICES = ("web", "worker", "beat")
+
+
+def db_user(env: dict[str, str]) -> str:
+    """The role in DATABASE_URL (its password is a compose ${…} expression, not URL-safe)."""
+    url = env["DATABASE_URL"]
+    assert url.startswith("postgres://"), url
+    return url.removeprefix("postgres://").split(":", 1)[0]
 
 
 class ComposeFileTests(SimpleTestCase):
@@ -32,20 +49,86 @@ class ComposeFileTests(SimpleTestCase):
         self.assertEqual(self.services["beat"]["command"][:4], ["celery", "-A", "config", "beat"])
 
     def test_the_app_services_get_the_production_variables(self) -> None:
-        for name in ("web", "worker", "beat"):
+        for name in APP_SERVICES:
             env = self.services[name]["environment"]
             with self.subTest(service=name):
                 self.assertEqual(env["DEBUG"], "0")
                 self.assertTrue(env["DATABASE_URL"].startswith("postgres://"))
                 self.assertIn("@db:5432/", env["DATABASE_URL"])
                 self.assertEqual(env["CELERY_BROKER_URL"], "redis://redis:6379/0")
+                # The cache (throttle buckets shared by the gunicorn workers) apart from the
+                # queues, so that clearing it never drops a task.
+                self.assertEqual(env["REDIS_URL"], "redis://redis:6379/1")
+                self.assertEqual(env["CELERY_VISIBILITY_TIMEOUT"], "900")
+                self.assertGreater(float(env["REPORT_STALE_SECONDS"]), 0)
                 self.assertIn("SECRET_KEY", env)
                 self.assertIn("ALLOWED_HOSTS", env)
+                self.assertTrue(env["CSRF_TRUSTED_ORIGINS"].endswith("https://localhost}"))
+
+    def test_the_application_connects_as_its_own_role_and_the_owner_migrates(self) -> None:
+        app_users = {db_user(self.services[name]["environment"]) for name in APP_SERVICES}
+        self.assertEqual(app_users, {"campaign_desk_app"})
+        owner = self.services["db"]["environment"]["POSTGRES_USER"]
+        self.assertEqual(db_user(self.services["migrate"]["environment"]), owner)
+        self.assertNotEqual(owner, "campaign_desk_app")
+        # The postgres image runs the init hook that creates the application role.
+        mounts = self.services["db"]["volumes"]
+        self.assertIn(
+            "./deploy/postgres-init.sh:/docker-entrypoint-initdb.d/10-app-role.sh:ro", mounts
+        )
+        self.assertIn("./deploy/postgres-init.sql:/deploy/postgres-init.sql:ro", mounts)
+        hook = (ROOT / "deploy" / "postgres-init.sh").read_text()
+        self.assertIn("--file /deploy/postgres-init.sql", hook)
+        self.assertIn("campaign_desk_app", hook)
+        self.assertTrue(os.access(ROOT / "deploy" / "postgres-init.sh", os.X_OK))
+
+    def test_a_tls_proxy_fronts_web_which_is_not_published(self) -> None:
+        proxy = self.services["proxy"]
+        self.assertTrue(proxy["image"].startswith("caddy:"))
+        self.assertEqual(set(proxy["ports"]), {"80:80", "443:443"})
+        self.assertIn("./Caddyfile:/etc/caddy/Caddyfile:ro", proxy["volumes"])
+        self.assertEqual(proxy["depends_on"]["web"]["condition"], "service_healthy")
+        self.assertNotIn("ports", self.services["web"])
+        self.assertEqual(self.services["web"]["expose"], ["8000"])
+        for name, service in self.services.items():
+            if name != "proxy":
+                with self.subTest(service=name):
+                    self.assertNotIn("ports", service)
+
+    def test_the_caddyfile_terminates_tls_with_its_own_ca_and_proxies_to_web(self) -> None:
+        caddyfile = (ROOT / "Caddyfile").read_text()
+        self.assertIn("{$SITE_ADDRESS:localhost} {", caddyfile)
+        self.assertIn("tls internal", caddyfile)
+        self.assertIn("reverse_proxy web:8000", caddyfile)
+        caddy = shutil.which("caddy")
+        if caddy is None:
+            self.skipTest("caddy is not installed: the Caddyfile was checked as text only")
+        adapted = subprocess.run(
+            [caddy, "adapt", "--config", str(ROOT / "Caddyfile"), "--adapter", "caddyfile"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "SITE_ADDRESS": "desk.example.org"},
+        )
+        config = json.loads(adapted.stdout)
+        server = config["apps"]["http"]["servers"]["srv0"]
+        self.assertEqual(server["listen"], [":443"])
+        route = server["routes"][0]
+        self.assertEqual(route["match"], [{"host": ["desk.example.org"]}])
+        handlers = [h for r in route["handle"][0]["routes"] for h in r["handle"]]
+        proxy = next(h for h in handlers if h["handler"] == "reverse_proxy")
+        self.assertEqual(proxy["upstreams"], [{"dial": "web:8000"}])
+        # Caddy's reverse_proxy sets X-Forwarded-Proto itself; nothing here may override it.
+        self.assertNotIn("headers", proxy)
+        issuers = config["apps"]["tls"]["automation"]["policies"][0]["issuers"]
+        self.assertEqual(issuers, [{"module": "internal"}])
 
     def test_services_wait_for_healthy_dependencies(self) -> None:
-        for name in ("db", "redis", "web", "worker"):
+        for name in ("proxy", "db", "redis", "web", "worker"):
             with self.subTest(service=name):
                 self.assertIn("healthcheck", self.services[name])
+        # The web probe names a host that ALLOWED_HOSTS accepts (Django answers 400 otherwise).
+        self.assertIn("'Host': host", self.services["web"]["healthcheck"]["test"][-1])
         self.assertEqual(
             self.services["web"]["depends_on"]["redis"]["condition"], "service_healthy"
         )
@@ -87,3 +170,127 @@ class DeployCheckTests(SimpleTestCase):
         )
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("SECRET_KEY must be set", result.stderr)
+
+
+def settings_in(env: dict[str, str], expression: str) -> str:
+    """Evaluate `expression` on the settings of a fresh process with `env` as its environment."""
+    base = {k: v for k, v in os.environ.items() if k not in {"REDIS_URL", "CELERY_BROKER_URL"}}
+    result = subprocess.run(
+        [sys.executable, "-c", f"from config import settings as s; print({expression})"],
+        cwd=ROOT,
+        env={**base, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+class CacheSettingsTests(SimpleTestCase):
+    expression = "s.CACHES['default']['BACKEND'], s.CACHES['default'].get('LOCATION')"
+
+    def test_redis_url_puts_the_cache_in_redis(self) -> None:
+        self.assertEqual(
+            settings_in({"REDIS_URL": "redis://cache:6379/1"}, self.expression),
+            "django.core.cache.backends.redis.RedisCache redis://cache:6379/1",
+        )
+
+    def test_without_redis_url_the_redis_broker_holds_the_cache(self) -> None:
+        self.assertEqual(
+            settings_in({"CELERY_BROKER_URL": "redis://queue:6379/0"}, self.expression),
+            "django.core.cache.backends.redis.RedisCache redis://queue:6379/0",
+        )
+
+    def test_the_embedded_shape_keeps_a_local_memory_cache(self) -> None:
+        self.assertEqual(
+            settings_in({}, self.expression),
+            "django.core.cache.backends.locmem.LocMemCache None",
+        )
+
+
+def psql(*args: str) -> None:
+    subprocess.run(
+        ["psql", "-v", "ON_ERROR_STOP=1", "-q", *args], check=True, capture_output=True, text=True
+    )
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_the_application_role_cannot_switch_the_append_only_protection_off() -> None:
+    """deploy/postgres-init.sql on a scratch database migrated by its owner: the role web,
+    worker and beat use reads and writes rows but can neither truncate, alter or drop the
+    tables' triggers, replace their function, nor silence triggers for its session."""
+    if shutil.which("psql") is None:
+        if REQUIRE_SERVICES:
+            pytest.fail("REQUIRE_SERVICES=1 but psql is not installed")
+        pytest.skip("needs psql")
+    s = connection.settings_dict
+    host, port = s.get("HOST") or "127.0.0.1", str(s.get("PORT") or "5432")
+    admin = ["-h", host, "-p", port, "-U", s.get("USER") or "postgres"]
+    suffix = uuid.uuid4().hex[:8]
+    owner, app, db = f"cd_owner_{suffix}", f"cd_app_{suffix}", f"cd_roles_{suffix}"
+    password = uuid.uuid4().hex
+    psql(*admin, "-d", "postgres", "-c", f"CREATE ROLE {owner} LOGIN PASSWORD '{password}'")
+    try:
+        psql(*admin, "-d", "postgres", "-c", f"CREATE DATABASE {db} OWNER {owner}")
+        psql(
+            *admin,
+            "-d",
+            db,
+            "--set",
+            f"owner={owner}",
+            "--set",
+            f"db={db}",
+            "--set",
+            f"app_role={app}",
+            "--set",
+            f"app_password={password}",
+            "--file",
+            str(ROOT / "deploy" / "postgres-init.sql"),
+        )
+        env = {**os.environ, "DATABASE_URL": f"postgres://{owner}:{password}@{host}:{port}/{db}"}
+        migrated = subprocess.run(
+            [sys.executable, "manage.py", "migrate", "--noinput", "-v0"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert migrated.returncode == 0, migrated.stderr[-3000:]
+
+        with psycopg.connect(
+            host=host, port=port, dbname=db, user=app, password=password, autocommit=True
+        ) as conn:
+            role = conn.execute(
+                "SELECT rolsuper, rolcreaterole, rolbypassrls FROM pg_roles "
+                "WHERE rolname = current_user"
+            ).fetchone()
+            assert role == (False, False, False)
+            owned = conn.execute(
+                "SELECT count(*) FROM pg_class WHERE relowner = "
+                "(SELECT oid FROM pg_roles WHERE rolname = current_user)"
+            ).fetchone()
+            assert owned == (0,)
+            # Rows: yes.
+            conn.execute("INSERT INTO auth_group (name) VALUES ('written by the app role')")
+            assert conn.execute("SELECT count(*) FROM ledger_ledgerentry").fetchone() == (0,)
+            # Switching the protection off: no.
+            for sql in (
+                "TRUNCATE ledger_ledgerentry",
+                "TRUNCATE campaigns_planbaseline",
+                "ALTER TABLE ledger_ledgerentry DISABLE TRIGGER ledger_entry_append_only",
+                "ALTER TABLE ledger_ledgerentry DISABLE TRIGGER ALL",
+                "DROP TRIGGER ledger_entry_no_truncate ON ledger_ledgerentry",
+                "ALTER TABLE campaigns_planbaseline DISABLE TRIGGER plan_baseline_append_only",
+                "CREATE OR REPLACE FUNCTION campaign_desk_refuse_rewrite() RETURNS trigger "
+                "LANGUAGE plpgsql AS $$ BEGIN RETURN NULL; END $$",
+                "DROP FUNCTION campaign_desk_refuse_rewrite() CASCADE",
+                "SET session_replication_role = replica",
+            ):
+                with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                    conn.execute(sql)
+    finally:
+        psql(*admin, "-d", "postgres", "-c", f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+        psql(*admin, "-d", "postgres", "-c", f"DROP ROLE IF EXISTS {app}")
+        psql(*admin, "-d", "postgres", "-c", f"DROP ROLE IF EXISTS {owner}")
