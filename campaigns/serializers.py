@@ -18,8 +18,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from . import rules
+from .fields import HoursField, MoneyField
 from .models import (
-    HOURS,
     Campaign,
     Checkpoint,
     DecisionPoint,
@@ -42,24 +42,9 @@ BIGINT_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 MAX_POINTS = 10_000
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
-HOURS_MAX_DIGITS = int(HOURS["max_digits"])  # type: ignore[call-overload]
-HOURS_DECIMAL_PLACES = int(HOURS["decimal_places"])  # type: ignore[call-overload]
 
 
 # --- Fields --------------------------------------------------------------------------------
-
-
-class MoneyField(serializers.DecimalField):
-    """Money is a decimal string ("47.14"): a JSON number would already have lost the cents."""
-
-    default_error_messages = {
-        "not_a_string": 'Send money as a decimal string, e.g. "47.14", not a JSON number.',
-    }
-
-    def to_internal_value(self, data: Any) -> Any:
-        if not isinstance(data, str):
-            self.fail("not_a_string")
-        return super().to_internal_value(data)
 
 
 class FiniteFloatField(serializers.FloatField):
@@ -187,6 +172,7 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     budget = MoneyField(
         max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
     )
+    window_hours = HoursField(required=False)
     required_checkpoint_components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER), required=False
     )
@@ -236,6 +222,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
 
 class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
+    planned_hours = HoursField(required=False)
+    prep_hours = HoursField(required=False)
     amendment_reason = serializers.CharField(
         write_only=True,
         required=False,
@@ -343,6 +331,7 @@ class StageSerializer(serializers.ModelSerializer[Stage]):
     depends_on = serializers.PrimaryKeyRelatedField(
         many=True, required=False, queryset=Stage.objects.none()
     )
+    planned_hours = HoursField(required=False)
 
     class Meta:
         model = Stage
@@ -629,13 +618,7 @@ class StopRunSerializer(serializers.Serializer[Any]):
 
 class FinishRunSerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=["completed", "failed"])
-    observed_hours = serializers.DecimalField(
-        max_digits=HOURS_MAX_DIGITS,
-        decimal_places=HOURS_DECIMAL_PLACES,
-        min_value=0,
-        required=False,
-        allow_null=True,
-    )
+    observed_hours = HoursField(required=False, allow_null=True)
 
 
 # --- Documentation of the metrics fast path ------------------------------------------------
