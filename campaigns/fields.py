@@ -41,8 +41,7 @@ class HoursField(serializers.DecimalField):
     rounded half-up to 0.01 h. Represented as a decimal string ("12.50")."""
 
     default_error_messages = {
-        "invalid": "Send hours as a finite number, e.g. 12.5, or a decimal string, e.g. "
-        '"12.5".',
+        "invalid": 'Send hours as a finite number, e.g. 12.5, or a decimal string, e.g. "12.5".',
     }
 
     def __init__(self, **kwargs: Any) -> None:
@@ -159,3 +158,47 @@ class MoneyFieldSchema(OpenApiSerializerFieldExtension):
     def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
         field: MoneyField = self.target
         return {"type": "string", "format": "decimal", "pattern": field.pattern}
+
+
+#: No surrounding whitespace, no control characters (C0, DEL, C1) anywhere.
+IDENTIFIER_PATTERN = (
+    r"^(?:[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?)?$"
+)
+
+
+def identifier_problem(value: str) -> str:
+    """Why `value` cannot be a client-chosen identifier ("" when it can): it is compared and
+    looked up as sent, so invisible differences ("run\\n", " loss") would make two names that
+    read alike. The rule is IDENTIFIER_PATTERN, which the schema states."""
+    if re.fullmatch(IDENTIFIER_PATTERN, value):
+        return ""
+    if value != value.strip():
+        return "No leading or trailing whitespace: identifiers are taken exactly as sent."
+    return "No control characters (tabs, newlines, NUL...): identifiers are printable text."
+
+
+class IdentifierField(serializers.CharField):
+    """A name the client chooses and later refers to (a corpus revision, a GPU lot, a metric):
+    taken exactly as sent, refused (not trimmed) with surrounding whitespace or control
+    characters. The schema states it with a pattern: no surrounding whitespace."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value: str = super().to_internal_value(data)
+        problem = identifier_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+
+class IdentifierFieldSchema(OpenApiSerializerFieldExtension):
+    target_class = IdentifierField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
+        schema = auto_schema._map_serializer_field(self.target, direction, True)
+        if direction == "request":
+            schema["pattern"] = IDENTIFIER_PATTERN
+        return schema

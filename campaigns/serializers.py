@@ -18,7 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from . import rules
-from .fields import HoursField, MoneyField
+from .fields import HoursField, IdentifierField, MoneyField
 from .models import (
     Campaign,
     Checkpoint,
@@ -162,8 +162,12 @@ class WritableTeamField(serializers.PrimaryKeyRelatedField[Team]):
 
 
 class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
-    name = serializers.CharField(source="corpus_name", max_length=200)
-    revision = serializers.CharField(source="corpus_revision", max_length=200)
+    name = IdentifierField(source="corpus_name", max_length=200)
+    revision = IdentifierField(
+        source="corpus_revision",
+        max_length=200,
+        help_text="Exact revision or hash of the fixed corpus, as the client spells it.",
+    )
 
 
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
@@ -265,6 +269,7 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
 
 class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
     threshold = FiniteFloatField(required=False, allow_null=True)
+    metric = IdentifierField(max_length=100, required=False, allow_blank=True)
 
     class Meta:
         model = StopRule
@@ -332,6 +337,12 @@ class StageSerializer(serializers.ModelSerializer[Stage]):
         many=True, required=False, queryset=Stage.objects.none()
     )
     planned_hours = HoursField(required=False)
+    resource = IdentifierField(
+        max_length=60,
+        required=False,
+        allow_blank=True,
+        help_text="Which GPU or lot it occupies, e.g. 'rtx4090-a'.",
+    )
 
     class Meta:
         model = Stage
@@ -402,6 +413,7 @@ class RunCreateSerializer(serializers.Serializer[Any]):
     run_id = serializers.RegexField(
         f"^{RUN_ID_PATTERN}$",
         max_length=200,
+        trim_whitespace=False,  # "run\n" is refused, not quietly made "run"
         help_text="Chosen by the client, unique within the team: letters, digits and ._:+=@~-",
         error_messages={
             "invalid": "Use letters, digits and . _ : + = @ ~ - (it goes in URLs), "
@@ -625,7 +637,7 @@ class FinishRunSerializer(serializers.Serializer[Any]):
 
 
 class MetricPointDocSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=100)
+    name = IdentifierField(max_length=100)
     step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
     value = MetricValueField(
         help_text="A number, or NaN / Infinity / -Infinity (bare JSON tokens or strings)."

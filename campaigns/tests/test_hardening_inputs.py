@@ -79,8 +79,13 @@ class HoursAreMeasurements(TestCase):
         answer = post(
             self.desk,
             items,
-            {"name": "v", "role": "variant", "tier": "useful", "planned_hours": 1 / 3,
-             "prep_hours": "2.345"},
+            {
+                "name": "v",
+                "role": "variant",
+                "tier": "useful",
+                "planned_hours": 1 / 3,
+                "prep_hours": "2.345",
+            },
         )
         self.assertEqual(answer.status_code, 201, answer.content)
         item = PlannedItem.objects.get(campaign=self.draft, name="v")
@@ -166,3 +171,113 @@ class OversizeBodies(TestCase):
                     self.assertEqual(body["max_bytes"], 1000)
                     self.assertIn("1000 bytes", body["detail"])
         self.assertEqual(Campaign.objects.count(), 1)
+
+
+class IngestKeysMeetOtherCampaignsAsNotFound(TestCase):
+    """An ingest key reaches one campaign: any other (its team's or not) is a 404, its own
+    campaign's non-run endpoints a 403."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.other_team = Team.objects.create(name="vision")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.stranger = make_user("sven", team=cls.other_team, role="owner")
+        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.sibling, _ = committed_campaign(cls.team, cls.owner, title="sibling")
+        cls.foreign, _ = committed_campaign(cls.other_team, cls.stranger, title="foreign")
+        cls.raw_key = ingest_key(cls.campaign, cls.owner)
+
+    def setUp(self) -> None:
+        self.loop = as_key(self.raw_key)
+
+    def paths(self, campaign: Campaign) -> list[str]:
+        stage = Stage.objects.filter(campaign=campaign).first()
+        assert stage is not None
+        return [
+            f"/api/v1/campaigns/{campaign.pk}/",
+            f"/api/v1/campaigns/{campaign.pk}/stages/",
+            f"/api/v1/campaigns/{campaign.pk}/runs/",
+            f"/api/v1/campaigns/{campaign.pk}/ledger/",
+            f"/api/v1/campaigns/{campaign.pk}/ledger/summary/",
+            f"/api/v1/campaigns/{campaign.pk}/stages/{stage.pk}/observed/",
+            f"/api/v1/campaigns/{campaign.pk}/forecast/",
+            f"/api/v1/campaigns/{campaign.pk}/reports/",
+        ]
+
+    def test_another_campaign_of_any_team_is_a_404(self) -> None:
+        for campaign in (self.sibling, self.foreign):
+            for path in self.paths(campaign):
+                with self.subTest(path=path):
+                    self.assertEqual(self.loop.get(path).status_code, 404)
+        stage = Stage.objects.filter(campaign=self.foreign).first()
+        assert stage is not None
+        observed = f"/api/v1/campaigns/{self.foreign.pk}/stages/{stage.pk}/observed/"
+        self.assertEqual(post(self.loop, observed, {"observed_hours": 1}).status_code, 404)
+        self.assertEqual(self.loop.get("/api/v1/campaigns/999999/").status_code, 404)
+
+    def test_its_own_campaigns_other_endpoints_stay_a_403(self) -> None:
+        for path in self.paths(self.campaign):
+            with self.subTest(path=path):
+                self.assertEqual(self.loop.get(path).status_code, 403)
+
+
+class IdentifiersAreTakenAsSent(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.draft = make_campaign(cls.team, title="a draft")
+
+    def setUp(self) -> None:
+        self.desk = as_user(self.owner)
+
+    def assertRefused(self, answer: object, field: str) -> None:
+        self.assertEqual(answer.status_code, 400, answer.content)  # type: ignore[attr-defined]
+        self.assertIn(field, answer.json())  # type: ignore[attr-defined]
+
+    def test_a_run_id_with_a_trailing_newline_or_spaces_is_refused_not_trimmed(self) -> None:
+        runs = f"/api/v1/campaigns/{self.campaign.pk}/runs/"
+        for run_id in ["run\n", " run", "run ", "ru\tn"]:
+            with self.subTest(run_id=run_id):
+                self.assertRefused(post(self.desk, runs, {"run_id": run_id}), "run_id")
+        self.assertFalse(Run.objects.exists())
+
+    def test_metric_names_with_surrounding_whitespace_are_refused(self) -> None:
+        post(self.desk, f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "r-1"})
+        for name in [" loss", "loss ", "loss\n"]:
+            with self.subTest(name=name):
+                answer = post(
+                    self.desk,
+                    "/api/v1/runs/r-1/metrics/",
+                    {"points": [{"name": name, "step": 1, "value": 1.0}]},
+                )
+                self.assertEqual(answer.status_code, 400, answer.content)
+                self.assertIn("name", str(answer.json()))
+        rules = f"/api/v1/campaigns/{self.draft.pk}/stop-rules/"
+        answer = post(
+            self.desk,
+            rules,
+            {"kind": "metric_threshold", "metric": "loss ", "comparator": "gt", "threshold": 3},
+        )
+        self.assertRefused(answer, "metric")
+
+    def test_corpus_revision_and_stage_resource_are_refused_with_whitespace(self) -> None:
+        answer = post(
+            self.desk,
+            "/api/v1/campaigns/",
+            {
+                "title": "t",
+                "question": "q",
+                "corpus": {"name": "tickets", "revision": "abc123\n"},
+                "currency": "USD",
+            },
+        )
+        self.assertRefused(answer, "corpus")
+        self.assertIn("revision", answer.json()["corpus"])
+        stages = f"/api/v1/campaigns/{self.draft.pk}/stages/"
+        answer = post(self.desk, stages, {"name": "s", "kind": "training", "resource": " gpu-a"})
+        self.assertRefused(answer, "resource")
+        answer = post(self.desk, stages, {"name": "s", "kind": "training", "resource": "gpu a"})
+        self.assertEqual(answer.status_code, 201, answer.content)
