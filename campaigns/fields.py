@@ -53,6 +53,10 @@ class HoursField(serializers.DecimalField):
         kwargs.setdefault("help_text", HOURS_HELP)
         super().__init__(**kwargs)
 
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        # DRF's DecimalField reads "" as null; here "" is not a number of hours (400).
+        return serializers.Field.validate_empty_values(self, data)
+
     def to_internal_value(self, data: Any) -> Decimal:
         if isinstance(data, bool):
             self.fail("invalid")
@@ -95,6 +99,10 @@ class MoneyField(serializers.DecimalField):
         kwargs.setdefault("max_digits", 14)
         kwargs.setdefault("decimal_places", 2)
         super().__init__(**kwargs)
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        # DRF's DecimalField reads "" as null; an amount is a decimal string or null, not "".
+        return serializers.Field.validate_empty_values(self, data)
 
     @property
     def pattern(self) -> str:

@@ -281,3 +281,35 @@ class IdentifiersAreTakenAsSent(TestCase):
         self.assertRefused(answer, "resource")
         answer = post(self.desk, stages, {"name": "s", "kind": "training", "resource": "gpu a"})
         self.assertEqual(answer.status_code, 201, answer.content)
+
+
+class EmptyStringsAreNotNull(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+
+    def test_empty_hours_or_budget_are_refused_not_read_as_null(self) -> None:
+        desk = as_user(self.owner)
+        post(desk, f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "r-1"})
+        answer = post(
+            desk, "/api/v1/runs/r-1/finish/", {"status": "completed", "observed_hours": ""}
+        )
+        self.assertEqual(answer.status_code, 400, answer.content)
+        self.assertIn("observed_hours", answer.json())
+        draft = make_campaign(self.team, title="draft")
+        answer = desk.patch(
+            f"/api/v1/campaigns/{draft.pk}/",
+            data=b'{"budget": ""}',
+            content_type="application/json",
+        )
+        self.assertEqual(answer.status_code, 400, answer.content)
+        self.assertIn("budget", answer.json())
+
+    def test_a_list_documents_its_400_for_bad_limits(self) -> None:
+        schema = as_user(self.owner).get("/api/v1/schema/", HTTP_ACCEPT="application/json").json()
+        listing = schema["paths"]["/api/v1/campaigns/"]["get"]
+        self.assertIn("400", listing["responses"])
+        limit = next(p for p in listing["parameters"] if p["name"] == "limit")
+        self.assertEqual((limit["schema"]["minimum"], limit["schema"]["maximum"]), (1, 1000))
