@@ -134,7 +134,7 @@ class MoneyField(serializers.DecimalField):
         return self.quantize(self.validate_precision(value))
 
 
-class HoursFieldSchema(OpenApiSerializerFieldExtension):
+class HoursFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
     """Requests: a number with minimum and maximum, or a decimal string; answers: a string."""
 
     target_class = HoursField
@@ -158,7 +158,7 @@ class HoursFieldSchema(OpenApiSerializerFieldExtension):
         }
 
 
-class MoneyFieldSchema(OpenApiSerializerFieldExtension):
+class MoneyFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
     """A decimal string whose pattern is exactly the one the field enforces."""
 
     target_class = MoneyField
@@ -202,7 +202,7 @@ class IdentifierField(serializers.CharField):
         return value
 
 
-class IdentifierFieldSchema(OpenApiSerializerFieldExtension):
+class IdentifierFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
     target_class = IdentifierField
 
     def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:

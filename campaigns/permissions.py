@@ -113,7 +113,7 @@ class TeamRole(permissions.BasePermission):
             # Another campaign is out of the key's reach: 404 as for any caller (API.md), not a
             # 403 that would confirm it exists. Its own campaign's other endpoints stay 403.
             named = campaign_named_by(view)
-            if named is not NOT_NAMED and str(named) != str(user.campaign_id):
+            if named is not NOT_NAMED and str(named) != str(getattr(user, "campaign_id", None)):
                 raise Http404("Not found.")
             return False
         if request.method in permissions.SAFE_METHODS:
