@@ -110,7 +110,7 @@ class TeamRole(permissions.BasePermission):
                 methods is None or request.method in methods
             ):
                 return True
-            # Another campaign is out of the key's reach: 404 as for any caller (API.md), not a
+            # Another campaign is out of the key's reach: 404 as for any caller (docs/api.md), not a
             # 403 that would confirm it exists. Its own campaign's other endpoints stay 403.
             named = campaign_named_by(view)
             if named is not NOT_NAMED and str(named) != str(getattr(user, "campaign_id", None)):
