@@ -37,8 +37,9 @@ HOURS_HELP = (
 
 
 class HoursField(serializers.DecimalField):
-    """Hours from 0 to HOURS_MAX (or the `max_value` given), as a number or a decimal string,
-    rounded half-up to 0.01 h. Represented as a decimal string ("12.50")."""
+    """Hours from 0 to HOURS_MAX (one limit for every hours input: the schema's string
+    pattern states it too), as a number or a decimal string, rounded half-up to 0.01 h.
+    Represented as a decimal string ("12.50")."""
 
     default_error_messages = {
         "invalid": 'Send hours as a finite number, e.g. 12.5, or a decimal string, e.g. "12.5".',
@@ -48,7 +49,7 @@ class HoursField(serializers.DecimalField):
         kwargs.setdefault("max_digits", 9)
         kwargs.setdefault("decimal_places", 2)
         kwargs.setdefault("min_value", Decimal("0"))
-        kwargs.setdefault("max_value", HOURS_MAX)
+        kwargs["max_value"] = HOURS_MAX
         kwargs.setdefault("rounding", ROUND_HALF_UP)
         kwargs.setdefault("help_text", HOURS_HELP)
         super().__init__(**kwargs)
