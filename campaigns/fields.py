@@ -1,4 +1,5 @@
-"""The API's one hours field and one money field, shared by every app (docs/api.md, "Limits").
+"""The API's one hours field, one money field and one identifier field, shared by every app
+(limits: README, "Limits"; contract: docs/api.md).
 
 Hours are measurements: a client computes them (`elapsed / 3600` is 0.7777777777777778), so any
 finite non-negative number is taken and rounded half-up to the hundredth the models keep; only
