@@ -1,6 +1,6 @@
-"""API inputs that a client computes or chooses: hours are measurements (rounded, bounded, never a
-500), money is exact, identifiers are taken as sent or refused, bodies are bounded (the README's "Limits"),
-and an ingest key meets other campaigns as not found (docs/api.md)."""
+"""API inputs that a client computes or chooses: hours are measurements (rounded, bounded, never
+a 500), money is exact, identifiers are taken as sent or refused, bodies are bounded (the
+README's "Limits"), and an ingest key meets other campaigns as not found (docs/api.md)."""
 
 from __future__ import annotations
 
