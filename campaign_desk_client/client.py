@@ -22,10 +22,12 @@ decoded JSON body.
 from __future__ import annotations
 
 import contextlib
+import decimal
 import email.utils
 import http.client
 import json
 import logging
+import math
 import operator
 import os
 import random
@@ -50,6 +52,8 @@ MAX_POINTS_PER_REQUEST: Final = 10_000
 RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
 RUN_KINDS: Final = ("pilot", "full", "inference")
 FINISH_STATUSES: Final = ("completed", "failed")
+#: The most hours the server takes for a run (it rounds any number of hours to 0.01 h).
+MAX_OBSERVED_HOURS: Final = 100_000
 _NO_BODY: Final = object()
 
 
@@ -390,6 +394,24 @@ def _metric_value(name: str, value: Any) -> float | str:
         raise TypeError(f"metric {name!r}: {value!r} is not a number") from exc
 
 
+def _hours(value: Any) -> float | str:
+    """Observed hours as sent: a finite number from 0 to MAX_OBSERVED_HOURS (ValueError else).
+    A Decimal goes as its decimal string, exactly; anything else as a JSON number."""
+    if isinstance(value, bool):
+        raise ValueError("observed_hours is a number of hours, not a bool")
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite() or not 0 <= value <= MAX_OBSERVED_HOURS:
+            raise ValueError(f"observed_hours must be from 0 to {MAX_OBSERVED_HOURS}, not {value}")
+        return f"{value.copy_abs():f}"  # "-0" would be refused; abs() would round to 28 digits
+    try:
+        hours = float(value)  # numpy scalars and tensors too
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"observed_hours must be a number, not {value!r}") from exc
+    if not math.isfinite(hours) or not 0 <= hours <= MAX_OBSERVED_HOURS:
+        raise ValueError(f"observed_hours must be from 0 to {MAX_OBSERVED_HOURS}, not {value!r}")
+    return hours
+
+
 class Run:
     """One training run: buffered metric points, throughput, checkpoints, stop and finish.
 
@@ -404,7 +426,9 @@ class Run:
     On leaving the block normally the run is finished as ``completed``. On an exception it is
     finished as ``failed`` (the exception goes on), except ``KeyboardInterrupt``/``SystemExit``
     (an interrupted job that may resume): then the buffered points are sent and the run is left
-    running. On its own ``RunStopped`` the block ends quietly and ``run.stopped`` is True.
+    running. On its own ``RunStopped`` the block ends quietly and ``run.stopped`` is True. Once
+    ``finish`` was called in the block, leaving it finishes nothing: a refused finish leaves
+    the run as it was, never turned into another (a ``failed`` without the hours).
     """
 
     def __init__(
@@ -427,6 +451,9 @@ class Run:
         self.flush_seconds = flush_seconds
         self.accepted = 0
         self.finished = False
+        # A finish() was attempted: leaving the with block must not turn a refused finish into
+        # another one (a "failed" without the hours the caller meant to give).
+        self._finish_attempted = False
         self.stopped = False
         self.stop_rule: int | None = None
         self.stop_reason: str | None = None
@@ -639,21 +666,28 @@ class Run:
         self.data.update(answer)
         return answer
 
-    def finish(self, status: str = "completed", *, observed_hours: float | None = None) -> Any:
+    def finish(
+        self, status: str = "completed", *, observed_hours: float | decimal.Decimal | None = None
+    ) -> Any:
         """Send the buffered points, then close the run as ``completed`` or ``failed`` with the
         ``observed_hours`` it took (they count even when the run did not succeed).
 
-        A stopped run keeps its stop; finishing records its hours. Call it as the last line of
-        a ``with`` block to give the hours (leaving the block then finishes nothing more).
+        ``observed_hours`` is any finite number from 0 to ``MAX_OBSERVED_HOURS`` (``elapsed /
+        3600`` as it comes; the server rounds to 0.01 h). A stopped run keeps its stop;
+        finishing records its hours. Call it as the last line of a ``with`` block to give the
+        hours (leaving the block then finishes nothing more). If ``finish`` raises (``ValueError``
+        for hours it cannot send, ``ApiError`` when the server refuses), the run is left as it
+        was, also when the exception leaves a ``with`` block: fix the call and finish again.
         Finishing a finished run again another way raises ``ApiError`` 409."""
+        self._finish_attempted = True
         if status not in FINISH_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FINISH_STATUSES)}")
+        body: dict[str, Any] = {"status": status}
+        if observed_hours is not None:
+            body["observed_hours"] = _hours(observed_hours)
         if not self.stopped and (self._open or self._sealed):
             with contextlib.suppress(RunStopped):
                 self.flush()
-        body: dict[str, Any] = {"status": status}
-        if observed_hours is not None:
-            body["observed_hours"] = observed_hours
         answer = self.desk.post(_run_path(self.run_id, "finish"), body)
         self.finished = True
         if isinstance(answer, dict):
@@ -678,15 +712,16 @@ class Run:
         tb: TracebackType | None,
     ) -> bool:
         if exc is None:
-            if not self.finished:
+            if not (self.finished or self._finish_attempted):
                 self.finish("completed")
             return False
         if isinstance(exc, RunStopped) and exc.run_id == self.run_id:
             return True
         try:
-            if isinstance(exc, Exception):
-                if not self.finished and not self.stopped:
-                    self.finish("failed")
+            if isinstance(exc, Exception) and not (
+                self.finished or self.stopped or self._finish_attempted
+            ):
+                self.finish("failed")
             elif not self.stopped and (self._open or self._sealed):
                 self.flush()
         except Exception as cleanup:  # the loop's own exception matters more

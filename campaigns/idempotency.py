@@ -19,6 +19,9 @@ so every app's endpoints get the same behaviour without knowing about it:
   IDEMPOTENCY_WAIT_SECONDS (lock_timeout); past it the second answers 409 "in flight".
 * Answers that say the request was not processed (401, 403, 429, 5xx) are not kept: the whole
   transaction rolls back, releasing the key for a retry.
+
+Being the front door of /api/, it also refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE (by its
+Content-Length) with a JSON 413 naming the limit, for every method and endpoint, keyed or not.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from .models import IdempotencyRecord, IngestKey
+from .views import body_exceeds_limit, body_too_large
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +105,10 @@ class IdempotencyMiddleware:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/") and body_exceeds_limit(request):
+            # Every endpoint alike (DRF views, the metrics fast path, keyed or not): refused
+            # before anything reads the body.
+            return body_too_large()
         key = request.headers.get(HEADER)
         if key is None or request.method != "POST" or not request.path.startswith("/api/"):
             return self.get_response(request)
@@ -118,7 +126,7 @@ class IdempotencyMiddleware:
         try:
             body = request.body
         except RequestDataTooBig:
-            return _json(413, "The request body is too large.")
+            return body_too_large()
         # The path is part of the request's identity: the same key sent to another endpoint is
         # another request, not a retry.
         digest = hashlib.sha256(

@@ -26,6 +26,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from . import rules
+from .fields import identifier_problem
 from .models import (
     Campaign,
     CampaignClosed,
@@ -439,7 +440,8 @@ def _name_problem(name: Any) -> str:
         return f"A metric name has 1 to {MAX_NAME_LENGTH} characters."
     if not name.isprintable():
         return "A metric name has printable characters only."
-    return ""
+    # Stop rules find their metric by exact name: " loss" would never be "loss".
+    return identifier_problem(name)
 
 
 def read_metric_batch(raw: bytes) -> list[Point]:

@@ -60,6 +60,23 @@ def run_for(request: Request, run_id: str) -> Run:
     return runs[0]
 
 
+NOT_NAMED = object()
+
+
+def campaign_named_by(view: Any) -> Any:
+    """The campaign id a route names (`id` on the campaigns routes, `campaign_id` elsewhere),
+    or the one of the object it names when the view says (`ingest_campaign_id()`, None when no
+    such object); NOT_NAMED for routes that name no campaign (lists, the calculator)."""
+    hook = getattr(view, "ingest_campaign_id", None)
+    if callable(hook):
+        return hook()
+    kwargs = getattr(view, "kwargs", None) or {}
+    for name in ("campaign_id", "id"):
+        if name in kwargs:
+            return kwargs[name]
+    return NOT_NAMED
+
+
 class TeamRole(permissions.BasePermission):
     """Safe methods for members; others for planners/owners; ingest keys only where allowed."""
 
@@ -73,9 +90,16 @@ class TeamRole(permissions.BasePermission):
             # Permission instances are made per request, so the message can be set here.
             self.message = "An ingest key may only append run data to its one campaign."
             methods = getattr(view, "ingest_methods", None)
-            if methods is not None and request.method not in methods:
-                return False
-            return bool(getattr(view, "allow_ingest", False))
+            if getattr(view, "allow_ingest", False) and (
+                methods is None or request.method in methods
+            ):
+                return True
+            # Another campaign is out of the key's reach: 404 as for any caller (docs/api.md), not a
+            # 403 that would confirm it exists. Its own campaign's other endpoints stay 403.
+            named = campaign_named_by(view)
+            if named is not NOT_NAMED and str(named) != str(getattr(user, "campaign_id", None)):
+                raise Http404("Not found.")
+            return False
         if request.method in permissions.SAFE_METHODS:
             return True
         # Object-level (team) checks happen per object; here: any writer membership at all.

@@ -61,9 +61,11 @@ def add_error_responses(result: dict[str, Any], generator: Any, **kwargs: Any) -
             if method not in METHODS:
                 continue
             writes = method in {"post", "put", "patch"}
+            # A read with query parameters (limit, offset) refuses bad ones with a 400 too.
+            queried = any(p.get("in") == "query" for p in operation.get("parameters", []))
             responses = operation.setdefault("responses", {})
             for code, description in ERRORS.items():
-                if code in WRITE_ONLY and not writes:
+                if code in WRITE_ONLY and not writes and not (code == "400" and queried):
                     continue
                 responses.setdefault(code, {"description": description, "content": error_ref})
             if method == "post":

@@ -18,8 +18,8 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from . import rules
+from .fields import HoursField, IdentifierField, MoneyField
 from .models import (
-    HOURS,
     Campaign,
     Checkpoint,
     DecisionPoint,
@@ -40,24 +40,9 @@ BIGINT_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
 MAX_POINTS = 10_000
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
-HOURS_MAX_DIGITS = int(HOURS["max_digits"])  # type: ignore[call-overload]
-HOURS_DECIMAL_PLACES = int(HOURS["decimal_places"])  # type: ignore[call-overload]
 
 
 # --- Fields --------------------------------------------------------------------------------
-
-
-class MoneyField(serializers.DecimalField):
-    """Money is a decimal string ("47.14"): a JSON number would already have lost the cents."""
-
-    default_error_messages = {
-        "not_a_string": 'Send money as a decimal string, e.g. "47.14", not a JSON number.',
-    }
-
-    def to_internal_value(self, data: Any) -> Any:
-        if not isinstance(data, str):
-            self.fail("not_a_string")
-        return super().to_internal_value(data)
 
 
 class FiniteFloatField(serializers.FloatField):
@@ -175,8 +160,12 @@ class WritableTeamField(serializers.PrimaryKeyRelatedField[Team]):
 
 
 class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
-    name = serializers.CharField(source="corpus_name", max_length=200)
-    revision = serializers.CharField(source="corpus_revision", max_length=200)
+    name = IdentifierField(source="corpus_name", max_length=200)
+    revision = IdentifierField(
+        source="corpus_revision",
+        max_length=200,
+        help_text="Exact revision or hash of the fixed corpus, as the client spells it.",
+    )
 
 
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
@@ -188,6 +177,7 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     budget = MoneyField(
         max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
     )
+    window_hours = HoursField(required=False)
     required_checkpoint_components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER), required=False
     )
@@ -247,6 +237,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
 
 class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
+    planned_hours = HoursField(required=False)
+    prep_hours = HoursField(required=False)
     amendment_reason = serializers.CharField(
         write_only=True,
         required=False,
@@ -274,6 +266,7 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
 
 class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
     threshold = FiniteFloatField(required=False, allow_null=True)
+    metric = IdentifierField(max_length=100, required=False, allow_blank=True)
 
     class Meta:
         model = StopRule
@@ -323,6 +316,13 @@ class StageSerializer(serializers.ModelSerializer[Stage]):
     )
     depends_on = serializers.PrimaryKeyRelatedField(
         many=True, required=False, queryset=Stage.objects.none()
+    )
+    planned_hours = HoursField(required=False)
+    resource = IdentifierField(
+        max_length=60,
+        required=False,
+        allow_blank=True,
+        help_text="Which GPU or lot it occupies, e.g. 'rtx4090-a'.",
     )
 
     class Meta:
@@ -382,6 +382,7 @@ class RunCreateSerializer(serializers.Serializer[Any]):
     run_id = serializers.RegexField(
         f"^{RUN_ID_PATTERN}$",
         max_length=200,
+        trim_whitespace=False,  # "run\n" is refused, not quietly made "run"
         help_text="Chosen by the client, unique within the team: letters, digits and ._:+=@~-",
         error_messages={
             "invalid": "Use letters, digits and . _ : + = @ ~ - (it goes in URLs), "
@@ -598,20 +599,14 @@ class StopRunSerializer(serializers.Serializer[Any]):
 
 class FinishRunSerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=["completed", "failed"])
-    observed_hours = serializers.DecimalField(
-        max_digits=HOURS_MAX_DIGITS,
-        decimal_places=HOURS_DECIMAL_PLACES,
-        min_value=0,
-        required=False,
-        allow_null=True,
-    )
+    observed_hours = HoursField(required=False, allow_null=True)
 
 
 # --- Documentation of the metrics fast path ------------------------------------------------
 
 
 class MetricPointDocSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=100)
+    name = IdentifierField(max_length=100)
     step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
     value = MetricValueField(
         help_text="A number, or NaN / Infinity / -Infinity (bare JSON tokens or strings)."

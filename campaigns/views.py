@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -46,8 +48,34 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonRespon
     return JsonResponse({"detail": "Not found."}, status=404)
 
 
+def too_large_detail() -> dict[str, Any]:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return {
+        "detail": f"The request body is too large: this server takes at most {limit} bytes.",
+        "max_bytes": limit,
+    }
+
+
+def body_too_large() -> JsonResponse:
+    """413 naming the limit, DATA_UPLOAD_MAX_MEMORY_SIZE bytes of body: Django's own check
+    raises RequestDataTooBig, a SuspiciousOperation that would otherwise answer a bare 400."""
+    return JsonResponse(too_large_detail(), status=413)
+
+
+def body_exceeds_limit(request: HttpRequest) -> bool:
+    """Whether the declared Content-Length is over DATA_UPLOAD_MAX_MEMORY_SIZE (None: no limit)."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    try:
+        length = int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return False
+    return limit is not None and length > limit
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _is_api(request):
+        if isinstance(exception, RequestDataTooBig):
+            return body_too_large()
         return JsonResponse({"detail": "Bad request."}, status=400)
     return defaults.bad_request(request, exception)
 
@@ -80,6 +108,8 @@ class Conflict(exceptions.APIException):
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus the model layer's own refusals turned into 400/409, never 500."""
+    if isinstance(exc, RequestDataTooBig):
+        return Response(too_large_detail(), status=413)
     if isinstance(exc, CommitRefused):
         return Response(
             {"detail": f"The plan cannot be committed: {exc}.", "problems": exc.problems},

@@ -13,27 +13,12 @@ from typing import Any
 
 from rest_framework import serializers
 
+from campaigns.fields import MoneyField
+
 from . import formulas
 from .models import GpuModel, RentalPlan
 
 CURRENCY = r"^[A-Z]{3}$"
-
-
-class StrictDecimalField(serializers.DecimalField):
-    """Money: a decimal string ("1.50"), never a JSON number.
-
-    A JSON float is a binary approximation by the time it is parsed: 0.1 + 0.2 is not 0.3.
-    Refusing it (rather than rounding it) makes the caller send the amount it means.
-    """
-
-    default_error_messages = {
-        "not_a_string": 'Send money as a decimal string, e.g. "1.50", not a JSON number.',
-    }
-
-    def to_internal_value(self, data: Any) -> Decimal:
-        if not isinstance(data, str | Decimal):
-            self.fail("not_a_string")
-        return super().to_internal_value(data)
 
 
 # --------------------------------------------------------------------------- preview request
@@ -92,11 +77,11 @@ class OverheadsSerializer(serializers.Serializer[Any]):
 
 
 class CostSpecSerializer(serializers.Serializer[Any]):
-    hourly_rate_per_gpu = StrictDecimalField(
+    hourly_rate_per_gpu = MoneyField(
         max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "1.50"'
     )
     currency = serializers.RegexField(CURRENCY, default="USD")
-    extra = StrictDecimalField(
+    extra = MoneyField(
         max_digits=14,
         decimal_places=2,
         min_value=Decimal("0"),

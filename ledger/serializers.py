@@ -9,10 +9,10 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from rest_framework import serializers
 
+from campaigns.fields import HoursField, MoneyField
 from campaigns.models import Stage, currency_validator
 
 from . import services
-from .fields import HoursField, MoneyField
 from .models import Deliverable, DeliverableFile, DeliverableKind, EntryKind, LedgerEntry, Report
 
 
@@ -178,7 +178,7 @@ class DeliverableSerializer(serializers.ModelSerializer[Deliverable]):
 
 
 class ObservedHoursSerializer(serializers.Serializer[Any]):
-    observed_hours = HoursField(max_value=9_999_999)
+    observed_hours = HoursField()
     deviation_note = serializers.CharField(required=False, allow_blank=True, default="")
 
 

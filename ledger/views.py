@@ -14,6 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
+from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, status
@@ -192,7 +193,20 @@ def scoped_reports(user: Any) -> QuerySet[Report]:
     return Report.objects.filter(campaign__in=campaigns_for(user))
 
 
-class ReportDetail(generics.RetrieveAPIView[Report]):
+class ReportOfCampaignMixin:
+    kwargs: dict[str, Any]
+
+    def ingest_campaign_id(self) -> int | None:
+        """For TeamRole: an ingest key is told 404 for another campaign's report, 403 for its
+        own campaign's (ingest keys read no reports)."""
+        return (
+            Report.objects.filter(pk=self.kwargs["pk"])
+            .values_list("campaign_id", flat=True)
+            .first()
+        )
+
+
+class ReportDetail(ReportOfCampaignMixin, generics.RetrieveAPIView[Report]):
     """GET /reports/{id}/: status, and links to the three renderings once ready."""
 
     serializer_class = ReportSerializer
@@ -226,19 +240,29 @@ def report_download(report: Report, rendering: str) -> HttpResponse:
     return response
 
 
-class ReportRendering(APIView):
+class ReportRenderingSchema(AutoSchema):
+    """One view serves three paths: each path documents its own media type and body (the JSON
+    rendering is an object, the HTML and Markdown ones text)."""
+
+    def get_response_serializers(self) -> Any:
+        rendering = self.path.rstrip("/").rsplit("/", 1)[-1]
+        media_type = RENDERINGS[rendering][0].split(";")[0]
+        body = OpenApiTypes.OBJECT if rendering == "json" else OpenApiTypes.STR
+        return {
+            (200, media_type): OpenApiResponse(body, description="The rendering, as a file."),
+            409: DetailSerializer,
+        }
+
+
+class ReportRendering(ReportOfCampaignMixin, APIView):
     """GET /reports/{id}/html|markdown|json/: the stored rendering; 409 until it is ready."""
+
+    schema = ReportRenderingSchema()
 
     def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
         # The body is a file of a fixed type, whatever Accept says; errors are JSON.
         return super().perform_content_negotiation(request, force=True)
 
-    @extend_schema(
-        responses={
-            200: OpenApiResponse(OpenApiTypes.BINARY, description="The rendering, as a file."),
-            409: DetailSerializer,
-        }
-    )
     def get(self, request: Request, pk: int, rendering: str) -> Any:
         report = get_object_or_404(scoped_reports(request.user), pk=pk)
         if report.status != ReportStatus.READY:

@@ -1,0 +1,214 @@
+"""The API's one hours field, one money field and one identifier field, shared by every app
+(limits: README, "Limits"; contract: docs/api.md).
+
+Hours are measurements: a client computes them (`elapsed / 3600` is 0.7777777777777778), so any
+finite non-negative number is taken and rounded half-up to the hundredth the models keep; only
+what is not such a number, or is above HOURS_MAX, is refused. Money is exact: a JSON number has
+already been through binary floating point (47.14 may arrive as 47.140000000000001), so amounts
+are decimal strings only, and an amount with more places than the field keeps is refused, not
+rounded.
+
+Both fields check magnitude before any `quantize`: Decimal's default context has 28 digits, and
+quantizing 1e30 to cents raises InvalidOperation (a 500) instead of a field error. Each field's
+OpenAPI schema states exactly what it accepts, so that a schema-driven test can hold the server to
+it in both directions (what the schema allows is accepted, what it forbids is refused).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import ROUND_HALF_UP, Decimal, DecimalException
+from typing import Any
+
+from drf_spectacular.extensions import OpenApiSerializerFieldExtension
+from rest_framework import serializers
+
+#: The largest number of hours any input takes (11 years of one GPU, far past any campaign);
+#: it fits the models' DecimalField(max_digits=9, decimal_places=2).
+HOURS_MAX = Decimal("100000")
+HOURS_PLACES = Decimal("0.01")
+#: A decimal string of hours: plain notation (no exponent, no sign, no spaces), at most
+#: HOURS_MAX, any number of places (they are rounded).
+HOURS_STRING = r"^0*(?:[0-9]{1,5}(?:\.[0-9]+)?|100000(?:\.0+)?)$"
+HOURS_STRING_MAX_LENGTH = 64
+HOURS_HELP = (
+    "Hours, a JSON number or a decimal string; rounded half-up to 0.01 h; "
+    f"from 0 to {HOURS_MAX:,} h."
+)
+
+
+class HoursField(serializers.DecimalField):
+    """Hours from 0 to HOURS_MAX (one limit for every hours input: the schema's string
+    pattern states it too), as a number or a decimal string, rounded half-up to 0.01 h.
+    Represented as a decimal string ("12.50")."""
+
+    default_error_messages = {
+        "invalid": 'Send hours as a finite number, e.g. 12.5, or a decimal string, e.g. "12.5".',
+    }
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_digits", 9)
+        kwargs.setdefault("decimal_places", 2)
+        kwargs.setdefault("min_value", Decimal("0"))
+        kwargs["max_value"] = HOURS_MAX
+        kwargs.setdefault("rounding", ROUND_HALF_UP)
+        kwargs.setdefault("help_text", HOURS_HELP)
+        super().__init__(**kwargs)
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        # DRF's DecimalField reads "" as null; here "" is not a number of hours (400).
+        return serializers.Field.validate_empty_values(self, data)
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if isinstance(data, bool):
+            self.fail("invalid")
+        if isinstance(data, str):
+            if len(data) > HOURS_STRING_MAX_LENGTH or not re.fullmatch(HOURS_STRING, data):
+                self.fail("invalid")
+            text = data
+        elif isinstance(data, int | float | Decimal):
+            text = str(data)  # a float's shortest repr: 0.7777777777777778, 1e+27
+        else:
+            self.fail("invalid")
+        try:
+            value = Decimal(text)
+        except DecimalException:
+            self.fail("invalid")
+        if not value.is_finite():
+            self.fail("invalid")
+        # Bounds before rounding: quantizing a huge value overflows the Decimal context.
+        if value < 0:
+            self.fail("min_value", min_value=self.min_value)
+        if self.max_value is not None and value > self.max_value:
+            self.fail("max_value", max_value=self.max_value)
+        rounded = value.quantize(HOURS_PLACES, rounding=ROUND_HALF_UP)
+        return rounded.copy_abs()  # -0 is 0.00
+
+
+class MoneyField(serializers.DecimalField):
+    """An amount as a decimal string ("47.14"), never a JSON number; refused (not rounded) when
+    it has more places or digits than the field keeps. Defaults: 14 digits, 2 places."""
+
+    default_error_messages = {
+        "not_a_string": (
+            'Send the amount as a decimal string, e.g. "47.14", not a JSON {type}: '
+            "money is exact and a float is not."
+        ),
+        "invalid": 'Send the amount as a plain decimal string, e.g. "47.14".',
+    }
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_digits", 14)
+        kwargs.setdefault("decimal_places", 2)
+        super().__init__(**kwargs)
+
+    def validate_empty_values(self, data: Any) -> tuple[bool, Any]:
+        # DRF's DecimalField reads "" as null; an amount is a decimal string or null, not "".
+        return serializers.Field.validate_empty_values(self, data)
+
+    @property
+    def pattern(self) -> str:
+        """The strings taken: plain notation, no more whole digits or places than are kept."""
+        places = self.decimal_places or 0
+        whole = (self.max_digits or 28) - places
+        sign = "" if self.min_value is not None and self.min_value >= 0 else "-?"
+        fraction = rf"(?:\.[0-9]{{1,{places}}})?" if places else ""
+        return rf"^{sign}[0-9]{{1,{whole}}}{fraction}$"
+
+    def to_internal_value(self, data: Any) -> Decimal:
+        if isinstance(data, Decimal):  # from Python callers; JSON cannot carry one
+            data = str(data)
+        if not isinstance(data, str):
+            kind = "boolean" if isinstance(data, bool) else type(data).__name__
+            kind = {"float": "number", "int": "number"}.get(kind, kind)
+            self.fail("not_a_string", type=kind)
+        if not re.fullmatch(self.pattern, data):
+            # Say which limit was passed when the number itself is readable.
+            try:
+                value = Decimal(data)
+            except DecimalException:
+                self.fail("invalid")
+            if value.is_finite():
+                self.validate_precision(value)  # raises: too many digits or places
+            self.fail("invalid")
+        value = Decimal(data)
+        # The pattern bounds the digits, so the quantize below cannot overflow.
+        return self.quantize(self.validate_precision(value))
+
+
+class HoursFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
+    """Requests: a number with minimum and maximum, or a decimal string; answers: a string."""
+
+    target_class = HoursField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
+        if direction != "request":
+            return auto_schema._map_serializer_field(self.target, direction, True)
+        field: HoursField = self.target
+        number: dict[str, Any] = {"type": "number", "minimum": 0}
+        if field.max_value is not None:
+            number["maximum"] = field.max_value
+        return {
+            "oneOf": [
+                number,
+                {
+                    "type": "string",
+                    "pattern": HOURS_STRING,
+                    "maxLength": HOURS_STRING_MAX_LENGTH,
+                },
+            ]
+        }
+
+
+class MoneyFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
+    """A decimal string whose pattern is exactly the one the field enforces."""
+
+    target_class = MoneyField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
+        field: MoneyField = self.target
+        return {"type": "string", "format": "decimal", "pattern": field.pattern}
+
+
+#: No surrounding whitespace, no control characters (C0, DEL, C1) anywhere.
+IDENTIFIER_PATTERN = (
+    r"^(?:[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?)?$"
+)
+
+
+def identifier_problem(value: str) -> str:
+    """Why `value` cannot be a client-chosen identifier ("" when it can): it is compared and
+    looked up as sent, so invisible differences ("run\\n", " loss") would make two names that
+    read alike. The rule is IDENTIFIER_PATTERN, which the schema states."""
+    if re.fullmatch(IDENTIFIER_PATTERN, value):
+        return ""
+    if value != value.strip():
+        return "No leading or trailing whitespace: identifiers are taken exactly as sent."
+    return "No control characters (tabs, newlines, NUL...): identifiers are printable text."
+
+
+class IdentifierField(serializers.CharField):
+    """A name the client chooses and later refers to (a corpus revision, a GPU lot, a metric):
+    taken exactly as sent, refused (not trimmed) with surrounding whitespace or control
+    characters. The schema states it with a pattern: no surrounding whitespace."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs["trim_whitespace"] = False
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        value: str = super().to_internal_value(data)
+        problem = identifier_problem(value)
+        if problem:
+            raise serializers.ValidationError(problem)
+        return value
+
+
+class IdentifierFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-untyped-call]
+    target_class = IdentifierField
+
+    def map_serializer_field(self, auto_schema: Any, direction: str) -> Any:
+        schema = auto_schema._map_serializer_field(self.target, direction, True)
+        if direction == "request":
+            schema["pattern"] = IDENTIFIER_PATTERN
+        return schema
