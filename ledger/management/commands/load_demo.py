@@ -46,7 +46,7 @@ ITEMS = [
     ("Data check", "data_check", "mandatory", 1, 1, {}),
     ("Resume check", "resume_check", "mandatory", 2, 0.5, {}),
 ]
-STOP_RULES = [
+STOP_RULES: list[dict[str, Any]] = [
     {
         "kind": "non_finite_loss",
         "metric": "loss",
