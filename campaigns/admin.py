@@ -420,14 +420,24 @@ def _save_item(campaign: Campaign, form: Any, user: Any) -> None:
         services.amend_item(item=form.instance, user=user, reason=reason, **form.changes())
 
 
-def _save_stop_rule(campaign: Campaign, form: Any, user: Any) -> None:
-    fields = {f: form.cleaned_data.get(f) for f in StopRuleForm.Meta.fields}
-    if form.instance.pk is None:
-        services.add_stop_rule(campaign=campaign, user=user, **fields)
-    else:
-        services.change_stop_rule(
-            rule=StopRule.objects.get(pk=form.instance.pk), user=user, **fields
-        )
+def _row_saver(add: Any, change: Any, param: str, fields: list[str]) -> Any:
+    """Save an inline row through the service that adds such a row, or the one that changes it."""
+
+    def save(campaign: Campaign, form: Any, user: Any) -> None:
+        values = {f: form.cleaned_data.get(f) for f in fields}
+        if form.instance.pk is None:
+            add(campaign=campaign, user=user, **values)
+        else:
+            stored = type(form.instance).objects.get(pk=form.instance.pk)
+            change(**{param: stored}, user=user, **values)
+
+    return save
+
+
+_save_stop_rule = _row_saver(
+    services.add_stop_rule, services.change_stop_rule, "rule", StopRuleForm.Meta.fields
+)
+_save_lot = _row_saver(services.reserve_lot, services.change_lot, "lot", LotForm.Meta.fields)
 
 
 def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
@@ -468,16 +478,6 @@ def _save_decision(campaign: Campaign, form: Any, user: Any) -> None:
         cut_variants=list(data.get("cut_variants") or []),
         label=form.instance.label if form.instance.pk else data.get("label") or "",
     )
-
-
-def _save_lot(campaign: Campaign, form: Any, user: Any) -> None:
-    fields = {f: form.cleaned_data.get(f) for f in LotForm.Meta.fields}
-    if form.instance.pk is None:
-        services.reserve_lot(campaign=campaign, user=user, **fields)
-    else:
-        services.change_lot(
-            lot=LotReservation.objects.get(pk=form.instance.pk), user=user, **fields
-        )
 
 
 # Which service writes each inline's rows, and which removes one.

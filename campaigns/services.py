@@ -269,31 +269,43 @@ def check_draft(campaign: Campaign, what: str) -> None:
         raise PlanFrozen(f"{what} are frozen once the plan is committed")
 
 
+def _add_draft_row(campaign: Campaign, what: str, row: Any) -> Any:
+    check_draft(_locked(campaign), what)
+    row.full_clean()
+    row.save()
+    return row
+
+
+def _change_draft_row(row: Any, what: str, changes: dict[str, Any]) -> Any:
+    check_draft(_locked(row.campaign), what)
+    for field, value in changes.items():
+        setattr(row, field, value)
+    row.full_clean()
+    row.save()
+    return row
+
+
+def _remove_draft_row(row: Any, what: str) -> None:
+    check_draft(_locked(row.campaign), what)
+    row.delete()
+
+
 @transaction.atomic
 def add_stop_rule(*, campaign: Campaign, user: Any = None, **fields: Any) -> StopRule:
     """A stop rule, written before the runs (docs/domain.md §4); refused after commit."""
-    locked = _locked(campaign)
-    check_draft(locked, "stop rules")
-    rule = StopRule(campaign=locked, **fields)
-    rule.full_clean()
-    rule.save()
+    rule: StopRule = _add_draft_row(campaign, "stop rules", StopRule(campaign=campaign, **fields))
     return rule
 
 
 @transaction.atomic
 def change_stop_rule(*, rule: StopRule, user: Any = None, **changes: Any) -> StopRule:
-    check_draft(_locked(rule.campaign), "stop rules")
-    for field, value in changes.items():
-        setattr(rule, field, value)
-    rule.full_clean()
-    rule.save()
-    return rule
+    changed: StopRule = _change_draft_row(rule, "stop rules", changes)
+    return changed
 
 
 @transaction.atomic
 def remove_stop_rule(*, rule: StopRule, user: Any = None) -> None:
-    check_draft(_locked(rule.campaign), "stop rules")
-    rule.delete()
+    _remove_draft_row(rule, "stop rules")
 
 
 @transaction.atomic
@@ -346,28 +358,21 @@ def _check_stage_links(stage: Stage, depends_on: Iterable[Stage]) -> None:
 @transaction.atomic
 def reserve_lot(*, campaign: Campaign, user: Any = None, **fields: Any) -> LotReservation:
     """Reserve rental lots for the draft plan; commit posts them to the ledger once."""
-    locked = _locked(campaign)
-    check_draft(locked, "reserved lots")
-    lot = LotReservation(campaign=locked, **fields)
-    lot.full_clean()
-    lot.save()
+    lot: LotReservation = _add_draft_row(
+        campaign, "reserved lots", LotReservation(campaign=campaign, **fields)
+    )
     return lot
 
 
 @transaction.atomic
 def change_lot(*, lot: LotReservation, user: Any = None, **changes: Any) -> LotReservation:
-    check_draft(_locked(lot.campaign), "reserved lots")
-    for field, value in changes.items():
-        setattr(lot, field, value)
-    lot.full_clean()
-    lot.save()
-    return lot
+    changed: LotReservation = _change_draft_row(lot, "reserved lots", changes)
+    return changed
 
 
 @transaction.atomic
 def release_lot(*, lot: LotReservation, user: Any = None) -> None:
-    check_draft(_locked(lot.campaign), "reserved lots")
-    lot.delete()
+    _remove_draft_row(lot, "reserved lots")
 
 
 # --- Observed hours ---------------------------------------------------------------------------
