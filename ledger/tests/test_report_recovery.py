@@ -85,6 +85,16 @@ class TheSweepPicksOnlyStaleReports(TestCase):
         self.assertEqual((final.status, final.finished_at), (ReportStatus.READY, first.finished_at))
 
 
+def test_beat_runs_the_report_sweep() -> None:
+    from django.conf import settings
+
+    schedule = {
+        entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    }
+    assert schedule["ledger.sweep_stale_reports"] > 0
+    assert app.tasks["ledger.sweep_stale_reports"].name == sweep_stale_reports.name
+
+
 def test_report_stale_seconds_must_be_a_positive_number_of_seconds() -> None:
     def check(value: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "REPORT_STALE_SECONDS": value}
