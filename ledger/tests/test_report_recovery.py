@@ -85,6 +85,16 @@ class TheSweepPicksOnlyStaleReports(TestCase):
         self.assertEqual((final.status, final.finished_at), (ReportStatus.READY, first.finished_at))
 
 
+def test_beat_runs_the_report_sweep() -> None:
+    from django.conf import settings
+
+    schedule = {
+        entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()
+    }
+    assert schedule["ledger.sweep_stale_reports"] > 0
+    assert app.tasks["ledger.sweep_stale_reports"].name == sweep_stale_reports.name
+
+
 def test_report_stale_seconds_must_be_a_positive_number_of_seconds() -> None:
     def check(value: str) -> subprocess.CompletedProcess[str]:
         env = {**os.environ, "REPORT_STALE_SECONDS": value}
@@ -119,9 +129,11 @@ def busy(worker: subprocess.Popen[bytes]) -> bool:
 @pytest.mark.celery_worker
 @pytest.mark.django_db(transaction=True)
 def test_a_report_whose_whole_worker_was_killed_mid_build_is_rebuilt_once_by_the_sweep() -> None:
-    app.control.purge()
     campaign = committed_campaign(Team.objects.create(name="nlp"))
     report = Report.objects.create(campaign=campaign)
+    # Only the build goes to the doomed worker: a forecast recompute the commit enqueued would
+    # read the campaign table and wait on the lock below instead.
+    app.control.purge()
 
     doomed = start_worker()
     blocker = psycopg.connect(_database_url_for_worker())
