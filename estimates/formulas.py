@@ -25,9 +25,11 @@ Units
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from types import MappingProxyType
 from typing import Final, Literal
 
 from .catalog import GIB, GpuModel, get_gpu
@@ -36,9 +38,12 @@ __all__ = [
     "CHINCHILLA_TOKENS_PER_PARAMETER",
     "KAPLAN_ALPHA_DATA",
     "KAPLAN_ALPHA_PARAMETERS",
+    "LIMITS",
+    "MAX_AMOUNT",
     "OPTIMIZERS",
     "PRECISIONS",
     "RECOMPUTE_FLOPS_FACTOR",
+    "AmountOverflowError",
     "ComputeOptimal",
     "CostSpec",
     "EstimateInput",
@@ -91,6 +96,45 @@ KAPLAN_ALPHA_PARAMETERS: Final = 0.076
 KAPLAN_ALPHA_DATA: Final = 0.095
 CHINCHILLA_TOKENS_PER_PARAMETER: Final = 20.0
 _CENT: Final = Decimal("0.01")
+# The largest money amount computed (a quadrillion): quantizing to cents then needs 18 digits,
+# well inside Decimal's default 28-digit context, so a quantize can never raise.
+MAX_AMOUNT: Final = Decimal("1e15")
+
+# Documented input ranges, inclusive, by API name (docs/api.md; the OpenAPI schema states them as
+# minimum/maximum). They are generous (the largest published models have ~2e12 parameters and
+# ~2e13 tokens) and chosen so that no product in the formulas overflows a float: at most
+# 6 x 1e15 x 1e18 x 1e4 = 6e37 FLOPs, and time divides by at least 1e6 FLOP/s x 1e-3.
+LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
+    {
+        "model.parameters": (1.0, 1e15),
+        "model.layers": (1, 100_000),
+        "model.hidden_size": (1, 1_000_000),
+        "model.attention_heads": (1, 100_000),
+        "model.vocab_size": (1, 100_000_000),
+        "model.largest_layer_parameters": (1.0, 1e15),
+        "training.tokens": (1.0, 1e18),
+        "training.samples": (1.0, 1e18),
+        "training.tokens_per_sample": (1.0, 1e9),
+        "training.epochs": (1e-6, 1e4),
+        "training.sequence_length": (1, 16_777_216),
+        "training.micro_batch_size": (1, 1_000_000),
+        "hardware.count": (1, 1_000_000),
+        "hardware.utilization": (0.001, 1.0),
+        "hardware.tensor_parallel": (1, 65_536),
+        "hardware.pipeline_parallel": (1, 65_536),
+        "hardware.custom.memory_bytes": (1, 2**50),
+        "hardware.custom.peak_flops": (1e6, 1e18),
+        "hardware.custom.tdp_watts": (1.0, 100_000.0),
+        "pilot.tokens_per_second": (1e-6, 1e15),
+        "pilot.samples_per_second": (1e-6, 1e15),
+        "pilot.gpus": (1, 1_000_000),
+        "overheads.loading_hours": (0.0, 1e6),
+        "overheads.long_input_hours": (0.0, 1e6),
+        "overheads.validation_fraction": (0.0, 100.0),
+        "overheads.output_hours": (0.0, 1e6),
+        "overheads.checkpoint_hours": (0.0, 1e6),
+    }
+)
 _SECONDS_PER_HOUR: Final = 3600.0
 # Upper bound for "how many GPUs would fit" searches; beyond this the advice is meaningless.
 _MAX_GPUS: Final = 65536
@@ -154,8 +198,32 @@ def _as_decimal(value: float | int | Decimal, name: str) -> Decimal:
     return result
 
 
-def _cents(amount: Decimal) -> Decimal:
+class AmountOverflowError(EstimateInputError):
+    """A money amount beyond ``MAX_AMOUNT``; callers rename ``field`` to the input behind it."""
+
+
+def _cents(amount: Decimal, name: str = "amount") -> Decimal:
+    """``amount`` quantized to cents (ROUND_HALF_UP), refused beyond ``MAX_AMOUNT``.
+
+    Checked before quantizing: a quantize whose result needs more digits than the context's
+    precision raises ``decimal.InvalidOperation`` instead of rounding.
+    """
+    if not amount.is_finite() or abs(amount) > MAX_AMOUNT:
+        raise AmountOverflowError(
+            name, f"the amount {amount:.3e} exceeds the largest amount handled, {MAX_AMOUNT:.0e}"
+        )
     return amount.quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+def _in_range(value: float, dotted: str) -> float:
+    """``value`` within ``LIMITS[dotted]``; the error names the last part (renamed by callers)."""
+    low, high = LIMITS[dotted]
+    name = dotted.rsplit(".", 1)[-1]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise EstimateInputError(name, f"must be a finite number, got {value!r}")
+    if not low <= value <= high:
+        raise EstimateInputError(name, f"must be between {low:g} and {high:g}, got {value:g}")
+    return value
 
 
 # --------------------------------------------------------------------------------------- FLOPs
@@ -575,7 +643,7 @@ def hourly_cost(
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
         raise EstimateInputError("gpus", f"must be an integer >= 0, got {gpus!r}")
     exact = gpus * _as_decimal(hours, "hours") * _money(rate_per_gpu_hour, "rate_per_gpu_hour")
-    return _cents(exact + _money(extra, "extra"))
+    return _cents(exact + _money(extra, "extra"), "hours")
 
 
 def lot_cost(lots: int, price_per_lot: Decimal) -> Decimal:
@@ -586,7 +654,7 @@ def lot_cost(lots: int, price_per_lot: Decimal) -> Decimal:
     """
     if isinstance(lots, bool) or not isinstance(lots, int) or lots < 0:
         raise EstimateInputError("lots", f"must be an integer >= 0, got {lots!r}")
-    return _cents(lots * _money(price_per_lot, "price_per_lot"))
+    return _cents(lots * _money(price_per_lot, "price_per_lot"), "lots")
 
 
 # --------------------------------------------------------------------------------- checkpoints
@@ -714,8 +782,8 @@ def break_even_months(
         return 0
     if monthly_saving <= 0:
         return None
-    whole, remainder = divmod(price, monthly_saving)
-    return int(whole) + (1 if remainder else 0)
+    # Exact rational division: Decimal's divmod raises once the quotient needs > 28 digits.
+    return math.ceil(Fraction(price) / Fraction(monthly_saving))
 
 
 # ------------------------------------------------------------------------ the estimate endpoint
@@ -860,11 +928,11 @@ def _validate(inp: EstimateInput) -> GpuModel:
     """Check every field with API.md's dotted names; return the resolved GPU."""
     model, training, hardware = inp.model, inp.training, inp.hardware
     try:
-        _positive(model.parameters, "parameters")
+        _in_range(_positive(model.parameters, "parameters"), "model.parameters")
         for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
             value = getattr(model, name)
             if value is not None:
-                _positive_int(value, name)
+                _in_range(_positive_int(value, name), f"model.{name}")
     except EstimateInputError as error:
         raise _rename(error, "model") from None
 
@@ -872,17 +940,20 @@ def _validate(inp: EstimateInput) -> GpuModel:
         if training.tokens is not None:
             if training.samples is not None or training.tokens_per_sample is not None:
                 raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
-            _positive(training.tokens, "tokens")
+            _in_range(_positive(training.tokens, "tokens"), "training.tokens")
         elif training.samples is None:
             raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
         else:
-            _positive(training.samples, "samples")
+            _in_range(_positive(training.samples, "samples"), "training.samples")
             if training.tokens_per_sample is None:
                 raise EstimateInputError("tokens_per_sample", "required with samples")
-            _positive(training.tokens_per_sample, "tokens_per_sample")
-        _positive(training.epochs, "epochs")
-        _positive_int(training.sequence_length, "sequence_length")
-        _positive_int(training.micro_batch_size, "micro_batch_size")
+            _in_range(
+                _positive(training.tokens_per_sample, "tokens_per_sample"),
+                "training.tokens_per_sample",
+            )
+        _in_range(_positive(training.epochs, "epochs"), "training.epochs")
+        for name in ("sequence_length", "micro_batch_size"):
+            _in_range(_positive_int(getattr(training, name), name), f"training.{name}")
         _check_choice(training.precision, PRECISIONS, "precision")
         _check_choice(training.optimizer, OPTIMIZERS, "optimizer")
     except EstimateInputError as error:
@@ -890,14 +961,14 @@ def _validate(inp: EstimateInput) -> GpuModel:
 
     gpu = _resolve_gpu(hardware.gpu)
     try:
-        _positive_int(hardware.count, "count")
-        _utilization(hardware.utilization)
+        _in_range(_positive_int(hardware.count, "count"), "hardware.count")
+        _in_range(_utilization(hardware.utilization), "hardware.utilization")
         if isinstance(hardware.zero_stage, bool) or hardware.zero_stage not in (0, 1, 2, 3):
             raise EstimateInputError(
                 "zero_stage", f"must be 0, 1, 2 or 3; got {hardware.zero_stage!r}"
             )
-        _positive_int(hardware.tensor_parallel, "tensor_parallel")
-        _positive_int(hardware.pipeline_parallel, "pipeline_parallel")
+        for name in ("tensor_parallel", "pipeline_parallel"):
+            _in_range(_positive_int(getattr(hardware, name), name), f"hardware.{name}")
         try:
             data_parallel_degree(
                 hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
@@ -933,17 +1004,31 @@ def _validate(inp: EstimateInput) -> GpuModel:
                     "tokens_per_second", "give exactly one of tokens_per_second, samples_per_second"
                 )
             if pilot.tokens_per_second is not None:
-                _positive(pilot.tokens_per_second, "tokens_per_second")
+                _in_range(
+                    _positive(pilot.tokens_per_second, "tokens_per_second"),
+                    "pilot.tokens_per_second",
+                )
             if pilot.samples_per_second is not None:
-                _positive(pilot.samples_per_second, "samples_per_second")
+                _in_range(
+                    _positive(pilot.samples_per_second, "samples_per_second"),
+                    "pilot.samples_per_second",
+                )
             if pilot.gpus is not None:
-                _positive_int(pilot.gpus, "gpus")
+                _in_range(_positive_int(pilot.gpus, "gpus"), "pilot.gpus")
         except EstimateInputError as error:
             raise _rename(error, "pilot") from None
 
     if inp.overheads is not None:
         try:
             overhead_hours(0.0, inp.overheads)
+            for name in (
+                "loading_hours",
+                "long_input_hours",
+                "validation_fraction",
+                "output_hours",
+                "checkpoint_hours",
+            ):
+                _in_range(getattr(inp.overheads, name), f"overheads.{name}")
         except EstimateInputError as error:
             raise _rename(error, "overheads") from None
 
@@ -1002,9 +1087,18 @@ def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
         source = "assumed"
     money = None
     if inp.cost is not None:
-        amount = hourly_cost(
-            hardware.count, time.wall_hours, inp.cost.hourly_rate_per_gpu, inp.cost.extra
-        )
+        try:
+            amount = hourly_cost(
+                hardware.count, time.wall_hours, inp.cost.hourly_rate_per_gpu, inp.cost.extra
+            )
+        except AmountOverflowError as error:
+            # The rate is the input that turns (in-range) hours into money; name it, with the
+            # hours it was applied to, rather than an internal "hours".
+            raise AmountOverflowError(
+                "cost.hourly_rate_per_gpu",
+                f"{time.gpu_hours:.3g} GPU-hours at this rate cost more than the largest amount "
+                f"handled ({MAX_AMOUNT:.0e} {inp.cost.currency}): {error.message}",
+            ) from None
         money = Money(amount, inp.cost.currency)
     return _Core(flops, executed, tokens, time, source, money)
 

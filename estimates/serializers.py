@@ -36,62 +36,113 @@ class StrictDecimalField(serializers.DecimalField):
         return super().to_internal_value(data)
 
 
+def limits(dotted: str, *, integer: bool = False) -> dict[str, Any]:
+    """The documented range of an input (``formulas.LIMITS``) as DRF's min_value/max_value, so
+    the schema states it as minimum/maximum and a value outside it is a 400 naming the field."""
+    low, high = formulas.LIMITS[dotted]
+    if integer:
+        return {"min_value": int(low), "max_value": int(high)}
+    return {"min_value": float(low), "max_value": float(high)}
+
+
+class StrictSerializer(serializers.Serializer[Any]):
+    """Refuses fields it does not declare, each named in the 400 ("Unknown field."): a misspelt
+    optional field would otherwise be ignored silently and its default used instead."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
 # --------------------------------------------------------------------------- preview request
 
 
-class ModelSpecSerializer(serializers.Serializer[Any]):
-    parameters = serializers.FloatField(help_text="Parameter count, e.g. 7e9.")
-    layers = serializers.IntegerField(required=False, allow_null=True)
-    hidden_size = serializers.IntegerField(required=False, allow_null=True)
-    attention_heads = serializers.IntegerField(required=False, allow_null=True)
-    vocab_size = serializers.IntegerField(required=False, allow_null=True)
+class ModelSpecSerializer(StrictSerializer):
+    parameters = serializers.FloatField(
+        help_text="Parameter count, e.g. 7e9.", **limits("model.parameters")
+    )
+    layers = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.layers", integer=True)
+    )
+    hidden_size = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.hidden_size", integer=True)
+    )
+    attention_heads = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.attention_heads", integer=True)
+    )
+    vocab_size = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.vocab_size", integer=True)
+    )
 
 
-class TrainingSpecSerializer(serializers.Serializer[Any]):
+class TrainingSpecSerializer(StrictSerializer):
     tokens = serializers.FloatField(
         required=False,
         allow_null=True,
         help_text="Tokens per epoch; or samples + tokens_per_sample.",
+        **limits("training.tokens"),
     )
-    samples = serializers.FloatField(required=False, allow_null=True)
-    tokens_per_sample = serializers.FloatField(required=False, allow_null=True)
-    epochs = serializers.FloatField(default=1.0)
-    sequence_length = serializers.IntegerField(default=2048)
-    micro_batch_size = serializers.IntegerField(default=1)
+    samples = serializers.FloatField(required=False, allow_null=True, **limits("training.samples"))
+    tokens_per_sample = serializers.FloatField(
+        required=False, allow_null=True, **limits("training.tokens_per_sample")
+    )
+    epochs = serializers.FloatField(default=1.0, **limits("training.epochs"))
+    sequence_length = serializers.IntegerField(
+        default=2048, **limits("training.sequence_length", integer=True)
+    )
+    micro_batch_size = serializers.IntegerField(
+        default=1, **limits("training.micro_batch_size", integer=True)
+    )
     precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
     optimizer = serializers.ChoiceField(choices=formulas.OPTIMIZERS, default="adamw")
     activation_checkpointing = serializers.BooleanField(default=False)
     flash_attention = serializers.BooleanField(default=False)
 
 
-class HardwareSpecSerializer(serializers.Serializer[Any]):
+class HardwareSpecSerializer(StrictSerializer):
     gpu = serializers.CharField(max_length=60, help_text="A name from GET /estimates/hardware/.")
-    count = serializers.IntegerField(default=1)
-    utilization = serializers.FloatField(default=0.4, help_text="Fraction of peak, in (0, 1].")
+    count = serializers.IntegerField(default=1, **limits("hardware.count", integer=True))
+    utilization = serializers.FloatField(
+        default=0.4, help_text="Fraction of peak FLOP/s.", **limits("hardware.utilization")
+    )
     zero_stage = serializers.IntegerField(default=0, min_value=0, max_value=3)
-    tensor_parallel = serializers.IntegerField(default=1)
-    pipeline_parallel = serializers.IntegerField(default=1)
+    tensor_parallel = serializers.IntegerField(
+        default=1, **limits("hardware.tensor_parallel", integer=True)
+    )
+    pipeline_parallel = serializers.IntegerField(
+        default=1, **limits("hardware.pipeline_parallel", integer=True)
+    )
 
 
-class PilotSpecSerializer(serializers.Serializer[Any]):
-    tokens_per_second = serializers.FloatField(required=False, allow_null=True)
-    samples_per_second = serializers.FloatField(required=False, allow_null=True)
+class PilotSpecSerializer(StrictSerializer):
+    tokens_per_second = serializers.FloatField(
+        required=False, allow_null=True, **limits("pilot.tokens_per_second")
+    )
+    samples_per_second = serializers.FloatField(
+        required=False, allow_null=True, **limits("pilot.samples_per_second")
+    )
     gpus = serializers.IntegerField(
         required=False,
         allow_null=True,
         help_text="GPUs the pilot ran on (default: hardware.count).",
+        **limits("pilot.gpus", integer=True),
     )
 
 
-class OverheadsSerializer(serializers.Serializer[Any]):
-    loading_hours = serializers.FloatField(default=0.0)
-    long_input_hours = serializers.FloatField(default=0.0)
-    validation_fraction = serializers.FloatField(default=0.0)
-    output_hours = serializers.FloatField(default=0.0)
-    checkpoint_hours = serializers.FloatField(default=0.0)
+class OverheadsSerializer(StrictSerializer):
+    loading_hours = serializers.FloatField(default=0.0, **limits("overheads.loading_hours"))
+    long_input_hours = serializers.FloatField(default=0.0, **limits("overheads.long_input_hours"))
+    validation_fraction = serializers.FloatField(
+        default=0.0, **limits("overheads.validation_fraction")
+    )
+    output_hours = serializers.FloatField(default=0.0, **limits("overheads.output_hours"))
+    checkpoint_hours = serializers.FloatField(default=0.0, **limits("overheads.checkpoint_hours"))
 
 
-class CostSpecSerializer(serializers.Serializer[Any]):
+class CostSpecSerializer(StrictSerializer):
     hourly_rate_per_gpu = StrictDecimalField(
         max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "1.50"'
     )
@@ -105,7 +156,7 @@ class CostSpecSerializer(serializers.Serializer[Any]):
     )
 
 
-class EstimatePreviewSerializer(serializers.Serializer[Any]):
+class EstimatePreviewSerializer(StrictSerializer):
     model = ModelSpecSerializer()
     training = TrainingSpecSerializer()
     hardware = HardwareSpecSerializer()

@@ -105,7 +105,7 @@ class PreviewTests(TestCase):
                 message = self.assert_field_error(
                     with_changes(model={"parameters": value}), "model", "parameters"
                 )
-                self.assertIn("> 0", message)
+                self.assertIn("greater than or equal to 1", message)
 
     def test_an_unknown_gpu_is_refused_naming_hardware_gpu(self) -> None:
         message = self.assert_field_error(
