@@ -40,12 +40,17 @@ __all__ = [
     "KAPLAN_ALPHA_PARAMETERS",
     "LIMITS",
     "MAX_AMOUNT",
+    "OFFLOADS",
     "OPTIMIZERS",
     "PRECISIONS",
     "RECOMPUTE_FLOPS_FACTOR",
+    "UTILIZATION_KINDS",
     "AmountOverflowError",
+    "Checkpointing",
     "ComputeOptimal",
     "CostSpec",
+    "DeepSpeedMemory",
+    "Energy",
     "EstimateInput",
     "EstimateInputError",
     "EstimateResult",
@@ -62,10 +67,15 @@ __all__ = [
     "TrainingSpec",
     "activation_bytes",
     "break_even_months",
+    "checkpoint_size_bytes",
+    "checkpointing",
     "chinchilla_optimal",
     "daly_interval",
+    "daly_wall_time",
     "data_parallel_degree",
     "deepspeed_model_states_bytes",
+    "deepspeed_zero_memory",
+    "energy_use",
     "estimate",
     "fits_in_memory",
     "gpu_hours",
@@ -75,6 +85,7 @@ __all__ = [
     "kaplan_loss_ratio",
     "lot_cost",
     "memory_per_device",
+    "model_flops_per_token",
     "model_state_bytes_per_parameter",
     "narayanan_flops_per_iteration",
     "narayanan_training_flops",
@@ -128,6 +139,14 @@ LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
         "pilot.tokens_per_second": (1e-6, 1e15),
         "pilot.samples_per_second": (1e-6, 1e15),
         "pilot.gpus": (1, 1_000_000),
+        "hardware.gpus_per_node": (1, 1024),
+        "energy.pue": (1.0, 10.0),
+        "energy.grid_kg_co2_per_kwh": (0.0, 10.0),
+        "energy.tdp_watts": (1.0, 100_000.0),
+        "reliability.checkpoint_write_seconds": (0.001, 1e6),
+        "reliability.mtbf_hours": (0.001, 1e7),
+        "reliability.interruptions.count": (1, 1_000_000),
+        "reliability.interruptions.days": (0.001, 1e5),
         "overheads.loading_hours": (0.0, 1e6),
         "overheads.long_input_hours": (0.0, 1e6),
         "overheads.validation_fraction": (0.0, 100.0),
@@ -136,6 +155,8 @@ LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
     }
 )
 _SECONDS_PER_HOUR: Final = 3600.0
+# One petaflop/s-day (Brown et al. 2020, table D.1 reports GPT-3 in these units).
+_PF_DAY: Final = 1e15 * 86_400
 # Upper bound for "how many GPUs would fit" searches; beyond this the advice is meaningless.
 _MAX_GPUS: Final = 65536
 # Under this headroom the fit is called tight: allocator fragmentation and the CUDA context
@@ -596,25 +617,196 @@ def fits_in_memory(
     return breakdown.total + headroom_bytes <= device_memory_bytes
 
 
-def deepspeed_model_states_bytes(
-    parameters: float, gpus: int, zero_stage: int, largest_layer_parameters: float = 0.0
-) -> int:
-    """DeepSpeed's own per-GPU model-state estimate (no offload), a practical upper figure.
+OFFLOADS: Final = ("none", "optimizer", "optimizer_and_parameters")
+UTILIZATION_KINDS: Final = ("hfu", "mfu")
+# DeepSpeed's estimators multiply CPU memory by this "additional_buffer_factor" (their default).
+DEEPSPEED_BUFFER_FACTOR: Final = 1.5
+DEEPSPEED_VERSION: Final = (
+    "DeepSpeed master: stage_1_and_2.estimate_zero2_model_states_mem_needs (2 + 18/N bytes per "
+    "parameter on GPU) and stage3.estimate_zero3_model_states_mem_needs (zero_init=True), "
+    "additional_buffer_factor=1.5"
+)
 
-    Source: DeepSpeed, ``estimate_zero2_model_states_mem_needs`` / ``estimate_zero3_...`` and
-    docs/code-docs/source/memory.rst: ZeRO-2 = 4 P + 16 P / N (fp16 weights and gradient
-    buckets plus fp32 grads, master and Adam states partitioned); ZeRO-3 = 4 x largest layer
-    + 18 P / N. Higher than the ZeRO paper's accounting because it counts working buffers.
+
+@dataclass(frozen=True)
+class DeepSpeedMemory:
+    """What DeepSpeed's own estimator prints: bytes per GPU and per CPU (node) for model states."""
+
+    per_gpu_bytes: int
+    cpu_bytes: int
+    version: str = DEEPSPEED_VERSION
+
+
+def deepspeed_zero_memory(
+    parameters: float,
+    gpus: int,
+    zero_stage: int,
+    *,
+    offload: str = "none",
+    largest_layer_parameters: float = 0.0,
+    gpus_per_node: int | None = None,
+    buffer_factor: float = DEEPSPEED_BUFFER_FACTOR,
+) -> DeepSpeedMemory:
+    """DeepSpeed's per-GPU and per-CPU (node) model-state estimate for ZeRO stages 2 and 3.
+
+    Source: DeepSpeed's current code, deepspeed/runtime/zero/stage_1_and_2.py
+    ``estimate_zero2_model_states_mem_needs`` and stage3.py
+    ``estimate_zero3_model_states_mem_needs``
+    (docs/code-docs/source/memory.rst shows their output), with P parameters, N GPUs in all,
+    G GPUs per node, L the largest layer's parameters and f the buffer factor (1.5):
+
+    * ZeRO-2, no offload: GPU 2P + 18P/N (16-bit weights; 16-bit and fp32 gradients, fp32
+      master and Adam states partitioned), CPU 4PGf. Optimizer offload: GPU 2P, CPU P max(4N, 16) f.
+    * ZeRO-3 (zero_init): no offload GPU 4L + 18P/N, CPU 4LGf; optimizer offload GPU
+      4L + 2P/N, CPU 16Pf/nodes; optimizer and parameter offload GPU 4L, CPU 18Pf/nodes.
+
+    DeepSpeed offloads parameters only at stage 3.
     """
     p = _positive(parameters, "parameters")
     n = _positive_int(gpus, "gpus")
+    per_node = min(n, 8) if gpus_per_node is None else _positive_int(gpus_per_node, "gpus_per_node")
+    per_node = min(per_node, n)
+    nodes = math.ceil(n / per_node)
+    largest = _non_negative(largest_layer_parameters, "largest_layer_parameters")
+    f = _positive(buffer_factor, "buffer_factor")
+    _check_choice(offload, OFFLOADS, "offload")
     if zero_stage == 2:
-        return int(4 * p) + int(16 * p / n)
+        if offload == "optimizer_and_parameters":
+            raise EstimateInputError(
+                "offload", "DeepSpeed offloads parameters at ZeRO stage 3 only"
+            )
+        if offload == "optimizer":
+            return DeepSpeedMemory(int(2 * p), int(p * max(4 * n, 16) * f))
+        return DeepSpeedMemory(int(2 * p + int(18 * p / n)), int(p * 4 * per_node * f))
     if zero_stage == 3:
-        return int(4 * _non_negative(largest_layer_parameters, "largest_layer_parameters")) + int(
-            18 * p / n
-        )
+        layer = 4 * largest
+        if offload == "optimizer_and_parameters":
+            return DeepSpeedMemory(int(layer), int(p * 18 / nodes * f))
+        if offload == "optimizer":
+            return DeepSpeedMemory(int(layer + int(2 * p / n)), int(p * 16 / nodes * f))
+        return DeepSpeedMemory(int(layer + int(18 * p / n)), int(largest * 4 * per_node * f))
     raise EstimateInputError("zero_stage", "DeepSpeed publishes estimators for stages 2 and 3")
+
+
+def deepspeed_model_states_bytes(
+    parameters: float, gpus: int, zero_stage: int, largest_layer_parameters: float = 0.0
+) -> int:
+    """DeepSpeed's own per-GPU model-state estimate without offload, a practical upper figure.
+
+    Source: ``deepspeed_zero_memory`` (DeepSpeed's current estimators): ZeRO-2 = 2P + 18P/N,
+    ZeRO-3 = 4 x largest layer + 18P/N. Higher than the ZeRO paper's accounting because it
+    counts the fp32 gradient copy and working buffers.
+    """
+    return deepspeed_zero_memory(
+        parameters, gpus, zero_stage, largest_layer_parameters=largest_layer_parameters
+    ).per_gpu_bytes
+
+
+def model_flops_per_token(
+    parameters: float,
+    layers: int | None = None,
+    hidden_size: int | None = None,
+    sequence_length: int | None = None,
+) -> float:
+    """Model FLOPs per trained token: 6N, plus PaLM's attention term 12 L H Q T when known.
+
+    Source: Chowdhery et al. (2022), "PaLM", appendix B: model FLOPs per token = 6N + 12LHQT
+    (L layers, H heads x Q head size = the hidden size, T sequence length). MFU is
+    throughput x this / peak FLOP/s; it excludes recomputation (that is HFU).
+    """
+    flops = 6.0 * _positive(parameters, "parameters")
+    if layers and hidden_size and sequence_length:
+        flops += 12.0 * layers * hidden_size * sequence_length
+    return flops
+
+
+def checkpoint_size_bytes(parameters: float, precision: str, optimizer: str) -> tuple[int, int]:
+    """(weights, training_state) bytes of a checkpoint.
+
+    Weights are saved at the training precision (2 bytes mixed, 4 fp32); the training state adds
+    the fp32 master copy and the optimizer moments, i.e. the ZeRO paper's weights + optimizer
+    bytes per parameter (Rajbhandari et al. 2020, section 3.1: 2 + 12 for mixed Adam; gradients
+    are not saved). A 7B bf16 AdamW model: 14 GB of weights, 98 GB of training state.
+    """
+    per = model_state_bytes_per_parameter(precision, optimizer)
+    p = _positive(parameters, "parameters")
+    return math.ceil(p * per.weights), math.ceil(p * (per.weights + per.optimizer))
+
+
+@dataclass(frozen=True)
+class Energy:
+    """GPU energy, facility energy (x PUE) and emissions."""
+
+    gpu_kwh: float
+    facility_kwh: float
+    kg_co2e: float
+
+
+def energy_use(gpu_hours: float, tdp_watts: float, pue: float, kg_co2_per_kwh: float) -> Energy:
+    """GPU kWh = GPU-hours x TDP / 1000; facility kWh = x PUE; CO2e = facility kWh x grid factor.
+
+    Source: Touvron et al. (2023), "LLaMA", section 6.2 and table 15: MWh = GPU-h x GPU power
+    x PUE (A100-80GB at 400 W, PUE 1.1), tCO2eq = MWh x 0.385. LLaMA-7B: 82,432 GPU-hours,
+    36 MWh, 14 tCO2eq. Counts the GPUs at board power only (no CPUs, network or idle time).
+    """
+    gpu_kwh = _non_negative(gpu_hours, "gpu_hours") * _positive(tdp_watts, "tdp_watts") / 1000.0
+    facility = gpu_kwh * _positive(pue, "pue")
+    return Energy(gpu_kwh, facility, facility * _non_negative(kg_co2_per_kwh, "kg_co2_per_kwh"))
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """Optimal checkpoint intervals and the expected cost of failures, in the API's units."""
+
+    young_interval_minutes: float
+    daly_interval_minutes: float
+    expected_lost_hours: float
+    wall_hours_with_failures: float
+
+
+def daly_wall_time(solve: float, interval: float, checkpoint_cost: float, mtbf: float) -> float:
+    """Expected wall time of ``solve`` hours of work checkpointed every ``interval``.
+
+    Source: Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart
+    dumps", FGCS 22(3), eq. (20): T_w = M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau, with
+    Poisson failures of mean time M, checkpoint cost delta and restart time R (taken equal to
+    delta: reading a checkpoint back takes about as long as writing it). All in one unit.
+    """
+    m = _positive(mtbf, "mtbf")
+    tau = _positive(interval, "interval")
+    delta = _positive(checkpoint_cost, "checkpoint_cost")
+    exponent = (tau + 2.0 * delta) / m
+    # Beyond e^50 the job practically never finishes (and e^700 would overflow a float).
+    if exponent > 50:
+        raise EstimateInputError(
+            "checkpoint_cost",
+            "a checkpoint takes so much longer than the mean time between failures that the job "
+            "would never finish",
+        )
+    return (
+        m
+        * math.exp(delta / m)
+        * math.expm1((tau + delta) / m)
+        * _non_negative(solve, "solve")
+        / tau
+    )
+
+
+def checkpointing(
+    training_hours: float, checkpoint_write_seconds: float, mtbf_hours: float
+) -> Checkpointing:
+    """Young's and Daly's intervals, and wall time with failures at Daly's interval.
+
+    Source: ``young_interval`` (Young 1974), ``daly_interval`` and ``daly_wall_time`` (Daly
+    2006). ``expected_lost_hours`` is that wall time minus the failure-free training hours:
+    checkpoint writes, rework after each failure and restarts.
+    """
+    c = _positive(checkpoint_write_seconds, "checkpoint_write_seconds") / _SECONDS_PER_HOUR
+    m = _positive(mtbf_hours, "mtbf_hours")
+    young = young_interval(c, m)
+    daly = daly_interval(c, m)
+    wall = daly_wall_time(training_hours, daly, c, m)
+    return Checkpointing(young * 60.0, daly * 60.0, wall - training_hours, wall)
 
 
 # ---------------------------------------------------------------------------------------- cost
@@ -798,6 +990,8 @@ class ModelSpec:
     hidden_size: int | None = None
     attention_heads: int | None = None
     vocab_size: int | None = None
+    # DeepSpeed's ZeRO-3 estimate needs it; default vocab_size x hidden_size (the embedding).
+    largest_layer_parameters: float | None = None
 
 
 @dataclass(frozen=True)
@@ -827,6 +1021,30 @@ class HardwareSpec:
     zero_stage: int = 0
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
+    # "hfu": hardware FLOPs including recomputation (the default); "mfu": model FLOPs only.
+    utilization_kind: str = "hfu"
+    offload: str = "none"
+    gpus_per_node: int | None = None
+
+
+@dataclass(frozen=True)
+class EnergySpec:
+    """API ``energy``: data-centre PUE, grid emissions and, optionally, the board power."""
+
+    pue: float
+    grid_kg_co2_per_kwh: float
+    tdp_watts: float | None = None
+
+
+@dataclass(frozen=True)
+class ReliabilitySpec:
+    """API ``reliability``: checkpoint write time, and the job's MTBF or observed interruptions
+    (``interruptions_count`` over ``interruptions_days``)."""
+
+    checkpoint_write_seconds: float
+    mtbf_hours: float | None = None
+    interruptions_count: int | None = None
+    interruptions_days: float | None = None
 
 
 @dataclass(frozen=True)
@@ -857,6 +1075,8 @@ class EstimateInput:
     pilot: PilotSpec | None = None
     overheads: Overheads | None = None
     cost: CostSpec | None = None
+    energy: EnergySpec | None = None
+    reliability: ReliabilitySpec | None = None
 
 
 @dataclass(frozen=True)
@@ -899,12 +1119,23 @@ class EstimateResult:
     data_parallel: int
     levers: tuple[Lever, ...]
     recommendations: list[str] = field(hash=False)
+    model_flops: float = 0.0
+    pf_days: float = 0.0
+    mfu: float = 0.0
+    hfu: float = 0.0
+    deepspeed: DeepSpeedMemory | None = None
+    cpu_memory_bytes: int | None = None
+    energy: Energy | None = None
+    checkpointing: Checkpointing | None = None
+    checkpoint_weights_bytes: int = 0
+    checkpoint_training_state_bytes: int = 0
 
 
 @dataclass(frozen=True)
 class _Core:
     training_flops: float
     executed_flops: float
+    model_flops: float
     tokens: float
     time: TimeEstimate
     source: Literal["pilot", "assumed"]
@@ -933,6 +1164,8 @@ def _validate(inp: EstimateInput) -> GpuModel:
             value = getattr(model, name)
             if value is not None:
                 _in_range(_positive_int(value, name), f"model.{name}")
+        if model.largest_layer_parameters is not None:
+            _in_range(model.largest_layer_parameters, "model.largest_layer_parameters")
     except EstimateInputError as error:
         raise _rename(error, "model") from None
 
@@ -969,6 +1202,18 @@ def _validate(inp: EstimateInput) -> GpuModel:
             )
         for name in ("tensor_parallel", "pipeline_parallel"):
             _in_range(_positive_int(getattr(hardware, name), name), f"hardware.{name}")
+        if hardware.gpus_per_node is not None:
+            _in_range(
+                _positive_int(hardware.gpus_per_node, "gpus_per_node"), "hardware.gpus_per_node"
+            )
+        _check_choice(hardware.utilization_kind, UTILIZATION_KINDS, "utilization_kind")
+        _check_choice(hardware.offload, OFFLOADS, "offload")
+        if hardware.offload == "optimizer" and hardware.zero_stage < 1:
+            raise EstimateInputError(
+                "offload", "offloading the optimizer needs ZeRO stage 1 or more (ZeRO-Offload)"
+            )
+        if hardware.offload == "optimizer_and_parameters" and hardware.zero_stage != 3:
+            raise EstimateInputError("offload", "offloading parameters needs ZeRO stage 3")
         try:
             data_parallel_degree(
                 hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
@@ -1032,6 +1277,15 @@ def _validate(inp: EstimateInput) -> GpuModel:
         except EstimateInputError as error:
             raise _rename(error, "overheads") from None
 
+    if inp.energy is not None:
+        try:
+            _in_range(inp.energy.pue, "energy.pue")
+            _in_range(inp.energy.grid_kg_co2_per_kwh, "energy.grid_kg_co2_per_kwh")
+            if inp.energy.tdp_watts is not None:
+                _in_range(inp.energy.tdp_watts, "energy.tdp_watts")
+        except EstimateInputError as error:
+            raise _rename(error, "energy") from None
+
     if inp.cost is not None:
         cost = inp.cost
         try:
@@ -1068,7 +1322,12 @@ def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
     training, hardware = inp.training, inp.hardware
     tokens = _tokens_per_epoch(training) * training.epochs
     flops = training_flops(inp.model.parameters, tokens)
-    executed = flops * (RECOMPUTE_FLOPS_FACTOR if training.activation_checkpointing else 1.0)
+    model = inp.model
+    # PaLM appendix B: the attention term counts when the architecture is known.
+    model_flops = tokens * model_flops_per_token(
+        model.parameters, model.layers, model.hidden_size, training.sequence_length
+    )
+    executed = model_flops * _recompute_factor(training)
     overheads = inp.overheads or Overheads()
     source: Literal["pilot", "assumed"]
     if inp.pilot is not None:
@@ -1083,7 +1342,9 @@ def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
         source = "pilot"
     else:
         peak = gpu.peak_flops[training.precision]
-        time = time_from_flops(executed, hardware.count, peak, hardware.utilization, overheads)
+        # MFU divides model FLOPs, HFU the FLOPs executed (with recomputation): same time.
+        work = model_flops if hardware.utilization_kind == "mfu" else executed
+        time = time_from_flops(work, hardware.count, peak, hardware.utilization, overheads)
         source = "assumed"
     money = None
     if inp.cost is not None:
@@ -1100,7 +1361,11 @@ def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
                 f"handled ({MAX_AMOUNT:.0e} {inp.cost.currency}): {error.message}",
             ) from None
         money = Money(amount, inp.cost.currency)
-    return _Core(flops, executed, tokens, time, source, money)
+    return _Core(flops, executed, model_flops, tokens, time, source, money)
+
+
+def _recompute_factor(training: TrainingSpec) -> float:
+    return RECOMPUTE_FLOPS_FACTOR if training.activation_checkpointing else 1.0
 
 
 @dataclass(frozen=True)
@@ -1111,6 +1376,7 @@ class _MemConfig:
     recompute: bool
     flash: bool
     micro_batch: int
+    offload: str = "none"
 
 
 def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
@@ -1131,7 +1397,7 @@ def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
             tensor_parallel=tp,
             pipeline_parallel=pp,
         )
-    return memory_per_device(
+    on_device = memory_per_device(
         model.parameters,
         precision=cfg.precision,
         optimizer=inp.training.optimizer,
@@ -1141,6 +1407,27 @@ def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
         pipeline_parallel=pp,
         activations=acts,
     )
+    if cfg.offload == "none":
+        return on_device
+    # ZeRO-Offload (Ren et al. 2021): the fp32 master copy and optimizer states live on the CPU.
+    # ZeRO-Infinity's parameter offload (stage 3) keeps only the layer being computed (its
+    # 16-bit weights and gradients) on the device.
+    if cfg.offload == "optimizer":
+        weights, gradients = on_device.weights, on_device.gradients
+    else:
+        per = model_state_bytes_per_parameter(cfg.precision, inp.training.optimizer)
+        layer = _largest_layer(model) / tp
+        weights, gradients = math.ceil(layer * per.weights), math.ceil(layer * per.gradients)
+    total = weights + gradients + acts
+    return MemoryBreakdown(weights, gradients, 0, acts, total)
+
+
+def _largest_layer(model: ModelSpec) -> float:
+    if model.largest_layer_parameters is not None:
+        return model.largest_layer_parameters
+    if model.vocab_size and model.hidden_size:
+        return float(model.vocab_size * model.hidden_size)
+    return 0.0
 
 
 def _gib(n_bytes: int) -> str:
@@ -1302,6 +1589,7 @@ def _fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> l
         training.activation_checkpointing,
         training.flash_attention,
         training.micro_batch_size,
+        hardware.offload,
     )
 
     def verdict(m: MemoryBreakdown) -> str:
@@ -1477,16 +1765,55 @@ def estimate(inp: EstimateInput) -> EstimateResult:
         training.activation_checkpointing,
         training.flash_attention,
         training.micro_batch_size,
+        hardware.offload,
     )
     memory = _memory(inp, cfg)
     fits = fits_in_memory(memory, gpu.memory_bytes)
     activations_counted = bool(model.layers and model.hidden_size and model.attention_heads)
 
     pilot_utilization = None
+    peak = gpu.peak_flops[training.precision]
+    factor = _recompute_factor(training)
     if core.source == "pilot" and core.time.training_wall_hours > 0:
         seconds = core.time.training_wall_hours * _SECONDS_PER_HOUR
-        achieved = core.executed_flops / seconds / hardware.count
-        pilot_utilization = achieved / gpu.peak_flops[training.precision]
+        mfu = core.model_flops / seconds / hardware.count / peak
+        hfu = core.executed_flops / seconds / hardware.count / peak
+        pilot_utilization = hfu
+    elif hardware.utilization_kind == "mfu":
+        mfu, hfu = hardware.utilization, hardware.utilization * factor
+    else:
+        mfu, hfu = hardware.utilization / factor, hardware.utilization
+
+    deepspeed = None
+    if hardware.zero_stage in (2, 3):
+        deepspeed = deepspeed_zero_memory(
+            model.parameters / (hardware.tensor_parallel * hardware.pipeline_parallel),
+            data_parallel_degree(
+                hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
+            ),
+            hardware.zero_stage,
+            offload=hardware.offload,
+            largest_layer_parameters=_largest_layer(model) / hardware.tensor_parallel,
+            gpus_per_node=hardware.gpus_per_node,
+        )
+
+    energy = None
+    if inp.energy is not None:
+        tdp = inp.energy.tdp_watts or gpu.tdp_watts
+        if tdp is None:
+            raise EstimateInputError(
+                "energy.tdp_watts", f"the catalog has no board power for the {gpu.name}; give it"
+            )
+        energy = energy_use(
+            core.time.gpu_hours, tdp, inp.energy.pue, inp.energy.grid_kg_co2_per_kwh
+        )
+
+    failures = None
+    if inp.reliability is not None:
+        failures = _checkpointing(inp.reliability, core.time.training_wall_hours)
+    weights_bytes, state_bytes = checkpoint_size_bytes(
+        model.parameters, training.precision, training.optimizer
+    )
 
     recommendations: list[str] = []
     if not fits:
@@ -1504,9 +1831,16 @@ def estimate(inp: EstimateInput) -> EstimateResult:
     if inp.pilot is None:
         recommendations.append(
             f"No pilot: time assumes {100 * hardware.utilization:.0f}% of the {gpu.name}'s "
-            f"{training.precision} peak; measure a short pilot before launching."
+            f"{training.precision} peak ({hardware.utilization_kind.upper()}: "
+            f"MFU {100 * mfu:.1f}%, HFU {100 * hfu:.1f}%); measure a short pilot before launching."
         )
-    elif pilot_utilization is not None and pilot_utilization > 1:
+    else:
+        recommendations.append(
+            f"The pilot runs at MFU {100 * mfu:.1f}% (model FLOPs, PaLM's accounting) and HFU "
+            f"{100 * hfu:.1f}% (FLOPs executed, recomputation included) of the {gpu.name}'s "
+            f"{training.precision} peak."
+        )
+    if pilot_utilization is not None and pilot_utilization > 1:
         recommendations.append(
             f"The pilot implies {100 * pilot_utilization:.0f}% of peak FLOP/s, which is "
             "impossible: check the pilot throughput, its GPU count and model.parameters."
@@ -1546,4 +1880,37 @@ def estimate(inp: EstimateInput) -> EstimateResult:
         ),
         levers=levers,
         recommendations=recommendations,
+        model_flops=core.model_flops,
+        pf_days=core.training_flops / _PF_DAY,
+        mfu=mfu,
+        hfu=hfu,
+        deepspeed=deepspeed,
+        cpu_memory_bytes=None if deepspeed is None else deepspeed.cpu_bytes,
+        energy=energy,
+        checkpointing=failures,
+        checkpoint_weights_bytes=weights_bytes,
+        checkpoint_training_state_bytes=state_bytes,
     )
+
+
+def _checkpointing(spec: ReliabilitySpec, training_hours: float) -> Checkpointing:
+    """``checkpointing`` with the job's MTBF: given, or days x 24 / interruptions observed."""
+    try:
+        if spec.mtbf_hours is not None:
+            mtbf = _in_range(spec.mtbf_hours, "reliability.mtbf_hours")
+        elif spec.interruptions_count is not None and spec.interruptions_days is not None:
+            count = _in_range(spec.interruptions_count, "reliability.interruptions.count")
+            days = _in_range(spec.interruptions_days, "reliability.interruptions.days")
+            mtbf = days * 24.0 / count
+        else:
+            raise EstimateInputError("mtbf_hours", "give mtbf_hours or interruptions")
+        write = _in_range(spec.checkpoint_write_seconds, "reliability.checkpoint_write_seconds")
+        return checkpointing(training_hours, write, mtbf)
+    except EstimateInputError as error:
+        name = error.field
+        if name in ("count", "days"):
+            name = f"interruptions.{name}"
+        elif name not in ("mtbf_hours", "checkpoint_write_seconds"):
+            # Daly's model overflowing: the checkpoint cost against the MTBF is the cause.
+            name = "checkpoint_write_seconds"
+        raise EstimateInputError(f"reliability.{name}", error.message) from None

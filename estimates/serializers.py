@@ -13,7 +13,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from . import formulas
+from . import catalog, formulas
 from .models import GpuModel, RentalPlan
 
 CURRENCY = r"^[A-Z]{3}$"
@@ -76,6 +76,12 @@ class ModelSpecSerializer(StrictSerializer):
     vocab_size = serializers.IntegerField(
         required=False, allow_null=True, **limits("model.vocab_size", integer=True)
     )
+    largest_layer_parameters = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Parameters of the largest layer (DeepSpeed ZeRO-3); default vocab x hidden.",
+        **limits("model.largest_layer_parameters"),
+    )
 
 
 class TrainingSpecSerializer(StrictSerializer):
@@ -102,8 +108,46 @@ class TrainingSpecSerializer(StrictSerializer):
     flash_attention = serializers.BooleanField(default=False)
 
 
+class PeakFlopsSerializer(StrictSerializer):
+    fp32 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    tf32 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    bf16 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp16 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp8 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("Give the dense peak FLOP/s of one precision.")
+        return attrs
+
+
+class CustomHardwareSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=60)
+    memory_bytes = serializers.IntegerField(**limits("hardware.custom.memory_bytes", integer=True))
+    peak_flops = PeakFlopsSerializer(help_text="Precision -> dense FLOP/s of one device.")
+    tdp_watts = serializers.FloatField(
+        required=False, allow_null=True, **limits("hardware.custom.tdp_watts")
+    )
+
+    def as_spec(self, data: dict[str, Any]) -> catalog.GpuModel:
+        return catalog.GpuModel(
+            name=data["name"],
+            memory_bytes=data["memory_bytes"],
+            peak_flops=dict(data["peak_flops"]),
+            source="given by the caller",
+            tdp_watts=data.get("tdp_watts"),
+        )
+
+
 class HardwareSpecSerializer(StrictSerializer):
-    gpu = serializers.CharField(max_length=60, help_text="A name from GET /estimates/hardware/.")
+    gpu = serializers.CharField(
+        max_length=60,
+        required=False,
+        help_text="A name (or alias, e.g. H100-80GB) from GET /estimates/hardware/; or custom.",
+    )
+    custom = CustomHardwareSerializer(
+        required=False, help_text="An accelerator not in the catalog, in place of gpu."
+    )
     count = serializers.IntegerField(default=1, **limits("hardware.count", integer=True))
     utilization = serializers.FloatField(
         default=0.4, help_text="Fraction of peak FLOP/s.", **limits("hardware.utilization")
@@ -115,6 +159,23 @@ class HardwareSpecSerializer(StrictSerializer):
     pipeline_parallel = serializers.IntegerField(
         default=1, **limits("hardware.pipeline_parallel", integer=True)
     )
+    utilization_kind = serializers.ChoiceField(
+        choices=formulas.UTILIZATION_KINDS,
+        default="hfu",
+        help_text="hfu: FLOPs executed incl. recomputation; mfu: model FLOPs (PaLM appendix B).",
+    )
+    offload = serializers.ChoiceField(choices=formulas.OFFLOADS, default="none")
+    gpus_per_node = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="For DeepSpeed's CPU memory per node (default min(count, 8)).",
+        **limits("hardware.gpus_per_node", integer=True),
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("gpu" in attrs) == ("custom" in attrs):
+            raise serializers.ValidationError({"gpu": ["Give exactly one of gpu or custom."]})
+        return attrs
 
 
 class PilotSpecSerializer(StrictSerializer):
@@ -156,6 +217,47 @@ class CostSpecSerializer(StrictSerializer):
     )
 
 
+class EnergySpecSerializer(StrictSerializer):
+    pue = serializers.FloatField(
+        help_text="Facility power over IT power (e.g. 1.1).", **limits("energy.pue")
+    )
+    grid_kg_co2_per_kwh = serializers.FloatField(**limits("energy.grid_kg_co2_per_kwh"))
+    tdp_watts = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Board power per GPU; default the catalog's.",
+        **limits("energy.tdp_watts"),
+    )
+
+
+class InterruptionsSerializer(StrictSerializer):
+    count = serializers.IntegerField(**limits("reliability.interruptions.count", integer=True))
+    days = serializers.FloatField(**limits("reliability.interruptions.days"))
+
+
+class ReliabilitySpecSerializer(StrictSerializer):
+    checkpoint_write_seconds = serializers.FloatField(
+        **limits("reliability.checkpoint_write_seconds")
+    )
+    mtbf_hours = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="The job's mean time between failures.",
+        **limits("reliability.mtbf_hours"),
+    )
+    interruptions = InterruptionsSerializer(
+        required=False, allow_null=True, help_text="Interruptions observed: count over days."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("mtbf_hours", "interruptions") if attrs.get(name) is not None]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"mtbf_hours": ["Give exactly one of mtbf_hours or interruptions."]}
+            )
+        return attrs
+
+
 class EstimatePreviewSerializer(StrictSerializer):
     model = ModelSpecSerializer()
     training = TrainingSpecSerializer()
@@ -163,19 +265,38 @@ class EstimatePreviewSerializer(StrictSerializer):
     pilot = PilotSpecSerializer(required=False, allow_null=True)
     overheads = OverheadsSerializer(required=False, allow_null=True)
     cost = CostSpecSerializer(required=False, allow_null=True)
+    energy = EnergySpecSerializer(required=False, allow_null=True)
+    reliability = ReliabilitySpecSerializer(required=False, allow_null=True)
 
-    def to_estimate_input(self, gpu: GpuModel) -> formulas.EstimateInput:
-        """The formulas' input; `gpu` is the catalog row the view looked up by name."""
-        data = self.validated_data
-        pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")
-        return formulas.EstimateInput(
-            model=formulas.ModelSpec(**data["model"]),
-            training=formulas.TrainingSpec(**data["training"]),
-            hardware=formulas.HardwareSpec(**{**data["hardware"], "gpu": gpu.as_spec()}),
-            pilot=formulas.PilotSpec(**pilot) if pilot else None,
-            overheads=formulas.Overheads(**overheads) if overheads else None,
-            cost=formulas.CostSpec(**cost) if cost else None,
+    def to_estimate_input(self, gpu: catalog.GpuModel) -> formulas.EstimateInput:
+        """The formulas' input; `gpu` is the catalog row the view looked up, or the custom one."""
+        return estimate_input(self.validated_data, gpu)
+
+
+def estimate_input(data: dict[str, Any], gpu: catalog.GpuModel) -> formulas.EstimateInput:
+    """The formulas' input from validated preview data (also hardware-options' per GPU)."""
+    pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")
+    energy, reliability = data.get("energy"), data.get("reliability")
+    hardware = {k: v for k, v in data["hardware"].items() if k != "custom"}
+    pilot_fields = {k: v for k, v in (pilot or {}).items() if k != "gpu"}
+    interruptions = (reliability or {}).get("interruptions") or {}
+    return formulas.EstimateInput(
+        model=formulas.ModelSpec(**data["model"]),
+        training=formulas.TrainingSpec(**data["training"]),
+        hardware=formulas.HardwareSpec(**{**hardware, "gpu": gpu}),
+        pilot=formulas.PilotSpec(**pilot_fields) if pilot else None,
+        overheads=formulas.Overheads(**overheads) if overheads else None,
+        cost=formulas.CostSpec(**cost) if cost else None,
+        energy=formulas.EnergySpec(**energy) if energy else None,
+        reliability=formulas.ReliabilitySpec(
+            checkpoint_write_seconds=reliability["checkpoint_write_seconds"],
+            mtbf_hours=reliability.get("mtbf_hours"),
+            interruptions_count=interruptions.get("count"),
+            interruptions_days=interruptions.get("days"),
         )
+        if reliability
+        else None,
+    )
 
 
 # --------------------------------------------------------------------------- preview answer
@@ -209,11 +330,51 @@ class GpuSummarySerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     memory_bytes = serializers.IntegerField()
     peak_flops = serializers.FloatField(help_text="Dense FLOP/s at the requested precision.")
+    tdp_watts = serializers.FloatField(allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        # "source" is a Field attribute, so it cannot be declared in the class body.
+        fields["source"] = serializers.CharField(help_text="Where the figures come from.")
+        return fields
+
+
+class DeepSpeedSerializer(serializers.Serializer[Any]):
+    per_gpu_bytes = serializers.IntegerField()
+    cpu_bytes = serializers.IntegerField(help_text="Per node (CPU RAM), as DeepSpeed prints it.")
+    version = serializers.CharField()
+
+
+class EnergySerializer(serializers.Serializer[Any]):
+    gpu_kwh = serializers.FloatField()
+    facility_kwh = serializers.FloatField()
+    kg_co2e = serializers.FloatField()
+
+
+class CheckpointingSerializer(serializers.Serializer[Any]):
+    young_interval_minutes = serializers.FloatField()
+    daly_interval_minutes = serializers.FloatField()
+    expected_lost_hours = serializers.FloatField()
+    wall_hours_with_failures = serializers.FloatField()
+
+
+class CheckpointSizeSerializer(serializers.Serializer[Any]):
+    weights = serializers.IntegerField()
+    training_state = serializers.IntegerField()
 
 
 class EstimateResultSerializer(serializers.Serializer[Any]):
-    training_flops = serializers.FloatField()
-    executed_flops = serializers.FloatField()
+    training_flops = serializers.FloatField(help_text="6 N T (Kaplan 2020).")
+    pf_days = serializers.FloatField(help_text="training_flops in petaflop/s-days.")
+    model_flops = serializers.FloatField(help_text="(6N + 12 L h s) T, PaLM appendix B.")
+    executed_flops = serializers.FloatField(help_text="model_flops x 4/3 with recomputation.")
+    mfu = serializers.FloatField(help_text="Model FLOPs utilization (measured with a pilot).")
+    hfu = serializers.FloatField(help_text="Hardware FLOPs utilization (incl. recomputation).")
+    deepspeed = DeepSpeedSerializer(allow_null=True, help_text="ZeRO stages 2 and 3 only.")
+    cpu_memory_bytes = serializers.IntegerField(allow_null=True)
+    energy = EnergySerializer(allow_null=True)
+    checkpointing = CheckpointingSerializer(allow_null=True)
+    checkpoint_size_bytes = CheckpointSizeSerializer()
     narayanan_flops = serializers.FloatField(allow_null=True)
     tokens = serializers.FloatField()
     gpu_hours = serializers.FloatField()
@@ -239,11 +400,45 @@ def _money(money: formulas.Money | None) -> dict[str, str] | None:
     return {"amount": str(money.amount), "currency": money.currency}
 
 
-def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) -> dict[str, Any]:
+def result_json(
+    result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
+) -> dict[str, Any]:
     memory = result.memory
+    deepspeed, energy, failures = result.deepspeed, result.energy, result.checkpointing
     return {
         "training_flops": result.training_flops,
+        "pf_days": result.pf_days,
+        "model_flops": result.model_flops,
         "executed_flops": result.executed_flops,
+        "mfu": result.mfu,
+        "hfu": result.hfu,
+        "deepspeed": None
+        if deepspeed is None
+        else {
+            "per_gpu_bytes": deepspeed.per_gpu_bytes,
+            "cpu_bytes": deepspeed.cpu_bytes,
+            "version": deepspeed.version,
+        },
+        "cpu_memory_bytes": result.cpu_memory_bytes,
+        "energy": None
+        if energy is None
+        else {
+            "gpu_kwh": energy.gpu_kwh,
+            "facility_kwh": energy.facility_kwh,
+            "kg_co2e": energy.kg_co2e,
+        },
+        "checkpointing": None
+        if failures is None
+        else {
+            "young_interval_minutes": failures.young_interval_minutes,
+            "daly_interval_minutes": failures.daly_interval_minutes,
+            "expected_lost_hours": failures.expected_lost_hours,
+            "wall_hours_with_failures": failures.wall_hours_with_failures,
+        },
+        "checkpoint_size_bytes": {
+            "weights": result.checkpoint_weights_bytes,
+            "training_state": result.checkpoint_training_state_bytes,
+        },
         "narayanan_flops": result.narayanan_flops,
         "tokens": result.tokens,
         "gpu_hours": result.gpu_hours,
@@ -268,6 +463,8 @@ def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) 
             "name": gpu.name,
             "memory_bytes": gpu.memory_bytes,
             "peak_flops": float(gpu.peak_flops[precision]),
+            "tdp_watts": gpu.tdp_watts,
+            "source": gpu.source,
         },
         "levers": [
             {
@@ -291,7 +488,7 @@ def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) 
 class GpuModelSerializer(serializers.ModelSerializer[GpuModel]):
     class Meta:
         model = GpuModel
-        fields = ["id", "name", "memory_bytes", "peak_flops", "source"]
+        fields = ["id", "name", "memory_bytes", "peak_flops", "tdp_watts", "source"]
         read_only_fields = fields
 
 
@@ -300,7 +497,18 @@ class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
         slug_field="name", read_only=True
     )
     gpu_memory_bytes = serializers.IntegerField(source="gpu.memory_bytes", read_only=True)
-    price_per_hour = serializers.DecimalField(max_digits=14, decimal_places=4, read_only=True)
+    price_per_hour = serializers.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        read_only=True,
+        help_text="The whole lot's price per hour (all its GPUs).",
+    )
+    price_per_gpu_hour = serializers.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        read_only=True,
+        help_text="Price per GPU-hour: price / (duration_hours x gpus_per_lot).",
+    )
 
     class Meta:
         model = RentalPlan
@@ -315,6 +523,8 @@ class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
             "price",
             "currency",
             "price_per_hour",
+            "price_per_gpu_hour",
+            "illustrative",
             "note",
         ]
         read_only_fields = fields

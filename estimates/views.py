@@ -17,10 +17,11 @@ from rest_framework.views import APIView
 from campaigns.authentication import is_ingest
 from campaigns.permissions import campaign_for
 
-from . import formulas
+from . import catalog, formulas
 from .forecasts import current_estimate
 from .models import EstimateStatus, GpuModel, RentalPlan
 from .serializers import (
+    CustomHardwareSerializer,
     EstimatePreviewSerializer,
     EstimateResultSerializer,
     ForecastSerializer,
@@ -60,19 +61,31 @@ class EstimatePreviewView(APIView):
     def post(self, request: Request) -> Response:
         body = EstimatePreviewSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        name = body.validated_data["hardware"]["gpu"]
-        gpu = GpuModel.objects.lookup(name)
-        if gpu is None:
-            known = ", ".join(GpuModel.objects.values_list("name", flat=True))
-            raise serializers.ValidationError(
-                nested_error("hardware.gpu", f"unknown GPU model {name!r}; known: {known}")
-            )
+        gpu = hardware_spec(body.validated_data["hardware"])
         try:
             result = formulas.estimate(body.to_estimate_input(gpu))
         except formulas.EstimateInputError as error:
             raise serializers.ValidationError(nested_error(error.field, error.message)) from None
         precision = body.validated_data["training"]["precision"]
         return Response(result_json(result, gpu, precision))
+
+
+def hardware_spec(hardware: dict[str, Any]) -> catalog.GpuModel:
+    """The accelerator a validated ``hardware`` section names: custom, or a catalog row (by
+    name or alias); an unknown name is a 400 naming hardware.gpu."""
+    if "custom" in hardware:
+        return CustomHardwareSerializer().as_spec(hardware["custom"])
+    name = hardware["gpu"]
+    row = GpuModel.objects.lookup(name)
+    if row is None:
+        known = ", ".join(GpuModel.objects.values_list("name", flat=True))
+        raise serializers.ValidationError(
+            nested_error(
+                "hardware.gpu",
+                f"unknown GPU model {name!r}; known: {known}; or describe it in hardware.custom",
+            )
+        )
+    return row.as_spec()
 
 
 class GpuModelList(generics.ListAPIView[GpuModel]):

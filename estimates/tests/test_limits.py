@@ -213,3 +213,64 @@ def test_break_even_counts_months_exactly_when_the_quotient_exceeds_28_digits() 
     # Decimal's divmod raised DivisionImpossible here; the exact answer is 1e30 months.
     months = break_even_months(Decimal("1e30"), Decimal("2"), 1.0, Decimal("1"))
     assert months == 10**30
+
+
+class NoServerErrorInTheNewSectionsTests(HypothesisTestCase):
+    """Energy, reliability and custom hardware: a 200 or a 400 naming a field sent."""
+
+    planner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        seed_catalog()
+        cls.planner = make_user("hyp2", team=Team.objects.create(name="nlp"), role="planner")
+
+    @settings(
+        max_examples=60,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    )
+    @given(
+        write=number,
+        mtbf=number,
+        pue=number,
+        grid=number,
+        memory=number,
+        peak=number,
+        kind=st.sampled_from(["hfu", "mfu"]),
+        offload=st.sampled_from(["none", "optimizer", "optimizer_and_parameters"]),
+        stage=st.integers(min_value=0, max_value=3),
+    )
+    def test_no_finite_input_answers_500(
+        self,
+        write: Any,
+        mtbf: Any,
+        pue: Any,
+        grid: Any,
+        memory: Any,
+        peak: Any,
+        kind: str,
+        offload: str,
+        stage: int,
+    ) -> None:
+        body = copy.deepcopy(API_EXAMPLE)
+        body["hardware"].pop("gpu")
+        body["hardware"].update(
+            {
+                "custom": {"name": "x", "memory_bytes": memory, "peak_flops": {"bf16": peak}},
+                "utilization_kind": kind,
+                "offload": offload,
+                "zero_stage": stage,
+            }
+        )
+        body["energy"] = {"pue": pue, "grid_kg_co2_per_kwh": grid, "tdp_watts": 300}
+        body["reliability"] = {"checkpoint_write_seconds": write, "mtbf_hours": mtbf}
+        answer = self.client.post(
+            PREVIEW, body, content_type="application/json", **token_header(self.planner)
+        )
+        self.assertIn(answer.status_code, (200, 400), answer.content)
+        if answer.status_code == 400:
+            for section, errors in answer.json().items():
+                self.assertIn(section, body)
+                if isinstance(errors, dict):
+                    self.assertLessEqual(set(errors), set(body[section]), errors)
