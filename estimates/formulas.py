@@ -62,6 +62,7 @@ __all__ = [
     "Money",
     "Overheads",
     "PilotSpec",
+    "ScalingLever",
     "StateBytes",
     "TimeEstimate",
     "TrainingSpec",
@@ -69,6 +70,7 @@ __all__ = [
     "break_even_months",
     "checkpoint_size_bytes",
     "checkpointing",
+    "chinchilla_fit",
     "chinchilla_optimal",
     "daly_interval",
     "daly_wall_time",
@@ -84,6 +86,7 @@ __all__ = [
     "inference_projection",
     "kaplan_loss_ratio",
     "lot_cost",
+    "lower_precision",
     "memory_per_device",
     "model_flops_per_token",
     "model_state_bytes_per_parameter",
@@ -91,6 +94,8 @@ __all__ = [
     "narayanan_training_flops",
     "overhead_hours",
     "pilot_wall_hours",
+    "scaled_amount",
+    "scaling_levers",
     "time_from_flops",
     "time_from_pilot",
     "training_flops",
@@ -140,6 +145,10 @@ LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
         "pilot.samples_per_second": (1e-6, 1e15),
         "pilot.gpus": (1, 1_000_000),
         "hardware.gpus_per_node": (1, 1024),
+        "compute_optimal.flops": (1e15, 1e32),
+        "compute_optimal.parameters": (1e6, 1e15),
+        "compute_optimal.epochs": (1.0, 1e4),
+        "budget.utilization": (0.001, 1.0),
         "energy.pue": (1.0, 10.0),
         "energy.grid_kg_co2_per_kwh": (0.0, 10.0),
         "energy.tdp_watts": (1.0, 100_000.0),
@@ -902,6 +911,35 @@ def chinchilla_optimal(
     return ComputeOptimal(n, k * n)
 
 
+# Least-squares fit of N_opt = G C^a to Hoffmann et al. (2022), table 3 (log space, every row
+# but the 67B one, whose printed 1.5T tokens disagree with its 5.76e23 FLOPs under C = 6ND:
+# 5.76e23 / (6 x 67e9) = 1.43T). The paper's approach 1 gives a = 0.50.
+CHINCHILLA_FIT_COEFFICIENT: Final = 0.0993487
+CHINCHILLA_FIT_EXPONENT: Final = 0.498092
+
+
+def chinchilla_fit(
+    *, flops: float | None = None, parameters: float | None = None
+) -> ComputeOptimal:
+    """Compute-optimal parameters and tokens from FLOPs, or FLOPs and tokens from parameters.
+
+    Source: Hoffmann et al. (2022), "Training Compute-Optimal Large Language Models", table 3
+    (approach 1): N_opt = G C^a with G = 0.0993487 and a = 0.498092 fitted to the table, and
+    D_opt = C / (6 N_opt). Reproduces every row within 1% except the 67B row's tokens (see
+    CHINCHILLA_FIT_COEFFICIENT); the tokens per parameter drift from 20.0 (400M) to 21.6 (10T)
+    as in the table, where ``chinchilla_optimal`` keeps a fixed 20.
+    """
+    if (flops is None) == (parameters is None):
+        raise EstimateInputError("flops", "give exactly one of flops or parameters")
+    if flops is not None:
+        c = _positive(flops, "flops")
+        n = CHINCHILLA_FIT_COEFFICIENT * c**CHINCHILLA_FIT_EXPONENT
+    else:
+        n = _positive(parameters or 0.0, "parameters")
+        c = (n / CHINCHILLA_FIT_COEFFICIENT) ** (1.0 / CHINCHILLA_FIT_EXPONENT)
+    return ComputeOptimal(n, c / (6.0 * n))
+
+
 def kaplan_loss_ratio(factor: float, alpha: float) -> float:
     """Loss ratio after scaling parameters or data by ``factor``: factor ** -alpha.
 
@@ -911,6 +949,95 @@ def kaplan_loss_ratio(factor: float, alpha: float) -> float:
     """
     ratio: float = math.pow(_positive(factor, "factor"), -_positive(alpha, "alpha"))
     return ratio
+
+
+@dataclass(frozen=True)
+class ScalingLever:
+    """One Kaplan lever on a training run: its FLOPs and cost relative to the run, and the
+    projected loss ratio (None where Kaplan's law says nothing)."""
+
+    name: str
+    description: str
+    flops: float
+    cost_ratio: float
+    loss_ratio: float | None
+    projection: str
+
+
+def scaling_levers(
+    parameters: float,
+    tokens: float,
+    *,
+    epochs: float = 1.0,
+    precision_speedup: float | None = None,
+    lower_precision: str | None = None,
+) -> tuple[ScalingLever, ...]:
+    """What halving the model, the data, the epochs or the precision does to cost and loss.
+
+    Source: Kaplan et al. (2020), eqs. (1.1)-(1.2), as seed 003 quotes them: loss ~ N^-0.076
+    and D^-0.095, each when the other is not the bottleneck; cost follows FLOPs (6 N D) at a
+    fixed utilization and hourly rate. A lower precision changes no FLOP count: its cost ratio
+    assumes throughput follows peak FLOP/s, and Kaplan projects no loss for it. These are
+    projections from a power law fitted on other models, not measurements.
+    """
+    n = _positive(parameters, "parameters")
+    d = _positive(tokens, "tokens")
+    e = _positive(epochs, "epochs")
+    flops = 6.0 * n * d
+    model_loss = kaplan_loss_ratio(0.5, KAPLAN_ALPHA_PARAMETERS)
+    data_loss = kaplan_loss_ratio(0.5, KAPLAN_ALPHA_DATA)
+
+    def percent(ratio: float) -> str:
+        return f"{100 * (ratio - 1):.1f}%"
+
+    levers = [
+        ScalingLever(
+            "half_model",
+            f"half the model ({_count(n / 2)} parameters) on the same tokens",
+            flops / 2,
+            0.5,
+            model_loss,
+            f"Kaplan's L ~ N^-0.076 projects a loss about {percent(model_loss)} higher.",
+        ),
+        ScalingLever(
+            "half_data",
+            f"half the data ({_count(d / 2)} tokens) for the same model",
+            flops / 2,
+            0.5,
+            data_loss,
+            f"Kaplan's L ~ D^-0.095 projects a loss about {percent(data_loss)} higher.",
+        ),
+    ]
+    if e >= 2:
+        levers.append(
+            ScalingLever(
+                "half_epochs",
+                f"{e / 2:g} epochs instead of {e:g} (the same unique data, seen half as often)",
+                flops / 2,
+                0.5,
+                None,
+                "Kaplan's law counts distinct tokens: no loss projection for fewer repeats; "
+                "let the validation metric judge.",
+            )
+        )
+    if precision_speedup is not None and lower_precision is not None:
+        speedup = _positive(precision_speedup, "precision_speedup")
+        levers.append(
+            ScalingLever(
+                "lower_precision",
+                f"{lower_precision} (assuming throughput follows peak FLOP/s, x{speedup:.2g})",
+                flops,
+                1.0 / speedup,
+                None,
+                "Kaplan's law projects nothing for precision; check the loss curve on a pilot.",
+            )
+        )
+    return tuple(levers)
+
+
+def scaled_amount(amount: Decimal, ratio: float) -> Decimal:
+    """``amount`` x ``ratio``, to cents (ROUND_HALF_UP); the ratio through its shortest repr."""
+    return _cents(_money(amount, "amount") * _as_decimal(ratio, "ratio"), "amount")
 
 
 # ------------------------------------------------------------------------------------ serving
@@ -1449,7 +1576,8 @@ def _money_text(money: Money) -> str:
     return f"{money.amount:,.2f} {money.currency}"
 
 
-def _lower_precision(gpu: GpuModel, precision: str) -> str | None:
+def lower_precision(gpu: GpuModel, precision: str) -> str | None:
+    """The next lower precision the card has a peak for (fp32/tf32 -> bf16/fp16 -> fp8)."""
     candidates = {"fp32": ("bf16", "fp16"), "tf32": ("bf16", "fp16"), "bf16": ("fp8",)}
     candidates["fp16"] = ("fp8",)
     for option in candidates.get(precision, ()):
@@ -1498,7 +1626,7 @@ def _levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
             kaplan_loss_ratio(0.5, KAPLAN_ALPHA_DATA),
         )
     )
-    lower = _lower_precision(gpu, training.precision)
+    lower = lower_precision(gpu, training.precision)
     if lower is not None:
         speedup = gpu.peak_flops[lower] / gpu.peak_flops[training.precision]
         options.append(
@@ -1625,7 +1753,7 @@ def _fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> l
             break
     lower = None
     if training.precision in ("fp32", "tf32"):
-        lower = _lower_precision(gpu, training.precision)
+        lower = lower_precision(gpu, training.precision)
     singles: list[tuple[str, _MemConfig]] = []
     if lower is not None:
         singles.append((f"{lower} mixed precision", replace(base, precision=lower)))

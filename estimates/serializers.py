@@ -482,6 +482,78 @@ def result_json(
     }
 
 
+# --------------------------------------------------------------------------- compute-optimal
+
+
+class BudgetSerializer(StrictSerializer):
+    amount = StrictDecimalField(max_digits=16, decimal_places=2, min_value=Decimal("0.01"))
+    currency = serializers.RegexField(CURRENCY, default="USD")
+    gpu = serializers.CharField(max_length=60, help_text="A name or alias from the catalog.")
+    precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
+    utilization = serializers.FloatField(
+        default=0.4, help_text="Fraction of peak (MFU).", **limits("budget.utilization")
+    )
+    hourly_rate_per_gpu = StrictDecimalField(
+        max_digits=14, decimal_places=4, min_value=Decimal("0.0001"), help_text='e.g. "2.00"'
+    )
+
+
+class ComputeOptimalRequestSerializer(StrictSerializer):
+    flops = serializers.FloatField(
+        required=False, help_text="Training compute C.", **limits("compute_optimal.flops")
+    )
+    parameters = serializers.FloatField(
+        required=False, help_text="Model size N.", **limits("compute_optimal.parameters")
+    )
+    budget = BudgetSerializer(required=False, help_text="Money, turned into FLOPs on a GPU.")
+    epochs = serializers.FloatField(
+        default=1.0,
+        help_text="Passes over the data (offers the half-epochs lever from 2).",
+        **limits("compute_optimal.epochs"),
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("flops", "parameters", "budget") if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"flops": ["Give exactly one of flops, parameters or budget."]}
+            )
+        return attrs
+
+
+class ScalingLeverSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    flops = serializers.FloatField()
+    cost_ratio = serializers.FloatField()
+    cost = MoneySerializer(allow_null=True)
+    loss_ratio = serializers.FloatField(allow_null=True)
+    projection = serializers.CharField()
+
+
+class BudgetAnswerSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField()
+    precision = serializers.CharField()
+    gpu_hours = serializers.FloatField()
+    cost = MoneySerializer()
+
+
+class ComputeOptimalSerializer(serializers.Serializer[Any]):
+    parameters = serializers.FloatField()
+    tokens = serializers.FloatField()
+    flops = serializers.FloatField()
+    tokens_per_parameter = serializers.FloatField()
+    pf_days = serializers.FloatField()
+    budget = BudgetAnswerSerializer(allow_null=True)
+    levers = ScalingLeverSerializer(many=True)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        # "source" is a Field attribute, so it cannot be declared in the class body.
+        fields["source"] = serializers.CharField(help_text="The published fit and law used.")
+        return fields
+
+
 # --------------------------------------------------------------------------- catalog
 
 

@@ -4,6 +4,11 @@ from . import views
 
 urlpatterns = [
     path("estimates/preview/", views.EstimatePreviewView.as_view(), name="estimate-preview"),
+    path(
+        "estimates/compute-optimal/",
+        views.ComputeOptimalView.as_view(),
+        name="estimate-compute-optimal",
+    ),
     path("estimates/hardware/", views.GpuModelList.as_view(), name="estimate-hardware"),
     path("estimates/plans/", views.RentalPlanList.as_view(), name="estimate-plans"),
     path(

@@ -21,6 +21,8 @@ from . import catalog, formulas
 from .forecasts import current_estimate
 from .models import EstimateStatus, GpuModel, RentalPlan
 from .serializers import (
+    ComputeOptimalRequestSerializer,
+    ComputeOptimalSerializer,
     CustomHardwareSerializer,
     EstimatePreviewSerializer,
     EstimateResultSerializer,
@@ -86,6 +88,110 @@ def hardware_spec(hardware: dict[str, Any]) -> catalog.GpuModel:
             )
         )
     return row.as_spec()
+
+
+class ComputeOptimalView(APIView):
+    """Chinchilla's compute-optimal split from FLOPs, parameters or a money budget, with the
+    Kaplan levers (formulas.chinchilla_fit, formulas.scaling_levers; docs/api.md)."""
+
+    permission_classes = [SignedInPerson]
+
+    @extend_schema(
+        request=ComputeOptimalRequestSerializer,
+        responses={200: ComputeOptimalSerializer, 400: OpenApiResponse(description="Field errors")},
+        summary="Compute-optimal parameters and tokens (Chinchilla table 3), and scaling levers",
+    )
+    def post(self, request: Request) -> Response:
+        body = ComputeOptimalRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        budget, budget_json, gpu = data.get("budget"), None, None
+        flops = data.get("flops")
+        if budget is not None:
+            gpu = _budget_gpu(budget)
+            hours_amount = budget["amount"] / budget["hourly_rate_per_gpu"]
+            gpu_hours = float(hours_amount)
+            flops = gpu_hours * 3600.0 * gpu.peak_flops[budget["precision"]] * budget["utilization"]
+            budget_json = {
+                "gpu": gpu.name,
+                "precision": budget["precision"],
+                "gpu_hours": gpu_hours,
+                "cost": {"amount": str(budget["amount"]), "currency": budget["currency"]},
+            }
+            lower = formulas.lower_precision(gpu, budget["precision"])
+        else:
+            lower = None
+        try:
+            if budget is not None and flops is not None and flops > 1e32:
+                raise formulas.EstimateInputError(
+                    "budget.amount", f"buys {flops:.3g} FLOPs, beyond the 1e32 handled"
+                )
+            split = formulas.chinchilla_fit(flops=flops, parameters=data.get("parameters"))
+            speedup = None
+            if gpu is not None and lower is not None and budget is not None:
+                speedup = gpu.peak_flops[lower] / gpu.peak_flops[budget["precision"]]
+            levers = formulas.scaling_levers(
+                split.parameters,
+                split.tokens,
+                epochs=data["epochs"],
+                precision_speedup=speedup,
+                lower_precision=lower,
+            )
+        except formulas.EstimateInputError as error:
+            raise serializers.ValidationError(nested_error(error.field, error.message)) from None
+        total = 6.0 * split.parameters * split.tokens
+        return Response(
+            {
+                "parameters": split.parameters,
+                "tokens": split.tokens,
+                "flops": total,
+                "tokens_per_parameter": split.tokens / split.parameters,
+                "pf_days": total / 8.64e19,
+                "budget": budget_json,
+                "source": (
+                    "Hoffmann et al. (2022), Chinchilla, table 3 (N_opt = 0.0993 C^0.498, fitted); "
+                    "levers: Kaplan et al. (2020), L ~ N^-0.076, D^-0.095 (projections)"
+                ),
+                "levers": [
+                    {
+                        "name": lever.name,
+                        "description": lever.description,
+                        "flops": lever.flops,
+                        "cost_ratio": lever.cost_ratio,
+                        "cost": None
+                        if budget is None
+                        else {
+                            "amount": str(
+                                formulas.scaled_amount(budget["amount"], lever.cost_ratio)
+                            ),
+                            "currency": budget["currency"],
+                        },
+                        "loss_ratio": lever.loss_ratio,
+                        "projection": lever.projection,
+                    }
+                    for lever in levers
+                ],
+            }
+        )
+
+
+def _budget_gpu(budget: dict[str, Any]) -> catalog.GpuModel:
+    row = GpuModel.objects.lookup(budget["gpu"])
+    if row is None:
+        known = ", ".join(GpuModel.objects.values_list("name", flat=True))
+        raise serializers.ValidationError(
+            nested_error("budget.gpu", f"unknown GPU model {budget['gpu']!r}; known: {known}")
+        )
+    spec = row.as_spec()
+    if not spec.supports(budget["precision"]):
+        raise serializers.ValidationError(
+            nested_error(
+                "budget.precision",
+                f"the {spec.name} has no {budget['precision']} figure; it offers "
+                f"{', '.join(spec.peak_flops)}",
+            )
+        )
+    return spec
 
 
 class GpuModelList(generics.ListAPIView[GpuModel]):
