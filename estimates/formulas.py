@@ -149,6 +149,7 @@ LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
         "compute_optimal.parameters": (1e6, 1e15),
         "compute_optimal.epochs": (1.0, 1e4),
         "budget.utilization": (0.001, 1.0),
+        "window_hours": (0.01, 1e7),
         "energy.pue": (1.0, 10.0),
         "energy.grid_kg_co2_per_kwh": (0.0, 10.0),
         "energy.tdp_watts": (1.0, 100_000.0),

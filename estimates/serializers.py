@@ -13,7 +13,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from . import catalog, formulas
+from . import catalog, formulas, options
 from .models import GpuModel, RentalPlan
 
 CURRENCY = r"^[A-Z]{3}$"
@@ -552,6 +552,94 @@ class ComputeOptimalSerializer(serializers.Serializer[Any]):
         # "source" is a Field attribute, so it cannot be declared in the class body.
         fields["source"] = serializers.CharField(help_text="The published fit and law used.")
         return fields
+
+
+# --------------------------------------------------------------------------- hardware options
+
+
+class OptionPilotSerializer(PilotSpecSerializer):
+    gpu = serializers.CharField(
+        max_length=60,
+        required=False,
+        help_text="The GPU the pilot ran on (default: hardware.gpu).",
+    )
+
+
+class HardwareOptionsRequestSerializer(EstimatePreviewSerializer):
+    pilot = OptionPilotSerializer(required=False, allow_null=True)
+    rates = serializers.DictField(
+        child=StrictDecimalField(max_digits=14, decimal_places=4, min_value=Decimal("0")),
+        required=False,
+        help_text='GPU name -> price per GPU-hour, e.g. {"H100-SXM": "2.50"}.',
+    )
+    window_hours = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Calendar window the job must fit in (fits_window).",
+        **limits("window_hours"),
+    )
+
+
+class PlanChoiceSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField(help_text='"hourly", "lots" or "none".')
+    description = serializers.CharField()
+    rate_per_gpu_hour = serializers.CharField(allow_null=True)
+    lots = serializers.ListField(child=serializers.CharField())
+
+
+class HardwareOptionSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField()
+    count = serializers.IntegerField()
+    fits_in_memory = serializers.BooleanField()
+    wall_hours = serializers.FloatField()
+    gpu_hours = serializers.FloatField()
+    time_source = serializers.CharField(help_text='"pilot", "projected" or "assumed".')
+    assumption = serializers.CharField()
+    plan = PlanChoiceSerializer()
+    total_cost = MoneySerializer(allow_null=True)
+    fits_window = serializers.BooleanField(allow_null=True)
+
+
+class ExcludedSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class HardwareOptionsSerializer(serializers.Serializer[Any]):
+    options = HardwareOptionSerializer(many=True, help_text="Ranked by ascending total cost.")
+    excluded = ExcludedSerializer(many=True)
+
+
+def option_json(option: options.HardwareOption) -> dict[str, Any]:
+    plan = option.plan
+    return {
+        "gpu": option.gpu,
+        "count": option.count,
+        "fits_in_memory": option.fits_in_memory,
+        "wall_hours": option.wall_hours,
+        "gpu_hours": option.gpu_hours,
+        "time_source": option.time_source,
+        "assumption": option.assumption,
+        "plan": {
+            "kind": plan.kind,
+            "description": plan.description,
+            "rate_per_gpu_hour": None
+            if plan.rate_per_gpu_hour is None
+            else str(plan.rate_per_gpu_hour),
+            "lots": list(plan.lots),
+        },
+        "total_cost": _money(option.total_cost),
+        "fits_window": option.fits_window,
+    }
+
+
+def options_json(
+    ranked: list[options.HardwareOption], excluded: list[options.Excluded]
+) -> dict[str, Any]:
+    return {
+        "options": [option_json(o) for o in ranked],
+        "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in excluded],
+    }
 
 
 # --------------------------------------------------------------------------- catalog

@@ -9,8 +9,18 @@ urlpatterns = [
         views.ComputeOptimalView.as_view(),
         name="estimate-compute-optimal",
     ),
+    path(
+        "estimates/hardware-options/",
+        views.HardwareOptionsView.as_view(),
+        name="estimate-hardware-options",
+    ),
     path("estimates/hardware/", views.GpuModelList.as_view(), name="estimate-hardware"),
     path("estimates/plans/", views.RentalPlanList.as_view(), name="estimate-plans"),
+    path(
+        "campaigns/<int:campaign_id>/hardware-options/",
+        views.CampaignHardwareOptions.as_view(),
+        name="campaign-hardware-options",
+    ),
     path(
         "campaigns/<int:campaign_id>/forecast/",
         views.CampaignForecast.as_view(),

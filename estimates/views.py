@@ -17,7 +17,8 @@ from rest_framework.views import APIView
 from campaigns.authentication import is_ingest
 from campaigns.permissions import campaign_for
 
-from . import catalog, formulas
+from . import catalog, formulas, options
+from .campaign_options import campaign_hardware_options
 from .forecasts import current_estimate
 from .models import EstimateStatus, GpuModel, RentalPlan
 from .serializers import (
@@ -28,7 +29,11 @@ from .serializers import (
     EstimateResultSerializer,
     ForecastSerializer,
     GpuModelSerializer,
+    HardwareOptionsRequestSerializer,
+    HardwareOptionsSerializer,
     RentalPlanSerializer,
+    estimate_input,
+    options_json,
     result_json,
 )
 
@@ -72,9 +77,9 @@ class EstimatePreviewView(APIView):
         return Response(result_json(result, gpu, precision))
 
 
-def hardware_spec(hardware: dict[str, Any]) -> catalog.GpuModel:
+def hardware_spec(hardware: dict[str, Any], field: str = "hardware.gpu") -> catalog.GpuModel:
     """The accelerator a validated ``hardware`` section names: custom, or a catalog row (by
-    name or alias); an unknown name is a 400 naming hardware.gpu."""
+    name or alias); an unknown name is a 400 naming ``field``."""
     if "custom" in hardware:
         return CustomHardwareSerializer().as_spec(hardware["custom"])
     name = hardware["gpu"]
@@ -83,7 +88,7 @@ def hardware_spec(hardware: dict[str, Any]) -> catalog.GpuModel:
         known = ", ".join(GpuModel.objects.values_list("name", flat=True))
         raise serializers.ValidationError(
             nested_error(
-                "hardware.gpu",
+                field,
                 f"unknown GPU model {name!r}; known: {known}; or describe it in hardware.custom",
             )
         )
@@ -192,6 +197,130 @@ def _budget_gpu(budget: dict[str, Any]) -> catalog.GpuModel:
             )
         )
     return spec
+
+
+class HardwareOptionsView(APIView):
+    """Which GPU and which plan is cheapest for this job (estimates.options; docs/api.md)."""
+
+    permission_classes = [SignedInPerson]
+
+    @extend_schema(
+        request=HardwareOptionsRequestSerializer,
+        responses={
+            200: HardwareOptionsSerializer,
+            400: OpenApiResponse(description="Field errors"),
+        },
+        summary="Every catalog GPU (and custom accelerator) that fits the job, ranked by cost",
+    )
+    def post(self, request: Request) -> Response:
+        body = HardwareOptionsRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = dict(body.validated_data)
+        own = hardware_spec(data["hardware"])
+        candidates = [row.as_spec() for row in GpuModel.objects.order_by("name")]
+        if "custom" in data["hardware"]:
+            candidates.append(own)
+        pilot = data.get("pilot")
+        pilot_gpu = own
+        if pilot and pilot.get("gpu"):
+            pilot_gpu = hardware_spec({"gpu": pilot["gpu"]}, field="pilot.gpu")
+        precision = data["training"]["precision"]
+        try:
+            mfu = None
+            if pilot:
+                measured = formulas.estimate(estimate_input(data, pilot_gpu))
+                mfu = measured.mfu
+                if mfu > 1:
+                    raise formulas.EstimateInputError(
+                        "pilot.tokens_per_second",
+                        f"implies {100 * mfu:.0f}% of the {pilot_gpu.name}'s peak, which is "
+                        "impossible",
+                    )
+            works, excluded = [], []
+            for candidate in candidates:
+                work, reason = _option_work(data, candidate, pilot_gpu, mfu, precision)
+                if work is None:
+                    excluded.append(options.Excluded(candidate.name, reason))
+                else:
+                    works.append((work, candidate))
+        except formulas.EstimateInputError as error:
+            raise serializers.ValidationError(nested_error(error.field, error.message)) from None
+        cost = data.get("cost") or {}
+        offers = [p.as_offer() for p in RentalPlan.objects.select_related("gpu")]
+        currency = cost.get("currency", "USD")
+        offers = [o for o in offers if o.currency == currency]
+        ranked: list[options.HardwareOption] = []
+        for work, candidate in works:
+            found, _ = options.rank_options(
+                [work],
+                [candidate],
+                offers=offers,
+                rates=data.get("rates"),
+                fallback_rate=cost.get("hourly_rate_per_gpu"),
+                currency=currency,
+                window_hours=data.get("window_hours"),
+                measured_on={work.key: pilot_gpu.name} if pilot else None,
+            )
+            ranked.extend(found)
+        ranked.sort(key=options.ranking)
+        return Response(options_json(ranked, excluded))
+
+
+def _option_work(
+    data: dict[str, Any],
+    candidate: catalog.GpuModel,
+    pilot_gpu: catalog.GpuModel,
+    mfu: float | None,
+    precision: str,
+) -> tuple[options.Work | None, str]:
+    """The job on ``candidate``: from the pilot where it ran, else the pilot's MFU carried to
+    this GPU's peak ("projected"), else the assumed utilization; None with the reason when the
+    GPU lacks the precision or the memory."""
+    if not candidate.supports(precision):
+        return None, f"no {precision} peak"
+    changed = dict(data)
+    source: options.TimeSource = "assumed"
+    if mfu is not None:
+        if candidate.name == pilot_gpu.name:
+            source = "pilot"
+        else:
+            changed["pilot"] = None
+            changed["hardware"] = {
+                **data["hardware"],
+                "utilization": min(max(mfu, 0.001), 1.0),
+                "utilization_kind": "mfu",
+            }
+            source = "projected"
+    result = formulas.estimate(estimate_input(changed, candidate))
+    if not result.fits_in_memory:
+        return None, (
+            f"needs {result.memory.total / 2**30:,.1f} GiB per device, has "
+            f"{candidate.memory_bytes / 2**30:,.1f} GiB"
+        )
+    work = options.Work(
+        key="job",
+        name="the job",
+        gpu=candidate.name,
+        wall_hours=result.wall_hours,
+        gpus=data["hardware"]["count"],
+        precision=precision,
+        memory_bytes_per_gpu=result.memory.total,
+        time_source=source,
+    )
+    return work, ""
+
+
+class CampaignHardwareOptions(APIView):
+    """The campaign's items on every catalog GPU, priced with the rental plans and ranked."""
+
+    @extend_schema(
+        responses={200: HardwareOptionsSerializer},
+        summary="Every GPU/plan that fits the campaign's items, ranked by total cost",
+    )
+    def get(self, request: Request, campaign_id: int) -> Response:
+        campaign = campaign_for(request, campaign_id)
+        ranked, excluded = campaign_hardware_options(campaign)
+        return Response(options_json(ranked, excluded))
 
 
 class GpuModelList(generics.ListAPIView[GpuModel]):
