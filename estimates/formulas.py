@@ -36,6 +36,7 @@ from .catalog import GIB, GpuModel, get_gpu
 
 __all__ = [
     "CHINCHILLA_TOKENS_PER_PARAMETER",
+    "HOURS_PER_MONTH",
     "KAPLAN_ALPHA_DATA",
     "KAPLAN_ALPHA_PARAMETERS",
     "LIMITS",
@@ -57,12 +58,14 @@ __all__ = [
     "HardwareSpec",
     "InferenceProjection",
     "Lever",
+    "LocalServing",
     "MemoryBreakdown",
     "ModelSpec",
     "Money",
     "Overheads",
     "PilotSpec",
     "ScalingLever",
+    "ServingProjection",
     "StateBytes",
     "TimeEstimate",
     "TrainingSpec",
@@ -96,6 +99,7 @@ __all__ = [
     "pilot_wall_hours",
     "scaled_amount",
     "scaling_levers",
+    "serving_projection",
     "time_from_flops",
     "time_from_pilot",
     "training_flops",
@@ -150,6 +154,13 @@ LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
         "compute_optimal.epochs": (1.0, 1e4),
         "budget.utilization": (0.001, 1.0),
         "window_hours": (0.01, 1e7),
+        "serving.requests_per_month": (1.0, 1e15),
+        "serving.tokens_per_request": (1.0, 1e7),
+        "serving.tokens_per_second_per_gpu": (0.001, 1e9),
+        "serving.months": (1, 600),
+        "serving.gpus": (1, 1_000_000),
+        "local.power_watts": (1.0, 1e7),
+        "local.lifetime_months": (1, 600),
         "energy.pue": (1.0, 10.0),
         "energy.grid_kg_co2_per_kwh": (0.0, 10.0),
         "energy.tdp_watts": (1.0, 100_000.0),
@@ -1078,6 +1089,105 @@ def inference_projection(
     training = _money(training_cost, "training_cost")
     exceeding = None if monthly == 0 else int(training // monthly) + 1
     return InferenceProjection(hours, monthly, cumulative, exceeding)
+
+
+HOURS_PER_MONTH: Final = 730.0  # 8,760 h a year / 12
+
+
+@dataclass(frozen=True)
+class LocalServing:
+    """Owning the serving hardware: monthly power cost, cumulative cost, break-even month."""
+
+    monthly_cost: Decimal
+    cumulative: tuple[Decimal, ...]
+    break_even_month: int | None
+    within_lifetime: bool
+
+
+@dataclass(frozen=True)
+class ServingProjection:
+    tokens_per_month: float
+    gpu_hours_per_month: float
+    billed_hours_per_month: float
+    load: float
+    monthly_cost: Decimal
+    cumulative: tuple[Decimal, ...]
+    month_exceeding_training: int | None
+    local: LocalServing | None
+
+
+def serving_projection(
+    *,
+    requests_per_month: float,
+    tokens_per_request: float,
+    tokens_per_second_per_gpu: float,
+    months: int,
+    hourly_rate_per_gpu: Decimal,
+    billing: str = "busy",
+    gpus: int = 1,
+    training_cost: Decimal | None = None,
+    purchase_price: Decimal | None = None,
+    power_watts: float | None = None,
+    electricity_per_kwh: Decimal | None = None,
+    lifetime_months: int | None = None,
+) -> ServingProjection:
+    """Monthly and cumulative serving cost, when it passes training, and local vs cloud.
+
+    Source: DOMAIN.md section 5 and seed 000 ("train once, serve many": serving repeats every
+    month while training is paid once; owned hardware amortizes under a steady load). Busy
+    GPU-hours = requests x tokens per request / measured tokens/s per GPU / 3600. ``busy``
+    billing pays those hours; ``always_on`` pays ``gpus`` x 730 h a month whatever the load.
+    Each month is billed to cents (ROUND_HALF_UP); cumulative costs are their sums.
+    ``month_exceeding_training`` is the first month (1-based, not capped by ``months``) whose
+    cumulative cost is strictly above the training cost. Owning costs the purchase price up
+    front plus electricity for the same hours at ``power_watts``; ``break_even_month`` is the
+    first month from which the cumulative cloud cost is at least the cumulative local cost
+    (None if it never is), within its lifetime or not (``within_lifetime`` says).
+    """
+    tokens = _positive(requests_per_month, "requests_per_month") * _positive(
+        tokens_per_request, "tokens_per_request"
+    )
+    busy = tokens / _positive(tokens_per_second_per_gpu, "tokens_per_second_per_gpu") / 3600.0
+    n_months = _positive_int(months, "months")
+    rate = _money(hourly_rate_per_gpu, "hourly_rate_per_gpu")
+    _check_choice(billing, ("busy", "always_on"), "billing")
+    if billing == "always_on":
+        billed = _positive_int(gpus, "gpus") * HOURS_PER_MONTH
+        load = busy / billed
+    else:
+        billed, load = busy, 1.0
+    try:
+        monthly = _cents(_as_decimal(billed, "hours") * rate, "hourly_rate_per_gpu")
+        cumulative = tuple(_cents(monthly * m, "months") for m in range(1, n_months + 1))
+    except AmountOverflowError as error:
+        raise AmountOverflowError("hourly_rate_per_gpu", error.message) from None
+    exceeding = None
+    if training_cost is not None and monthly > 0:
+        exceeding = (
+            math.floor(Fraction(_money(training_cost, "training_cost")) / Fraction(monthly)) + 1
+        )
+    local = None
+    if purchase_price is not None:
+        if power_watts is None or electricity_per_kwh is None or lifetime_months is None:
+            raise EstimateInputError(
+                "local", "give purchase_price, power_watts, electricity_per_kwh, lifetime_months"
+            )
+        price = _money(purchase_price, "purchase_price")
+        kwh = _as_decimal(billed * _positive(power_watts, "power_watts") / 1000.0, "power_watts")
+        power = _cents(kwh * _money(electricity_per_kwh, "electricity_per_kwh"), "power_watts")
+        life = _positive_int(lifetime_months, "lifetime_months")
+        local_cumulative = tuple(
+            _cents(price + power * m, "purchase_price") for m in range(1, n_months + 1)
+        )
+        saving = monthly - power
+        if price == 0:
+            even: int | None = 1
+        elif saving <= 0:
+            even = None
+        else:
+            even = max(1, math.ceil(Fraction(price) / Fraction(saving)))
+        local = LocalServing(power, local_cumulative, even, even is not None and even <= life)
+    return ServingProjection(tokens, busy, billed, load, monthly, cumulative, exceeding, local)
 
 
 def break_even_months(

@@ -554,6 +554,63 @@ class ComputeOptimalSerializer(serializers.Serializer[Any]):
         return fields
 
 
+# --------------------------------------------------------------------------- serving
+
+
+class LocalHardwareSerializer(StrictSerializer):
+    purchase_price = StrictDecimalField(max_digits=14, decimal_places=2, min_value=Decimal("0"))
+    power_watts = serializers.FloatField(
+        help_text="Power drawn while serving.", **limits("local.power_watts")
+    )
+    electricity_per_kwh = StrictDecimalField(
+        max_digits=10, decimal_places=4, min_value=Decimal("0")
+    )
+    lifetime_months = serializers.IntegerField(**limits("local.lifetime_months", integer=True))
+
+
+class ServingRequestSerializer(StrictSerializer):
+    requests_per_month = serializers.FloatField(**limits("serving.requests_per_month"))
+    tokens_per_request = serializers.FloatField(**limits("serving.tokens_per_request"))
+    tokens_per_second_per_gpu = serializers.FloatField(
+        help_text="Measured serving throughput of one GPU.",
+        **limits("serving.tokens_per_second_per_gpu"),
+    )
+    months = serializers.IntegerField(**limits("serving.months", integer=True))
+    hourly_rate_per_gpu = StrictDecimalField(
+        max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "2.00"'
+    )
+    currency = serializers.RegexField(CURRENCY, default="USD")
+    billing = serializers.ChoiceField(
+        choices=["busy", "always_on"],
+        default="busy",
+        help_text="busy: GPU-hours actually serving; always_on: gpus x 730 h a month.",
+    )
+    gpus = serializers.IntegerField(default=1, **limits("serving.gpus", integer=True))
+    training_cost = StrictDecimalField(
+        max_digits=16, decimal_places=2, min_value=Decimal("0"), required=False
+    )
+    local = LocalHardwareSerializer(required=False)
+
+
+class LocalServingSerializer(serializers.Serializer[Any]):
+    monthly_cost = MoneySerializer()
+    cumulative = MoneySerializer(many=True)
+    break_even_month = serializers.IntegerField(allow_null=True)
+    within_lifetime = serializers.BooleanField()
+
+
+class ServingSerializer(serializers.Serializer[Any]):
+    tokens_per_month = serializers.FloatField()
+    gpu_hours_per_month = serializers.FloatField(help_text="Busy GPU-hours.")
+    billed_hours_per_month = serializers.FloatField()
+    load = serializers.FloatField(help_text="Busy over billed hours (always_on).")
+    monthly_cost = MoneySerializer()
+    cumulative = MoneySerializer(many=True)
+    month_exceeding_training = serializers.IntegerField(allow_null=True)
+    local = LocalServingSerializer(allow_null=True)
+    recommendations = serializers.ListField(child=serializers.CharField())
+
+
 # --------------------------------------------------------------------------- hardware options
 
 

@@ -14,6 +14,7 @@ urlpatterns = [
         views.HardwareOptionsView.as_view(),
         name="estimate-hardware-options",
     ),
+    path("estimates/serving/", views.ServingView.as_view(), name="estimate-serving"),
     path("estimates/hardware/", views.GpuModelList.as_view(), name="estimate-hardware"),
     path("estimates/plans/", views.RentalPlanList.as_view(), name="estimate-plans"),
     path(

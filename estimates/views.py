@@ -6,6 +6,7 @@ ingest key may only append run data to its campaign (API.md), and none of this i
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -32,6 +33,8 @@ from .serializers import (
     HardwareOptionsRequestSerializer,
     HardwareOptionsSerializer,
     RentalPlanSerializer,
+    ServingRequestSerializer,
+    ServingSerializer,
     estimate_input,
     options_json,
     result_json,
@@ -197,6 +200,92 @@ def _budget_gpu(budget: dict[str, Any]) -> catalog.GpuModel:
             )
         )
     return spec
+
+
+class ServingView(APIView):
+    """Serving cost by month, when it passes training, and local vs cloud
+    (formulas.serving_projection; docs/api.md)."""
+
+    permission_classes = [SignedInPerson]
+
+    @extend_schema(
+        request=ServingRequestSerializer,
+        responses={200: ServingSerializer, 400: OpenApiResponse(description="Field errors")},
+        summary="Inference cost over months, and owning vs renting",
+    )
+    def post(self, request: Request) -> Response:
+        body = ServingRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        local = data.get("local") or {}
+        try:
+            result = formulas.serving_projection(
+                requests_per_month=data["requests_per_month"],
+                tokens_per_request=data["tokens_per_request"],
+                tokens_per_second_per_gpu=data["tokens_per_second_per_gpu"],
+                months=data["months"],
+                hourly_rate_per_gpu=data["hourly_rate_per_gpu"],
+                billing=data["billing"],
+                gpus=data["gpus"],
+                training_cost=data.get("training_cost"),
+                purchase_price=local.get("purchase_price"),
+                power_watts=local.get("power_watts"),
+                electricity_per_kwh=local.get("electricity_per_kwh"),
+                lifetime_months=local.get("lifetime_months"),
+            )
+        except formulas.EstimateInputError as error:
+            field = error.field
+            if field in ("purchase_price", "power_watts"):
+                field = f"local.{field}"
+            raise serializers.ValidationError(nested_error(field, error.message)) from None
+        currency = data["currency"]
+
+        def money(amount: Decimal) -> dict[str, str]:
+            return {"amount": str(amount), "currency": currency}
+
+        words = [
+            f"{result.tokens_per_month:,.0f} tokens a month take {result.gpu_hours_per_month:,.1f} "
+            f"busy GPU-hours; billed {result.billed_hours_per_month:,.1f} h: "
+            f"{result.monthly_cost} {currency} a month."
+        ]
+        if data["billing"] == "always_on" and result.load > 1:
+            words.append(
+                f"The load needs {result.load:.2f}x the GPUs kept on: add GPUs, or requests queue."
+            )
+        if result.month_exceeding_training is not None:
+            words.append(
+                f"Serving passes the training cost in month {result.month_exceeding_training}: "
+                "train once, serve many."
+            )
+        if result.local is not None:
+            even = result.local.break_even_month
+            words.append(
+                "Owning never pays off at this load."
+                if even is None
+                else f"Owning pays off from month {even}"
+                + ("" if result.local.within_lifetime else ", after the hardware's lifetime")
+                + "."
+            )
+        return Response(
+            {
+                "tokens_per_month": result.tokens_per_month,
+                "gpu_hours_per_month": result.gpu_hours_per_month,
+                "billed_hours_per_month": result.billed_hours_per_month,
+                "load": result.load,
+                "monthly_cost": money(result.monthly_cost),
+                "cumulative": [money(a) for a in result.cumulative],
+                "month_exceeding_training": result.month_exceeding_training,
+                "local": None
+                if result.local is None
+                else {
+                    "monthly_cost": money(result.local.monthly_cost),
+                    "cumulative": [money(a) for a in result.local.cumulative],
+                    "break_even_month": result.local.break_even_month,
+                    "within_lifetime": result.local.within_lifetime,
+                },
+                "recommendations": words,
+            }
+        )
 
 
 class HardwareOptionsView(APIView):
