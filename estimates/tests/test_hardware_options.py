@@ -159,5 +159,42 @@ class CampaignHardwareOptionsTests(CommittedTestData, TestCase):
         # Unpriced options come last.
         self.assertTrue(all(o["total_cost"] is None for o in options[len(priced) :]))
 
+    def test_the_panel_tag_names_the_cheapest_option_in_plain_words(self) -> None:
+        from django.template import Context, Template
+
+        html = Template(
+            "{% load estimates_hardware %}{% hardware_options_panel campaign %}"
+        ).render(Context({"campaign": self.campaign}))
+        self.assertIn('id="hardware-options-panel"', html)
+        first = html.index("<li>")
+        self.assertIn("RTX-4090", html[first : first + 200])
+        self.assertIn("47.14 USD", html)
+        self.assertIn("fits the window", html)
+
     def test_another_teams_campaign_is_a_404(self) -> None:
         self.assertEqual(self.get(self.outsider).status_code, 404)
+
+
+class CatalogAdminTests(TestCase):
+    admin_user: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        seed_catalog()
+        cls.admin_user = make_user("root", is_superuser=True)
+
+    def test_gpu_models_show_their_source_and_power(self) -> None:
+        self.client.force_login(self.admin_user)
+        page = self.client.get("/admin/estimates/gpumodel/")
+        self.assertEqual(page.status_code, 200)
+        self.assertContains(page, "AMD Instinct MI300X datasheet")
+        self.assertContains(page, "bf16 1307.4")
+
+    def test_rental_plans_show_the_price_per_gpu_hour_beside_the_lot_and_the_flag(self) -> None:
+        self.client.force_login(self.admin_user)
+        page = self.client.get("/admin/estimates/rentalplan/")
+        self.assertEqual(page.status_code, 200)
+        self.assertContains(page, "Per GPU-hour")
+        self.assertContains(page, "4.5000 USD")  # the 2x B200 lot: 648.00 / (72 h x 2 GPUs)
+        self.assertContains(page, "9.0000 USD")  # the same lot per lot-hour
+        self.assertContains(page, "Illustrative")
