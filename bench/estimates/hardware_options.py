@@ -74,12 +74,12 @@ def main() -> None:
 def run(n_items: int, seed: int, repeat: int) -> list[tuple[str, list[float], str]]:
     from django.contrib.auth import get_user_model
     from rest_framework.test import APIClient
+    from run import build_campaign  # bench/estimates/run.py
 
     from campaigns.models import Membership
     from estimates import forecasts, options
     from estimates.campaign_options import campaign_hardware_options, campaign_works
     from estimates.models import GpuModel, RentalPlan
-    from run import build_campaign  # bench/estimates/run.py
 
     campaign = build_campaign(n_items, seed)
     version = forecasts.mark_stale(campaign) or 0
