@@ -2090,6 +2090,25 @@ def estimate(inp: EstimateInput) -> EstimateResult:
             "checkpoints were assumed to take zero hours; add them, extrapolating from a "
             "training step forgets them."
         )
+    if deepspeed is not None:
+        recommendations.append(
+            f"DeepSpeed's own estimator (ZeRO-{hardware.zero_stage}, offload "
+            f"{hardware.offload}) counts {_gib(deepspeed.per_gpu_bytes)} of model states per GPU "
+            f"and {_gib(deepspeed.cpu_bytes)} of CPU memory per node, buffers included; the "
+            "ZeRO paper's accounting above is the floor."
+        )
+    if energy is not None:
+        recommendations.append(
+            f"Energy: {energy.gpu_kwh:,.0f} kWh at the GPUs, {energy.facility_kwh:,.0f} kWh with "
+            f"the facility's PUE, about {energy.kg_co2e / 1000:,.1f} t CO2e on this grid."
+        )
+    if failures is not None:
+        recommendations.append(
+            f"Checkpoint every {failures.daly_interval_minutes:,.0f} minutes (Daly; Young says "
+            f"{failures.young_interval_minutes:,.0f}): failures and checkpoints are expected to "
+            f"add {failures.expected_lost_hours:,.1f} h, {failures.wall_hours_with_failures:,.1f} "
+            "h in all."
+        )
     levers = _levers(inp, gpu)
     recommendations.extend(_lever_text(lever, core) for lever in levers)
     if inp.cost is not None:

@@ -274,3 +274,95 @@ class NoServerErrorInTheNewSectionsTests(HypothesisTestCase):
                 self.assertIn(section, body)
                 if isinstance(errors, dict):
                     self.assertLessEqual(set(errors), set(body[section]), errors)
+
+
+class NoServerErrorElsewhereTests(HypothesisTestCase):
+    """compute-optimal and serving: a 200 or a 400 for any finite numbers."""
+
+    planner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        seed_catalog()
+        cls.planner = make_user("hyp3", team=Team.objects.create(name="nlp"), role="planner")
+
+    def post(self, url: str, body: Any) -> Any:
+        return self.client.post(
+            url, body, content_type="application/json", **token_header(self.planner)
+        )
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        flops=st.one_of(st.none(), number),
+        parameters=st.one_of(st.none(), number),
+        epochs=number,
+        amount=st.decimals(allow_nan=False, allow_infinity=False, places=2),
+        rate=st.decimals(allow_nan=False, allow_infinity=False, places=4),
+        utilization=number,
+    )
+    def test_compute_optimal_never_answers_500(
+        self,
+        flops: Any,
+        parameters: Any,
+        epochs: Any,
+        amount: Decimal,
+        rate: Decimal,
+        utilization: Any,
+    ) -> None:
+        body: dict[str, Any] = {"epochs": epochs}
+        if flops is not None:
+            body["flops"] = flops
+        if parameters is not None:
+            body["parameters"] = parameters
+        if flops is None and parameters is None:
+            body["budget"] = {
+                "amount": str(amount),
+                "gpu": "H100-80GB",
+                "utilization": utilization,
+                "hourly_rate_per_gpu": str(rate),
+            }
+        answer = self.post("/api/v1/estimates/compute-optimal/", body)
+        self.assertIn(answer.status_code, (200, 400), answer.content)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        requests=number,
+        tokens=number,
+        throughput=number,
+        months=number,
+        rate=st.decimals(allow_nan=False, allow_infinity=False, places=4),
+        billing=st.sampled_from(["busy", "always_on"]),
+        gpus=number,
+        price=st.decimals(allow_nan=False, allow_infinity=False, places=2),
+        watts=number,
+    )
+    def test_serving_never_answers_500(
+        self,
+        requests: Any,
+        tokens: Any,
+        throughput: Any,
+        months: Any,
+        rate: Decimal,
+        billing: str,
+        gpus: Any,
+        price: Decimal,
+        watts: Any,
+    ) -> None:
+        body = {
+            "requests_per_month": requests,
+            "tokens_per_request": tokens,
+            "tokens_per_second_per_gpu": throughput,
+            "months": months,
+            "hourly_rate_per_gpu": str(rate),
+            "billing": billing,
+            "gpus": gpus,
+            "training_cost": str(price),
+            "local": {
+                "purchase_price": str(price),
+                "power_watts": watts,
+                "electricity_per_kwh": "0.30",
+                "lifetime_months": 36,
+            },
+        }
+        answer = self.post("/api/v1/estimates/serving/", body)
+        self.assertIn(answer.status_code, (200, 400), answer.content)

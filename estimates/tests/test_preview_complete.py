@@ -243,7 +243,9 @@ class PreviewCompleteTests(TestCase):
                     pilot={"tokens_per_second": 1.0e12 / (wall * 3600)},
                     energy={"pue": 1.1, "grid_kg_co2_per_kwh": 0.385},
                 )
-                energy = self.ok(body)["energy"]
+                result = self.ok(body)
+                energy = result["energy"]
+                self.assertTrue(any("t CO2e" in line for line in result["recommendations"]))
                 self.assertAlmostEqual(energy["gpu_kwh"], gpu_hours * 0.4, delta=1)
                 # The table prints whole MWh and tonnes (rounded down): within 1%.
                 self.assertAlmostEqual(energy["facility_kwh"] / 1000 / mwh, 1, delta=0.01)
@@ -277,6 +279,7 @@ class PreviewCompleteTests(TestCase):
                 failures = result["checkpointing"]
                 self.assertAlmostEqual(failures["young_interval_minutes"], 120.0)
                 self.assertAlmostEqual(failures["daly_interval_minutes"], 116.69, delta=0.01)
+                self.assertIn("Checkpoint every 117 minutes", "\n".join(result["recommendations"]))
                 self.assertGreater(failures["expected_lost_hours"], 0)
                 self.assertAlmostEqual(
                     failures["wall_hours_with_failures"],
