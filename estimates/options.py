@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal
 
-from . import formulas, plans
+from . import catalog, formulas, plans
 from .catalog import GpuModel
 
 TimeSource = Literal["pilot", "projected", "assumed", "observed"]
@@ -156,7 +156,10 @@ def rank_options(
     window (for lots, the selection's own feasibility).
     """
     by_name = {plans.normalize_gpu(g.name): g for g in gpus}
-    normalized_rates = {plans.normalize_gpu(k): v for k, v in (rates or {}).items()}
+    # A rate may name the GPU by an alias ("H100-80GB" for the H100 SXM).
+    normalized_rates = {
+        plans.normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rates or {}).items()
+    }
     measured = measured_on or {}
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []

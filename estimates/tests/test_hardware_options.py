@@ -46,7 +46,7 @@ class HardwareOptionsTests(TestCase):
         self,
     ) -> None:
         body = copy.deepcopy(JOB)
-        body["rates"] = {"A100-80GB": "1.50", "H100-SXM": "2.50"}
+        body["rates"] = {"A100-80GB": "1.50", "H100-80GB": "2.50"}  # an alias of H100-SXM
         body["cost"]["hourly_rate_per_gpu"] = "4.00"
         result = self.ok(body)
         amounts = [Decimal(o["total_cost"]["amount"]) for o in result["options"]]
