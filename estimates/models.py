@@ -74,7 +74,9 @@ class RentalPlan(models.Model):
     name = models.CharField(max_length=100)
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="plans")
     gpus_per_lot = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
-    duration_hours = models.DecimalField(max_digits=9, decimal_places=2)
+    duration_hours = models.DecimalField(
+        max_digits=9, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
+    )
     # Priced per lot: a lot that includes two GPUs is not charged twice.
     price = models.DecimalField(max_digits=14, decimal_places=2)
     currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
@@ -94,13 +96,19 @@ class RentalPlan(models.Model):
 
     @property
     def price_per_hour(self) -> Decimal:
-        """Price of the whole lot per hour (all its GPUs together)."""
+        """Price of the whole lot per hour (all its GPUs together); 0 for a row without hours
+        (the validator refuses them, but the listing must not fail on an older row)."""
+        if not self.duration_hours or self.duration_hours <= 0:
+            return Decimal("0.0000")
+        # price < 1e12 and hours >= 0.01: at most 18 digits, within the 28-digit context.
         return (self.price / self.duration_hours).quantize(Decimal("0.0001"))
 
     @property
     def price_per_gpu_hour(self) -> Decimal:
         """Price per GPU-hour: the lot's price over its GPUs x hours, comparable with an hourly
         rate per GPU (a 2-GPU lot at 648.00 for 72 h is 4.50 per GPU-hour, not 9.00)."""
+        if not self.duration_hours or self.duration_hours <= 0 or self.gpus_per_lot < 1:
+            return Decimal("0.0000")
         return (self.price / (self.duration_hours * self.gpus_per_lot)).quantize(Decimal("0.0001"))
 
     def as_offer(self) -> plans.RentalPlanOffer:

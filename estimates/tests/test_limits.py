@@ -366,3 +366,26 @@ class NoServerErrorElsewhereTests(HypothesisTestCase):
         }
         answer = self.post("/api/v1/estimates/serving/", body)
         self.assertIn(answer.status_code, (200, 400), answer.content)
+
+
+def test_a_lot_price_beyond_28_digits_is_shown_rather_than_raising_invalid_operation() -> None:
+    from estimates.plans import _fmt_money
+
+    assert _fmt_money(Decimal("1e30"), "USD") == "1E+30 USD"
+    assert _fmt_money(Decimal("47.14"), "USD") == "47.14 USD"
+
+
+class PlanListingTests(TestCase):
+    def test_a_plan_row_without_hours_is_listed_with_a_zero_hourly_price_not_a_500(self) -> None:
+        from estimates.models import GpuModel, RentalPlan
+
+        seed_catalog()
+        gpu = GpuModel.objects.get(name="RTX-4090")
+        RentalPlan.objects.create(
+            provider="Old", name="broken", gpu=gpu, duration_hours=Decimal("0"), price=Decimal("1")
+        )
+        viewer = make_user("pl", team=Team.objects.create(name="t"), role="viewer")
+        answer = self.client.get("/api/v1/estimates/plans/", **token_header(viewer))
+        self.assertEqual(answer.status_code, 200)
+        broken = next(p for p in answer.json()["results"] if p["name"] == "broken")
+        self.assertEqual(broken["price_per_hour"], "0.0000")
