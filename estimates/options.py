@@ -222,10 +222,18 @@ def rank_options(
             assumption = "Assumed utilization of peak FLOP/s; no pilot on this GPU."
 
         priced: list[tuple[PlanChoice, formulas.Money, bool | None]] = []
-        rate = normalized_rates.get(plans.normalize_gpu(candidate.name), fallback_rate)
+        own_rate = normalized_rates.get(plans.normalize_gpu(candidate.name))
+        rate = own_rate if own_rate is not None else fallback_rate
         if rate is not None:
             try:
                 choice, money = _hourly(gpu_hours, rate, currency)
+                if own_rate is None:
+                    # Said, because one rate for every card favours the fastest card.
+                    choice = PlanChoice(
+                        "hourly",
+                        f"{choice.description} (the fallback rate: no rate given for this GPU)",
+                        rate_per_gpu_hour=rate,
+                    )
                 priced.append(
                     (choice, money, None if window_hours is None else wall <= window_hours)
                 )

@@ -64,6 +64,9 @@ class HardwareOptionsTests(TestCase):
             float(h100["total_cost"]["amount"]), h100["gpu_hours"] * 2.5, delta=0.01
         )
         self.assertTrue(all(o["fits_in_memory"] for o in result["options"]))
+        b200 = next(o for o in result["options"] if o["gpu"] == "B200")
+        self.assertEqual(b200["plan"]["rate_per_gpu_hour"], "4.0000")
+        self.assertIn("fallback rate", b200["plan"]["description"])
 
     def test_a_pilot_times_its_own_gpu_and_its_mfu_is_projected_to_the_others(self) -> None:
         """The pilot's measured MFU carried to another GPU's peak: hours scale by the ratio of
