@@ -389,3 +389,39 @@ class PlanListingTests(TestCase):
         self.assertEqual(answer.status_code, 200)
         broken = next(p for p in answer.json()["results"] if p["name"] == "broken")
         self.assertEqual(broken["price_per_hour"], "0.0000")
+
+
+class NoServerErrorInHardwareOptionsTests(HypothesisTestCase):
+    """hardware-options: a 200 or a 400 for any finite numbers (each example ranks ~19 GPUs)."""
+
+    planner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        seed_catalog()
+        cls.planner = make_user("hyp4", team=Team.objects.create(name="nlp"), role="planner")
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(
+        parameters=number,
+        tokens_per_second=number,
+        window=st.one_of(st.none(), number),
+        rate=st.decimals(allow_nan=False, allow_infinity=False, places=4),
+        pilot_gpu=st.sampled_from(["A100-80GB", "H100-80GB", "T4", "TPU-v5e"]),
+    )
+    def test_no_finite_input_answers_500(
+        self, parameters: Any, tokens_per_second: Any, window: Any, rate: Decimal, pilot_gpu: str
+    ) -> None:
+        body = copy.deepcopy(API_EXAMPLE)
+        body["model"]["parameters"] = parameters
+        body["pilot"] = {"tokens_per_second": tokens_per_second, "gpu": pilot_gpu}
+        body["rates"] = {"H100-SXM": str(rate)}
+        if window is not None:
+            body["window_hours"] = window
+        answer = self.client.post(
+            "/api/v1/estimates/hardware-options/",
+            body,
+            content_type="application/json",
+            **token_header(self.planner),
+        )
+        self.assertIn(answer.status_code, (200, 400), answer.content)
