@@ -37,13 +37,22 @@ class CatalogAdmin(admin.ModelAdmin[Any]):
 
 @admin.register(GpuModel)
 class GpuModelAdmin(CatalogAdmin):
-    list_display = ["name", "memory_gib", "peak_flops"]
-    search_fields = ["name"]
-    fields = ["name", "memory_bytes", "peak_flops", "source"]
+    list_display = ["name", "memory_gib", "peak_tflops", "tdp_watts", "source"]
+    search_fields = ["name", "source"]
+    fields = ["name", "memory_bytes", "peak_flops", "tdp_watts", "source"]
 
     @admin.display(description="memory (GiB)", ordering="memory_bytes")
     def memory_gib(self, obj: GpuModel) -> str:
         return f"{obj.memory_bytes / 2**30:g}"
+
+    @admin.display(description="dense peak (TFLOP/s)")
+    def peak_tflops(self, obj: GpuModel) -> str:
+        peaks = obj.peak_flops if isinstance(obj.peak_flops, dict) else {}
+        return ", ".join(
+            f"{precision} {value / 1e12:g}"
+            for precision, value in peaks.items()
+            if isinstance(value, int | float)
+        )
 
 
 @admin.register(RentalPlan)
@@ -56,9 +65,11 @@ class RentalPlanAdmin(CatalogAdmin):
         "duration_hours",
         "price",
         "currency",
-        "price_per_hour",
+        "lot_price_per_hour",
+        "gpu_hour_price",
+        "illustrative",
     ]
-    list_filter = ["provider", "gpu", "currency"]
+    list_filter = ["provider", "gpu", "currency", "illustrative"]
     search_fields = ["provider", "name", "gpu__name"]
     list_select_related = ["gpu"]
     fields = [
@@ -69,8 +80,17 @@ class RentalPlanAdmin(CatalogAdmin):
         "duration_hours",
         "price",
         "currency",
+        "illustrative",
         "note",
     ]
+
+    @admin.display(description="per lot-hour (all its GPUs)")
+    def lot_price_per_hour(self, obj: RentalPlan) -> str:
+        return f"{obj.price_per_hour} {obj.currency}"
+
+    @admin.display(description="per GPU-hour")
+    def gpu_hour_price(self, obj: RentalPlan) -> str:
+        return f"{obj.price_per_gpu_hour} {obj.currency}"
 
 
 @admin.register(Estimate)

@@ -406,6 +406,9 @@ def _lot_items(
 
 
 def _money(amount: Decimal) -> str:
+    # Guarded: a quantize needing more than 28 digits raises InvalidOperation.
+    if not amount.is_finite() or amount.adjusted() >= 24:
+        return str(amount)
     return str(amount.quantize(Decimal("0.01")))
 
 

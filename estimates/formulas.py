@@ -26,42 +26,62 @@ Units
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+from types import MappingProxyType
 from typing import Final, Literal
 
 from .catalog import GIB, GpuModel, get_gpu
 
 __all__ = [
     "CHINCHILLA_TOKENS_PER_PARAMETER",
+    "HOURS_PER_MONTH",
     "KAPLAN_ALPHA_DATA",
     "KAPLAN_ALPHA_PARAMETERS",
+    "LIMITS",
+    "MAX_AMOUNT",
+    "OFFLOADS",
     "OPTIMIZERS",
     "PRECISIONS",
     "RECOMPUTE_FLOPS_FACTOR",
+    "UTILIZATION_KINDS",
+    "AmountOverflowError",
+    "Checkpointing",
     "ComputeOptimal",
     "CostSpec",
+    "DeepSpeedMemory",
+    "Energy",
     "EstimateInput",
     "EstimateInputError",
     "EstimateResult",
     "HardwareSpec",
     "InferenceProjection",
     "Lever",
+    "LocalServing",
     "MemoryBreakdown",
     "ModelSpec",
     "Money",
     "Overheads",
     "PilotSpec",
+    "ScalingLever",
+    "ServingProjection",
     "StateBytes",
     "TimeEstimate",
     "TrainingSpec",
     "activation_bytes",
     "break_even_months",
+    "checkpoint_size_bytes",
+    "checkpointing",
+    "chinchilla_fit",
     "chinchilla_optimal",
     "daly_interval",
+    "daly_wall_time",
     "data_parallel_degree",
     "deepspeed_model_states_bytes",
+    "deepspeed_zero_memory",
+    "energy_use",
     "estimate",
     "fits_in_memory",
     "gpu_hours",
@@ -70,12 +90,17 @@ __all__ = [
     "inference_projection",
     "kaplan_loss_ratio",
     "lot_cost",
+    "lower_precision",
     "memory_per_device",
+    "model_flops_per_token",
     "model_state_bytes_per_parameter",
     "narayanan_flops_per_iteration",
     "narayanan_training_flops",
     "overhead_hours",
     "pilot_wall_hours",
+    "scaled_amount",
+    "scaling_levers",
+    "serving_projection",
     "time_from_flops",
     "time_from_pilot",
     "training_flops",
@@ -92,7 +117,68 @@ KAPLAN_ALPHA_PARAMETERS: Final = 0.076
 KAPLAN_ALPHA_DATA: Final = 0.095
 CHINCHILLA_TOKENS_PER_PARAMETER: Final = 20.0
 _CENT: Final = Decimal("0.01")
+# The largest money amount computed (a quadrillion): quantizing to cents then needs 18 digits,
+# well inside Decimal's default 28-digit context, so a quantize can never raise.
+MAX_AMOUNT: Final = Decimal("1e15")
+
+# Documented input ranges, inclusive, by API name (docs/api.md; the OpenAPI schema states them as
+# minimum/maximum). They are generous (the largest published models have ~2e12 parameters and
+# ~2e13 tokens) and chosen so that no product in the formulas overflows a float: at most
+# 6 x 1e15 x 1e18 x 1e4 = 6e37 FLOPs, and time divides by at least 1e6 FLOP/s x 1e-3.
+LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
+    {
+        "model.parameters": (1.0, 1e15),
+        "model.layers": (1, 100_000),
+        "model.hidden_size": (1, 1_000_000),
+        "model.attention_heads": (1, 100_000),
+        "model.vocab_size": (1, 100_000_000),
+        "model.largest_layer_parameters": (1.0, 1e15),
+        "training.tokens": (1.0, 1e18),
+        "training.samples": (1.0, 1e18),
+        "training.tokens_per_sample": (1.0, 1e9),
+        "training.epochs": (1e-6, 1e4),
+        "training.sequence_length": (1, 16_777_216),
+        "training.micro_batch_size": (1, 1_000_000),
+        "hardware.count": (1, 1_000_000),
+        "hardware.utilization": (0.001, 1.0),
+        "hardware.tensor_parallel": (1, 65_536),
+        "hardware.pipeline_parallel": (1, 65_536),
+        "hardware.custom.memory_bytes": (1, 2**50),
+        "hardware.custom.peak_flops": (1e6, 1e18),
+        "hardware.custom.tdp_watts": (1.0, 100_000.0),
+        "pilot.tokens_per_second": (1e-6, 1e15),
+        "pilot.samples_per_second": (1e-6, 1e15),
+        "pilot.gpus": (1, 1_000_000),
+        "hardware.gpus_per_node": (1, 1024),
+        "compute_optimal.flops": (1e15, 1e32),
+        "compute_optimal.parameters": (1e6, 1e15),
+        "compute_optimal.epochs": (1.0, 1e4),
+        "budget.utilization": (0.001, 1.0),
+        "window_hours": (0.01, 1e7),
+        "serving.requests_per_month": (1.0, 1e15),
+        "serving.tokens_per_request": (1.0, 1e7),
+        "serving.tokens_per_second_per_gpu": (0.001, 1e9),
+        "serving.months": (1, 600),
+        "serving.gpus": (1, 1_000_000),
+        "local.power_watts": (1.0, 1e7),
+        "local.lifetime_months": (1, 600),
+        "energy.pue": (1.0, 10.0),
+        "energy.grid_kg_co2_per_kwh": (0.0, 10.0),
+        "energy.tdp_watts": (1.0, 100_000.0),
+        "reliability.checkpoint_write_seconds": (0.001, 1e6),
+        "reliability.mtbf_hours": (0.001, 1e7),
+        "reliability.interruptions.count": (1, 1_000_000),
+        "reliability.interruptions.days": (0.001, 1e5),
+        "overheads.loading_hours": (0.0, 1e6),
+        "overheads.long_input_hours": (0.0, 1e6),
+        "overheads.validation_fraction": (0.0, 100.0),
+        "overheads.output_hours": (0.0, 1e6),
+        "overheads.checkpoint_hours": (0.0, 1e6),
+    }
+)
 _SECONDS_PER_HOUR: Final = 3600.0
+# One petaflop/s-day (Brown et al. 2020, table D.1 reports GPT-3 in these units).
+_PF_DAY: Final = 1e15 * 86_400
 # Upper bound for "how many GPUs would fit" searches; beyond this the advice is meaningless.
 _MAX_GPUS: Final = 65536
 # Under this headroom the fit is called tight: allocator fragmentation and the CUDA context
@@ -155,8 +241,32 @@ def _as_decimal(value: float | int | Decimal, name: str) -> Decimal:
     return result
 
 
-def _cents(amount: Decimal) -> Decimal:
+class AmountOverflowError(EstimateInputError):
+    """A money amount beyond ``MAX_AMOUNT``; callers rename ``field`` to the input behind it."""
+
+
+def _cents(amount: Decimal, name: str = "amount") -> Decimal:
+    """``amount`` quantized to cents (ROUND_HALF_UP), refused beyond ``MAX_AMOUNT``.
+
+    Checked before quantizing: a quantize whose result needs more digits than the context's
+    precision raises ``decimal.InvalidOperation`` instead of rounding.
+    """
+    if not amount.is_finite() or abs(amount) > MAX_AMOUNT:
+        raise AmountOverflowError(
+            name, f"the amount {amount:.3e} exceeds the largest amount handled, {MAX_AMOUNT:.0e}"
+        )
     return amount.quantize(_CENT, rounding=ROUND_HALF_UP)
+
+
+def _in_range(value: float, dotted: str) -> float:
+    """``value`` within ``LIMITS[dotted]``; the error names the last part (renamed by callers)."""
+    low, high = LIMITS[dotted]
+    name = dotted.rsplit(".", 1)[-1]
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise EstimateInputError(name, f"must be a finite number, got {value!r}")
+    if not low <= value <= high:
+        raise EstimateInputError(name, f"must be between {low:g} and {high:g}, got {value:g}")
+    return value
 
 
 # --------------------------------------------------------------------------------------- FLOPs
@@ -529,25 +639,196 @@ def fits_in_memory(
     return breakdown.total + headroom_bytes <= device_memory_bytes
 
 
-def deepspeed_model_states_bytes(
-    parameters: float, gpus: int, zero_stage: int, largest_layer_parameters: float = 0.0
-) -> int:
-    """DeepSpeed's own per-GPU model-state estimate (no offload), a practical upper figure.
+OFFLOADS: Final = ("none", "optimizer", "optimizer_and_parameters")
+UTILIZATION_KINDS: Final = ("hfu", "mfu")
+# DeepSpeed's estimators multiply CPU memory by this "additional_buffer_factor" (their default).
+DEEPSPEED_BUFFER_FACTOR: Final = 1.5
+DEEPSPEED_VERSION: Final = (
+    "DeepSpeed master: stage_1_and_2.estimate_zero2_model_states_mem_needs (2 + 18/N bytes per "
+    "parameter on GPU) and stage3.estimate_zero3_model_states_mem_needs (zero_init=True), "
+    "additional_buffer_factor=1.5"
+)
 
-    Source: DeepSpeed, ``estimate_zero2_model_states_mem_needs`` / ``estimate_zero3_...`` and
-    docs/code-docs/source/memory.rst: ZeRO-2 = 4 P + 16 P / N (fp16 weights and gradient
-    buckets plus fp32 grads, master and Adam states partitioned); ZeRO-3 = 4 x largest layer
-    + 18 P / N. Higher than the ZeRO paper's accounting because it counts working buffers.
+
+@dataclass(frozen=True)
+class DeepSpeedMemory:
+    """What DeepSpeed's own estimator prints: bytes per GPU and per CPU (node) for model states."""
+
+    per_gpu_bytes: int
+    cpu_bytes: int
+    version: str = DEEPSPEED_VERSION
+
+
+def deepspeed_zero_memory(
+    parameters: float,
+    gpus: int,
+    zero_stage: int,
+    *,
+    offload: str = "none",
+    largest_layer_parameters: float = 0.0,
+    gpus_per_node: int | None = None,
+    buffer_factor: float = DEEPSPEED_BUFFER_FACTOR,
+) -> DeepSpeedMemory:
+    """DeepSpeed's per-GPU and per-CPU (node) model-state estimate for ZeRO stages 2 and 3.
+
+    Source: DeepSpeed's current code, deepspeed/runtime/zero/stage_1_and_2.py
+    ``estimate_zero2_model_states_mem_needs`` and stage3.py
+    ``estimate_zero3_model_states_mem_needs``
+    (docs/code-docs/source/memory.rst shows their output), with P parameters, N GPUs in all,
+    G GPUs per node, L the largest layer's parameters and f the buffer factor (1.5):
+
+    * ZeRO-2, no offload: GPU 2P + 18P/N (16-bit weights; 16-bit and fp32 gradients, fp32
+      master and Adam states partitioned), CPU 4PGf. Optimizer offload: GPU 2P, CPU P max(4N, 16) f.
+    * ZeRO-3 (zero_init): no offload GPU 4L + 18P/N, CPU 4LGf; optimizer offload GPU
+      4L + 2P/N, CPU 16Pf/nodes; optimizer and parameter offload GPU 4L, CPU 18Pf/nodes.
+
+    DeepSpeed offloads parameters only at stage 3.
     """
     p = _positive(parameters, "parameters")
     n = _positive_int(gpus, "gpus")
+    per_node = min(n, 8) if gpus_per_node is None else _positive_int(gpus_per_node, "gpus_per_node")
+    per_node = min(per_node, n)
+    nodes = math.ceil(n / per_node)
+    largest = _non_negative(largest_layer_parameters, "largest_layer_parameters")
+    f = _positive(buffer_factor, "buffer_factor")
+    _check_choice(offload, OFFLOADS, "offload")
     if zero_stage == 2:
-        return int(4 * p) + int(16 * p / n)
+        if offload == "optimizer_and_parameters":
+            raise EstimateInputError(
+                "offload", "DeepSpeed offloads parameters at ZeRO stage 3 only"
+            )
+        if offload == "optimizer":
+            return DeepSpeedMemory(int(2 * p), int(p * max(4 * n, 16) * f))
+        return DeepSpeedMemory(int(2 * p + int(18 * p / n)), int(p * 4 * per_node * f))
     if zero_stage == 3:
-        return int(4 * _non_negative(largest_layer_parameters, "largest_layer_parameters")) + int(
-            18 * p / n
-        )
+        layer = 4 * largest
+        if offload == "optimizer_and_parameters":
+            return DeepSpeedMemory(int(layer), int(p * 18 / nodes * f))
+        if offload == "optimizer":
+            return DeepSpeedMemory(int(layer + int(2 * p / n)), int(p * 16 / nodes * f))
+        return DeepSpeedMemory(int(layer + int(18 * p / n)), int(largest * 4 * per_node * f))
     raise EstimateInputError("zero_stage", "DeepSpeed publishes estimators for stages 2 and 3")
+
+
+def deepspeed_model_states_bytes(
+    parameters: float, gpus: int, zero_stage: int, largest_layer_parameters: float = 0.0
+) -> int:
+    """DeepSpeed's own per-GPU model-state estimate without offload, a practical upper figure.
+
+    Source: ``deepspeed_zero_memory`` (DeepSpeed's current estimators): ZeRO-2 = 2P + 18P/N,
+    ZeRO-3 = 4 x largest layer + 18P/N. Higher than the ZeRO paper's accounting because it
+    counts the fp32 gradient copy and working buffers.
+    """
+    return deepspeed_zero_memory(
+        parameters, gpus, zero_stage, largest_layer_parameters=largest_layer_parameters
+    ).per_gpu_bytes
+
+
+def model_flops_per_token(
+    parameters: float,
+    layers: int | None = None,
+    hidden_size: int | None = None,
+    sequence_length: int | None = None,
+) -> float:
+    """Model FLOPs per trained token: 6N, plus PaLM's attention term 12 L H Q T when known.
+
+    Source: Chowdhery et al. (2022), "PaLM", appendix B: model FLOPs per token = 6N + 12LHQT
+    (L layers, H heads x Q head size = the hidden size, T sequence length). MFU is
+    throughput x this / peak FLOP/s; it excludes recomputation (that is HFU).
+    """
+    flops = 6.0 * _positive(parameters, "parameters")
+    if layers and hidden_size and sequence_length:
+        flops += 12.0 * layers * hidden_size * sequence_length
+    return flops
+
+
+def checkpoint_size_bytes(parameters: float, precision: str, optimizer: str) -> tuple[int, int]:
+    """(weights, training_state) bytes of a checkpoint.
+
+    Weights are saved at the training precision (2 bytes mixed, 4 fp32); the training state adds
+    the fp32 master copy and the optimizer moments, i.e. the ZeRO paper's weights + optimizer
+    bytes per parameter (Rajbhandari et al. 2020, section 3.1: 2 + 12 for mixed Adam; gradients
+    are not saved). A 7B bf16 AdamW model: 14 GB of weights, 98 GB of training state.
+    """
+    per = model_state_bytes_per_parameter(precision, optimizer)
+    p = _positive(parameters, "parameters")
+    return math.ceil(p * per.weights), math.ceil(p * (per.weights + per.optimizer))
+
+
+@dataclass(frozen=True)
+class Energy:
+    """GPU energy, facility energy (x PUE) and emissions."""
+
+    gpu_kwh: float
+    facility_kwh: float
+    kg_co2e: float
+
+
+def energy_use(gpu_hours: float, tdp_watts: float, pue: float, kg_co2_per_kwh: float) -> Energy:
+    """GPU kWh = GPU-hours x TDP / 1000; facility kWh = x PUE; CO2e = facility kWh x grid factor.
+
+    Source: Touvron et al. (2023), "LLaMA", section 6.2 and table 15: MWh = GPU-h x GPU power
+    x PUE (A100-80GB at 400 W, PUE 1.1), tCO2eq = MWh x 0.385. LLaMA-7B: 82,432 GPU-hours,
+    36 MWh, 14 tCO2eq. Counts the GPUs at board power only (no CPUs, network or idle time).
+    """
+    gpu_kwh = _non_negative(gpu_hours, "gpu_hours") * _positive(tdp_watts, "tdp_watts") / 1000.0
+    facility = gpu_kwh * _positive(pue, "pue")
+    return Energy(gpu_kwh, facility, facility * _non_negative(kg_co2_per_kwh, "kg_co2_per_kwh"))
+
+
+@dataclass(frozen=True)
+class Checkpointing:
+    """Optimal checkpoint intervals and the expected cost of failures, in the API's units."""
+
+    young_interval_minutes: float
+    daly_interval_minutes: float
+    expected_lost_hours: float
+    wall_hours_with_failures: float
+
+
+def daly_wall_time(solve: float, interval: float, checkpoint_cost: float, mtbf: float) -> float:
+    """Expected wall time of ``solve`` hours of work checkpointed every ``interval``.
+
+    Source: Daly (2006), "A higher order estimate of the optimum checkpoint interval for restart
+    dumps", FGCS 22(3), eq. (20): T_w = M e^(R/M) (e^((tau + delta)/M) - 1) T_s / tau, with
+    Poisson failures of mean time M, checkpoint cost delta and restart time R (taken equal to
+    delta: reading a checkpoint back takes about as long as writing it). All in one unit.
+    """
+    m = _positive(mtbf, "mtbf")
+    tau = _positive(interval, "interval")
+    delta = _positive(checkpoint_cost, "checkpoint_cost")
+    exponent = (tau + 2.0 * delta) / m
+    # Beyond e^50 the job practically never finishes (and e^700 would overflow a float).
+    if exponent > 50:
+        raise EstimateInputError(
+            "checkpoint_cost",
+            "a checkpoint takes so much longer than the mean time between failures that the job "
+            "would never finish",
+        )
+    return (
+        m
+        * math.exp(delta / m)
+        * math.expm1((tau + delta) / m)
+        * _non_negative(solve, "solve")
+        / tau
+    )
+
+
+def checkpointing(
+    training_hours: float, checkpoint_write_seconds: float, mtbf_hours: float
+) -> Checkpointing:
+    """Young's and Daly's intervals, and wall time with failures at Daly's interval.
+
+    Source: ``young_interval`` (Young 1974), ``daly_interval`` and ``daly_wall_time`` (Daly
+    2006). ``expected_lost_hours`` is that wall time minus the failure-free training hours:
+    checkpoint writes, rework after each failure and restarts.
+    """
+    c = _positive(checkpoint_write_seconds, "checkpoint_write_seconds") / _SECONDS_PER_HOUR
+    m = _positive(mtbf_hours, "mtbf_hours")
+    young = young_interval(c, m)
+    daly = daly_interval(c, m)
+    wall = daly_wall_time(training_hours, daly, c, m)
+    return Checkpointing(young * 60.0, daly * 60.0, wall - training_hours, wall)
 
 
 # ---------------------------------------------------------------------------------------- cost
@@ -576,7 +857,7 @@ def hourly_cost(
     if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
         raise EstimateInputError("gpus", f"must be an integer >= 0, got {gpus!r}")
     exact = gpus * _as_decimal(hours, "hours") * _money(rate_per_gpu_hour, "rate_per_gpu_hour")
-    return _cents(exact + _money(extra, "extra"))
+    return _cents(exact + _money(extra, "extra"), "hours")
 
 
 def lot_cost(lots: int, price_per_lot: Decimal) -> Decimal:
@@ -587,7 +868,7 @@ def lot_cost(lots: int, price_per_lot: Decimal) -> Decimal:
     """
     if isinstance(lots, bool) or not isinstance(lots, int) or lots < 0:
         raise EstimateInputError("lots", f"must be an integer >= 0, got {lots!r}")
-    return _cents(lots * _money(price_per_lot, "price_per_lot"))
+    return _cents(lots * _money(price_per_lot, "price_per_lot"), "lots")
 
 
 # --------------------------------------------------------------------------------- checkpoints
@@ -643,6 +924,35 @@ def chinchilla_optimal(
     return ComputeOptimal(n, k * n)
 
 
+# Least-squares fit of N_opt = G C^a to Hoffmann et al. (2022), table 3 (log space, every row
+# but the 67B one, whose printed 1.5T tokens disagree with its 5.76e23 FLOPs under C = 6ND:
+# 5.76e23 / (6 x 67e9) = 1.43T). The paper's approach 1 gives a = 0.50.
+CHINCHILLA_FIT_COEFFICIENT: Final = 0.0993487
+CHINCHILLA_FIT_EXPONENT: Final = 0.498092
+
+
+def chinchilla_fit(
+    *, flops: float | None = None, parameters: float | None = None
+) -> ComputeOptimal:
+    """Compute-optimal parameters and tokens from FLOPs, or FLOPs and tokens from parameters.
+
+    Source: Hoffmann et al. (2022), "Training Compute-Optimal Large Language Models", table 3
+    (approach 1): N_opt = G C^a with G = 0.0993487 and a = 0.498092 fitted to the table, and
+    D_opt = C / (6 N_opt). Reproduces every row within 1% except the 67B row's tokens (see
+    CHINCHILLA_FIT_COEFFICIENT); the tokens per parameter drift from 20.0 (400M) to 21.6 (10T)
+    as in the table, where ``chinchilla_optimal`` keeps a fixed 20.
+    """
+    if (flops is None) == (parameters is None):
+        raise EstimateInputError("flops", "give exactly one of flops or parameters")
+    if flops is not None:
+        c = _positive(flops, "flops")
+        n = CHINCHILLA_FIT_COEFFICIENT * c**CHINCHILLA_FIT_EXPONENT
+    else:
+        n = _positive(parameters or 0.0, "parameters")
+        c = (n / CHINCHILLA_FIT_COEFFICIENT) ** (1.0 / CHINCHILLA_FIT_EXPONENT)
+    return ComputeOptimal(n, c / (6.0 * n))
+
+
 def kaplan_loss_ratio(factor: float, alpha: float) -> float:
     """Loss ratio after scaling parameters or data by ``factor``: factor ** -alpha.
 
@@ -652,6 +962,95 @@ def kaplan_loss_ratio(factor: float, alpha: float) -> float:
     """
     ratio: float = math.pow(_positive(factor, "factor"), -_positive(alpha, "alpha"))
     return ratio
+
+
+@dataclass(frozen=True)
+class ScalingLever:
+    """One Kaplan lever on a training run: its FLOPs and cost relative to the run, and the
+    projected loss ratio (None where Kaplan's law says nothing)."""
+
+    name: str
+    description: str
+    flops: float
+    cost_ratio: float
+    loss_ratio: float | None
+    projection: str
+
+
+def scaling_levers(
+    parameters: float,
+    tokens: float,
+    *,
+    epochs: float = 1.0,
+    precision_speedup: float | None = None,
+    lower_precision: str | None = None,
+) -> tuple[ScalingLever, ...]:
+    """What halving the model, the data, the epochs or the precision does to cost and loss.
+
+    Source: Kaplan et al. (2020), eqs. (1.1)-(1.2), as seed 003 quotes them: loss ~ N^-0.076
+    and D^-0.095, each when the other is not the bottleneck; cost follows FLOPs (6 N D) at a
+    fixed utilization and hourly rate. A lower precision changes no FLOP count: its cost ratio
+    assumes throughput follows peak FLOP/s, and Kaplan projects no loss for it. These are
+    projections from a power law fitted on other models, not measurements.
+    """
+    n = _positive(parameters, "parameters")
+    d = _positive(tokens, "tokens")
+    e = _positive(epochs, "epochs")
+    flops = 6.0 * n * d
+    model_loss = kaplan_loss_ratio(0.5, KAPLAN_ALPHA_PARAMETERS)
+    data_loss = kaplan_loss_ratio(0.5, KAPLAN_ALPHA_DATA)
+
+    def percent(ratio: float) -> str:
+        return f"{100 * (ratio - 1):.1f}%"
+
+    levers = [
+        ScalingLever(
+            "half_model",
+            f"half the model ({_count(n / 2)} parameters) on the same tokens",
+            flops / 2,
+            0.5,
+            model_loss,
+            f"Kaplan's L ~ N^-0.076 projects a loss about {percent(model_loss)} higher.",
+        ),
+        ScalingLever(
+            "half_data",
+            f"half the data ({_count(d / 2)} tokens) for the same model",
+            flops / 2,
+            0.5,
+            data_loss,
+            f"Kaplan's L ~ D^-0.095 projects a loss about {percent(data_loss)} higher.",
+        ),
+    ]
+    if e >= 2:
+        levers.append(
+            ScalingLever(
+                "half_epochs",
+                f"{e / 2:g} epochs instead of {e:g} (the same unique data, seen half as often)",
+                flops / 2,
+                0.5,
+                None,
+                "Kaplan's law counts distinct tokens: no loss projection for fewer repeats; "
+                "let the validation metric judge.",
+            )
+        )
+    if precision_speedup is not None and lower_precision is not None:
+        speedup = _positive(precision_speedup, "precision_speedup")
+        levers.append(
+            ScalingLever(
+                "lower_precision",
+                f"{lower_precision} (assuming throughput follows peak FLOP/s, x{speedup:.2g})",
+                flops,
+                1.0 / speedup,
+                None,
+                "Kaplan's law projects nothing for precision; check the loss curve on a pilot.",
+            )
+        )
+    return tuple(levers)
+
+
+def scaled_amount(amount: Decimal, ratio: float) -> Decimal:
+    """``amount`` x ``ratio``, to cents (ROUND_HALF_UP); the ratio through its shortest repr."""
+    return _cents(_money(amount, "amount") * _as_decimal(ratio, "ratio"), "amount")
 
 
 # ------------------------------------------------------------------------------------ serving
@@ -693,6 +1092,105 @@ def inference_projection(
     return InferenceProjection(hours, monthly, cumulative, exceeding)
 
 
+HOURS_PER_MONTH: Final = 730.0  # 8,760 h a year / 12
+
+
+@dataclass(frozen=True)
+class LocalServing:
+    """Owning the serving hardware: monthly power cost, cumulative cost, break-even month."""
+
+    monthly_cost: Decimal
+    cumulative: tuple[Decimal, ...]
+    break_even_month: int | None
+    within_lifetime: bool
+
+
+@dataclass(frozen=True)
+class ServingProjection:
+    tokens_per_month: float
+    gpu_hours_per_month: float
+    billed_hours_per_month: float
+    load: float
+    monthly_cost: Decimal
+    cumulative: tuple[Decimal, ...]
+    month_exceeding_training: int | None
+    local: LocalServing | None
+
+
+def serving_projection(
+    *,
+    requests_per_month: float,
+    tokens_per_request: float,
+    tokens_per_second_per_gpu: float,
+    months: int,
+    hourly_rate_per_gpu: Decimal,
+    billing: str = "busy",
+    gpus: int = 1,
+    training_cost: Decimal | None = None,
+    purchase_price: Decimal | None = None,
+    power_watts: float | None = None,
+    electricity_per_kwh: Decimal | None = None,
+    lifetime_months: int | None = None,
+) -> ServingProjection:
+    """Monthly and cumulative serving cost, when it passes training, and local vs cloud.
+
+    Source: DOMAIN.md section 5 and seed 000 ("train once, serve many": serving repeats every
+    month while training is paid once; owned hardware amortizes under a steady load). Busy
+    GPU-hours = requests x tokens per request / measured tokens/s per GPU / 3600. ``busy``
+    billing pays those hours; ``always_on`` pays ``gpus`` x 730 h a month whatever the load.
+    Each month is billed to cents (ROUND_HALF_UP); cumulative costs are their sums.
+    ``month_exceeding_training`` is the first month (1-based, not capped by ``months``) whose
+    cumulative cost is strictly above the training cost. Owning costs the purchase price up
+    front plus electricity for the same hours at ``power_watts``; ``break_even_month`` is the
+    first month from which the cumulative cloud cost is at least the cumulative local cost
+    (None if it never is), within its lifetime or not (``within_lifetime`` says).
+    """
+    tokens = _positive(requests_per_month, "requests_per_month") * _positive(
+        tokens_per_request, "tokens_per_request"
+    )
+    busy = tokens / _positive(tokens_per_second_per_gpu, "tokens_per_second_per_gpu") / 3600.0
+    n_months = _positive_int(months, "months")
+    rate = _money(hourly_rate_per_gpu, "hourly_rate_per_gpu")
+    _check_choice(billing, ("busy", "always_on"), "billing")
+    if billing == "always_on":
+        billed = _positive_int(gpus, "gpus") * HOURS_PER_MONTH
+        load = busy / billed
+    else:
+        billed, load = busy, 1.0
+    try:
+        monthly = _cents(_as_decimal(billed, "hours") * rate, "hourly_rate_per_gpu")
+        cumulative = tuple(_cents(monthly * m, "months") for m in range(1, n_months + 1))
+    except AmountOverflowError as error:
+        raise AmountOverflowError("hourly_rate_per_gpu", error.message) from None
+    exceeding = None
+    if training_cost is not None and monthly > 0:
+        exceeding = (
+            math.floor(Fraction(_money(training_cost, "training_cost")) / Fraction(monthly)) + 1
+        )
+    local = None
+    if purchase_price is not None:
+        if power_watts is None or electricity_per_kwh is None or lifetime_months is None:
+            raise EstimateInputError(
+                "local", "give purchase_price, power_watts, electricity_per_kwh, lifetime_months"
+            )
+        price = _money(purchase_price, "purchase_price")
+        kwh = _as_decimal(billed * _positive(power_watts, "power_watts") / 1000.0, "power_watts")
+        power = _cents(kwh * _money(electricity_per_kwh, "electricity_per_kwh"), "power_watts")
+        life = _positive_int(lifetime_months, "lifetime_months")
+        local_cumulative = tuple(
+            _cents(price + power * m, "purchase_price") for m in range(1, n_months + 1)
+        )
+        saving = monthly - power
+        if price == 0:
+            even: int | None = 1
+        elif saving <= 0:
+            even = None
+        else:
+            even = max(1, math.ceil(Fraction(price) / Fraction(saving)))
+        local = LocalServing(power, local_cumulative, even, even is not None and even <= life)
+    return ServingProjection(tokens, busy, billed, load, monthly, cumulative, exceeding, local)
+
+
 def break_even_months(
     hardware_price: Decimal,
     cloud_rate_per_hour: Decimal,
@@ -715,8 +1213,8 @@ def break_even_months(
         return 0
     if monthly_saving <= 0:
         return None
-    whole, remainder = divmod(price, monthly_saving)
-    return int(whole) + (1 if remainder else 0)
+    # Exact rational division: Decimal's divmod raises once the quotient needs > 28 digits.
+    return math.ceil(Fraction(price) / Fraction(monthly_saving))
 
 
 # ------------------------------------------------------------------------ the estimate endpoint
@@ -731,6 +1229,8 @@ class ModelSpec:
     hidden_size: int | None = None
     attention_heads: int | None = None
     vocab_size: int | None = None
+    # DeepSpeed's ZeRO-3 estimate needs it; default vocab_size x hidden_size (the embedding).
+    largest_layer_parameters: float | None = None
 
 
 @dataclass(frozen=True)
@@ -760,6 +1260,30 @@ class HardwareSpec:
     zero_stage: int = 0
     tensor_parallel: int = 1
     pipeline_parallel: int = 1
+    # "hfu": hardware FLOPs including recomputation (the default); "mfu": model FLOPs only.
+    utilization_kind: str = "hfu"
+    offload: str = "none"
+    gpus_per_node: int | None = None
+
+
+@dataclass(frozen=True)
+class EnergySpec:
+    """API ``energy``: data-centre PUE, grid emissions and, optionally, the board power."""
+
+    pue: float
+    grid_kg_co2_per_kwh: float
+    tdp_watts: float | None = None
+
+
+@dataclass(frozen=True)
+class ReliabilitySpec:
+    """API ``reliability``: checkpoint write time, and the job's MTBF or observed interruptions
+    (``interruptions_count`` over ``interruptions_days``)."""
+
+    checkpoint_write_seconds: float
+    mtbf_hours: float | None = None
+    interruptions_count: int | None = None
+    interruptions_days: float | None = None
 
 
 @dataclass(frozen=True)
@@ -790,6 +1314,8 @@ class EstimateInput:
     pilot: PilotSpec | None = None
     overheads: Overheads | None = None
     cost: CostSpec | None = None
+    energy: EnergySpec | None = None
+    reliability: ReliabilitySpec | None = None
 
 
 @dataclass(frozen=True)
@@ -832,12 +1358,23 @@ class EstimateResult:
     data_parallel: int
     levers: tuple[Lever, ...]
     recommendations: list[str] = field(hash=False)
+    model_flops: float = 0.0
+    pf_days: float = 0.0
+    mfu: float = 0.0
+    hfu: float = 0.0
+    deepspeed: DeepSpeedMemory | None = None
+    cpu_memory_bytes: int | None = None
+    energy: Energy | None = None
+    checkpointing: Checkpointing | None = None
+    checkpoint_weights_bytes: int = 0
+    checkpoint_training_state_bytes: int = 0
 
 
 @dataclass(frozen=True)
 class _Core:
     training_flops: float
     executed_flops: float
+    model_flops: float
     tokens: float
     time: TimeEstimate
     source: Literal["pilot", "assumed"]
@@ -861,11 +1398,13 @@ def _validate(inp: EstimateInput) -> GpuModel:
     """Check every field with docs/api.md's dotted names; return the resolved GPU."""
     model, training, hardware = inp.model, inp.training, inp.hardware
     try:
-        _positive(model.parameters, "parameters")
+        _in_range(_positive(model.parameters, "parameters"), "model.parameters")
         for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
             value = getattr(model, name)
             if value is not None:
-                _positive_int(value, name)
+                _in_range(_positive_int(value, name), f"model.{name}")
+        if model.largest_layer_parameters is not None:
+            _in_range(model.largest_layer_parameters, "model.largest_layer_parameters")
     except EstimateInputError as error:
         raise _rename(error, "model") from None
 
@@ -873,17 +1412,20 @@ def _validate(inp: EstimateInput) -> GpuModel:
         if training.tokens is not None:
             if training.samples is not None or training.tokens_per_sample is not None:
                 raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
-            _positive(training.tokens, "tokens")
+            _in_range(_positive(training.tokens, "tokens"), "training.tokens")
         elif training.samples is None:
             raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
         else:
-            _positive(training.samples, "samples")
+            _in_range(_positive(training.samples, "samples"), "training.samples")
             if training.tokens_per_sample is None:
                 raise EstimateInputError("tokens_per_sample", "required with samples")
-            _positive(training.tokens_per_sample, "tokens_per_sample")
-        _positive(training.epochs, "epochs")
-        _positive_int(training.sequence_length, "sequence_length")
-        _positive_int(training.micro_batch_size, "micro_batch_size")
+            _in_range(
+                _positive(training.tokens_per_sample, "tokens_per_sample"),
+                "training.tokens_per_sample",
+            )
+        _in_range(_positive(training.epochs, "epochs"), "training.epochs")
+        for name in ("sequence_length", "micro_batch_size"):
+            _in_range(_positive_int(getattr(training, name), name), f"training.{name}")
         _check_choice(training.precision, PRECISIONS, "precision")
         _check_choice(training.optimizer, OPTIMIZERS, "optimizer")
     except EstimateInputError as error:
@@ -891,14 +1433,26 @@ def _validate(inp: EstimateInput) -> GpuModel:
 
     gpu = _resolve_gpu(hardware.gpu)
     try:
-        _positive_int(hardware.count, "count")
-        _utilization(hardware.utilization)
+        _in_range(_positive_int(hardware.count, "count"), "hardware.count")
+        _in_range(_utilization(hardware.utilization), "hardware.utilization")
         if isinstance(hardware.zero_stage, bool) or hardware.zero_stage not in (0, 1, 2, 3):
             raise EstimateInputError(
                 "zero_stage", f"must be 0, 1, 2 or 3; got {hardware.zero_stage!r}"
             )
-        _positive_int(hardware.tensor_parallel, "tensor_parallel")
-        _positive_int(hardware.pipeline_parallel, "pipeline_parallel")
+        for name in ("tensor_parallel", "pipeline_parallel"):
+            _in_range(_positive_int(getattr(hardware, name), name), f"hardware.{name}")
+        if hardware.gpus_per_node is not None:
+            _in_range(
+                _positive_int(hardware.gpus_per_node, "gpus_per_node"), "hardware.gpus_per_node"
+            )
+        _check_choice(hardware.utilization_kind, UTILIZATION_KINDS, "utilization_kind")
+        _check_choice(hardware.offload, OFFLOADS, "offload")
+        if hardware.offload == "optimizer" and hardware.zero_stage < 1:
+            raise EstimateInputError(
+                "offload", "offloading the optimizer needs ZeRO stage 1 or more (ZeRO-Offload)"
+            )
+        if hardware.offload == "optimizer_and_parameters" and hardware.zero_stage != 3:
+            raise EstimateInputError("offload", "offloading parameters needs ZeRO stage 3")
         try:
             data_parallel_degree(
                 hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
@@ -934,19 +1488,42 @@ def _validate(inp: EstimateInput) -> GpuModel:
                     "tokens_per_second", "give exactly one of tokens_per_second, samples_per_second"
                 )
             if pilot.tokens_per_second is not None:
-                _positive(pilot.tokens_per_second, "tokens_per_second")
+                _in_range(
+                    _positive(pilot.tokens_per_second, "tokens_per_second"),
+                    "pilot.tokens_per_second",
+                )
             if pilot.samples_per_second is not None:
-                _positive(pilot.samples_per_second, "samples_per_second")
+                _in_range(
+                    _positive(pilot.samples_per_second, "samples_per_second"),
+                    "pilot.samples_per_second",
+                )
             if pilot.gpus is not None:
-                _positive_int(pilot.gpus, "gpus")
+                _in_range(_positive_int(pilot.gpus, "gpus"), "pilot.gpus")
         except EstimateInputError as error:
             raise _rename(error, "pilot") from None
 
     if inp.overheads is not None:
         try:
             overhead_hours(0.0, inp.overheads)
+            for name in (
+                "loading_hours",
+                "long_input_hours",
+                "validation_fraction",
+                "output_hours",
+                "checkpoint_hours",
+            ):
+                _in_range(getattr(inp.overheads, name), f"overheads.{name}")
         except EstimateInputError as error:
             raise _rename(error, "overheads") from None
+
+    if inp.energy is not None:
+        try:
+            _in_range(inp.energy.pue, "energy.pue")
+            _in_range(inp.energy.grid_kg_co2_per_kwh, "energy.grid_kg_co2_per_kwh")
+            if inp.energy.tdp_watts is not None:
+                _in_range(inp.energy.tdp_watts, "energy.tdp_watts")
+        except EstimateInputError as error:
+            raise _rename(error, "energy") from None
 
     if inp.cost is not None:
         cost = inp.cost
@@ -984,7 +1561,12 @@ def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
     training, hardware = inp.training, inp.hardware
     tokens = _tokens_per_epoch(training) * training.epochs
     flops = training_flops(inp.model.parameters, tokens)
-    executed = flops * (RECOMPUTE_FLOPS_FACTOR if training.activation_checkpointing else 1.0)
+    model = inp.model
+    # PaLM appendix B: the attention term counts when the architecture is known.
+    model_flops = tokens * model_flops_per_token(
+        model.parameters, model.layers, model.hidden_size, training.sequence_length
+    )
+    executed = model_flops * _recompute_factor(training)
     overheads = inp.overheads or Overheads()
     source: Literal["pilot", "assumed"]
     if inp.pilot is not None:
@@ -999,15 +1581,30 @@ def _core(inp: EstimateInput, gpu: GpuModel) -> _Core:
         source = "pilot"
     else:
         peak = gpu.peak_flops[training.precision]
-        time = time_from_flops(executed, hardware.count, peak, hardware.utilization, overheads)
+        # MFU divides model FLOPs, HFU the FLOPs executed (with recomputation): same time.
+        work = model_flops if hardware.utilization_kind == "mfu" else executed
+        time = time_from_flops(work, hardware.count, peak, hardware.utilization, overheads)
         source = "assumed"
     money = None
     if inp.cost is not None:
-        amount = hourly_cost(
-            hardware.count, time.wall_hours, inp.cost.hourly_rate_per_gpu, inp.cost.extra
-        )
+        try:
+            amount = hourly_cost(
+                hardware.count, time.wall_hours, inp.cost.hourly_rate_per_gpu, inp.cost.extra
+            )
+        except AmountOverflowError as error:
+            # The rate is the input that turns (in-range) hours into money; name it, with the
+            # hours it was applied to, rather than an internal "hours".
+            raise AmountOverflowError(
+                "cost.hourly_rate_per_gpu",
+                f"{time.gpu_hours:.3g} GPU-hours at this rate cost more than the largest amount "
+                f"handled ({MAX_AMOUNT:.0e} {inp.cost.currency}): {error.message}",
+            ) from None
         money = Money(amount, inp.cost.currency)
-    return _Core(flops, executed, tokens, time, source, money)
+    return _Core(flops, executed, model_flops, tokens, time, source, money)
+
+
+def _recompute_factor(training: TrainingSpec) -> float:
+    return RECOMPUTE_FLOPS_FACTOR if training.activation_checkpointing else 1.0
 
 
 @dataclass(frozen=True)
@@ -1018,6 +1615,7 @@ class _MemConfig:
     recompute: bool
     flash: bool
     micro_batch: int
+    offload: str = "none"
 
 
 def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
@@ -1038,7 +1636,7 @@ def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
             tensor_parallel=tp,
             pipeline_parallel=pp,
         )
-    return memory_per_device(
+    on_device = memory_per_device(
         model.parameters,
         precision=cfg.precision,
         optimizer=inp.training.optimizer,
@@ -1048,6 +1646,27 @@ def _memory(inp: EstimateInput, cfg: _MemConfig) -> MemoryBreakdown:
         pipeline_parallel=pp,
         activations=acts,
     )
+    if cfg.offload == "none":
+        return on_device
+    # ZeRO-Offload (Ren et al. 2021): the fp32 master copy and optimizer states live on the CPU.
+    # ZeRO-Infinity's parameter offload (stage 3) keeps only the layer being computed (its
+    # 16-bit weights and gradients) on the device.
+    if cfg.offload == "optimizer":
+        weights, gradients = on_device.weights, on_device.gradients
+    else:
+        per = model_state_bytes_per_parameter(cfg.precision, inp.training.optimizer)
+        layer = _largest_layer(model) / tp
+        weights, gradients = math.ceil(layer * per.weights), math.ceil(layer * per.gradients)
+    total = weights + gradients + acts
+    return MemoryBreakdown(weights, gradients, 0, acts, total)
+
+
+def _largest_layer(model: ModelSpec) -> float:
+    if model.largest_layer_parameters is not None:
+        return model.largest_layer_parameters
+    if model.vocab_size and model.hidden_size:
+        return float(model.vocab_size * model.hidden_size)
+    return 0.0
 
 
 def _gib(n_bytes: int) -> str:
@@ -1069,7 +1688,8 @@ def _money_text(money: Money) -> str:
     return f"{money.amount:,.2f} {money.currency}"
 
 
-def _lower_precision(gpu: GpuModel, precision: str) -> str | None:
+def lower_precision(gpu: GpuModel, precision: str) -> str | None:
+    """The next lower precision the card has a peak for (fp32/tf32 -> bf16/fp16 -> fp8)."""
     candidates = {"fp32": ("bf16", "fp16"), "tf32": ("bf16", "fp16"), "bf16": ("fp8",)}
     candidates["fp16"] = ("fp8",)
     for option in candidates.get(precision, ()):
@@ -1118,7 +1738,7 @@ def _levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
             kaplan_loss_ratio(0.5, KAPLAN_ALPHA_DATA),
         )
     )
-    lower = _lower_precision(gpu, training.precision)
+    lower = lower_precision(gpu, training.precision)
     if lower is not None:
         speedup = gpu.peak_flops[lower] / gpu.peak_flops[training.precision]
         options.append(
@@ -1209,6 +1829,7 @@ def _fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> l
         training.activation_checkpointing,
         training.flash_attention,
         training.micro_batch_size,
+        hardware.offload,
     )
 
     def verdict(m: MemoryBreakdown) -> str:
@@ -1244,7 +1865,7 @@ def _fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> l
             break
     lower = None
     if training.precision in ("fp32", "tf32"):
-        lower = _lower_precision(gpu, training.precision)
+        lower = lower_precision(gpu, training.precision)
     singles: list[tuple[str, _MemConfig]] = []
     if lower is not None:
         singles.append((f"{lower} mixed precision", replace(base, precision=lower)))
@@ -1384,16 +2005,55 @@ def estimate(inp: EstimateInput) -> EstimateResult:
         training.activation_checkpointing,
         training.flash_attention,
         training.micro_batch_size,
+        hardware.offload,
     )
     memory = _memory(inp, cfg)
     fits = fits_in_memory(memory, gpu.memory_bytes)
     activations_counted = bool(model.layers and model.hidden_size and model.attention_heads)
 
     pilot_utilization = None
+    peak = gpu.peak_flops[training.precision]
+    factor = _recompute_factor(training)
     if core.source == "pilot" and core.time.training_wall_hours > 0:
         seconds = core.time.training_wall_hours * _SECONDS_PER_HOUR
-        achieved = core.executed_flops / seconds / hardware.count
-        pilot_utilization = achieved / gpu.peak_flops[training.precision]
+        mfu = core.model_flops / seconds / hardware.count / peak
+        hfu = core.executed_flops / seconds / hardware.count / peak
+        pilot_utilization = hfu
+    elif hardware.utilization_kind == "mfu":
+        mfu, hfu = hardware.utilization, hardware.utilization * factor
+    else:
+        mfu, hfu = hardware.utilization / factor, hardware.utilization
+
+    deepspeed = None
+    if hardware.zero_stage in (2, 3):
+        deepspeed = deepspeed_zero_memory(
+            model.parameters / (hardware.tensor_parallel * hardware.pipeline_parallel),
+            data_parallel_degree(
+                hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel
+            ),
+            hardware.zero_stage,
+            offload=hardware.offload,
+            largest_layer_parameters=_largest_layer(model) / hardware.tensor_parallel,
+            gpus_per_node=hardware.gpus_per_node,
+        )
+
+    energy = None
+    if inp.energy is not None:
+        tdp = inp.energy.tdp_watts or gpu.tdp_watts
+        if tdp is None:
+            raise EstimateInputError(
+                "energy.tdp_watts", f"the catalog has no board power for the {gpu.name}; give it"
+            )
+        energy = energy_use(
+            core.time.gpu_hours, tdp, inp.energy.pue, inp.energy.grid_kg_co2_per_kwh
+        )
+
+    failures = None
+    if inp.reliability is not None:
+        failures = _checkpointing(inp.reliability, core.time.training_wall_hours)
+    weights_bytes, state_bytes = checkpoint_size_bytes(
+        model.parameters, training.precision, training.optimizer
+    )
 
     recommendations: list[str] = []
     if not fits:
@@ -1411,9 +2071,16 @@ def estimate(inp: EstimateInput) -> EstimateResult:
     if inp.pilot is None:
         recommendations.append(
             f"No pilot: time assumes {100 * hardware.utilization:.0f}% of the {gpu.name}'s "
-            f"{training.precision} peak; measure a short pilot before launching."
+            f"{training.precision} peak ({hardware.utilization_kind.upper()}: "
+            f"MFU {100 * mfu:.1f}%, HFU {100 * hfu:.1f}%); measure a short pilot before launching."
         )
-    elif pilot_utilization is not None and pilot_utilization > 1:
+    else:
+        recommendations.append(
+            f"The pilot runs at MFU {100 * mfu:.1f}% (model FLOPs, PaLM's accounting) and HFU "
+            f"{100 * hfu:.1f}% (FLOPs executed, recomputation included) of the {gpu.name}'s "
+            f"{training.precision} peak."
+        )
+    if pilot_utilization is not None and pilot_utilization > 1:
         recommendations.append(
             f"The pilot implies {100 * pilot_utilization:.0f}% of peak FLOP/s, which is "
             "impossible: check the pilot throughput, its GPU count and model.parameters."
@@ -1423,6 +2090,25 @@ def estimate(inp: EstimateInput) -> EstimateResult:
             "No overheads given: data loading, long inputs, validation, writing outputs and "
             "checkpoints were assumed to take zero hours; add them, extrapolating from a "
             "training step forgets them."
+        )
+    if deepspeed is not None:
+        recommendations.append(
+            f"DeepSpeed's own estimator (ZeRO-{hardware.zero_stage}, offload "
+            f"{hardware.offload}) counts {_gib(deepspeed.per_gpu_bytes)} of model states per GPU "
+            f"and {_gib(deepspeed.cpu_bytes)} of CPU memory per node, buffers included; the "
+            "ZeRO paper's accounting above is the floor."
+        )
+    if energy is not None:
+        recommendations.append(
+            f"Energy: {energy.gpu_kwh:,.0f} kWh at the GPUs, {energy.facility_kwh:,.0f} kWh with "
+            f"the facility's PUE, about {energy.kg_co2e / 1000:,.1f} t CO2e on this grid."
+        )
+    if failures is not None:
+        recommendations.append(
+            f"Checkpoint every {failures.daly_interval_minutes:,.0f} minutes (Daly; Young says "
+            f"{failures.young_interval_minutes:,.0f}): failures and checkpoints are expected to "
+            f"add {failures.expected_lost_hours:,.1f} h, {failures.wall_hours_with_failures:,.1f} "
+            "h in all."
         )
     levers = _levers(inp, gpu)
     recommendations.extend(_lever_text(lever, core) for lever in levers)
@@ -1453,4 +2139,37 @@ def estimate(inp: EstimateInput) -> EstimateResult:
         ),
         levers=levers,
         recommendations=recommendations,
+        model_flops=core.model_flops,
+        pf_days=core.training_flops / _PF_DAY,
+        mfu=mfu,
+        hfu=hfu,
+        deepspeed=deepspeed,
+        cpu_memory_bytes=None if deepspeed is None else deepspeed.cpu_bytes,
+        energy=energy,
+        checkpointing=failures,
+        checkpoint_weights_bytes=weights_bytes,
+        checkpoint_training_state_bytes=state_bytes,
     )
+
+
+def _checkpointing(spec: ReliabilitySpec, training_hours: float) -> Checkpointing:
+    """``checkpointing`` with the job's MTBF: given, or days x 24 / interruptions observed."""
+    try:
+        if spec.mtbf_hours is not None:
+            mtbf = _in_range(spec.mtbf_hours, "reliability.mtbf_hours")
+        elif spec.interruptions_count is not None and spec.interruptions_days is not None:
+            count = _in_range(spec.interruptions_count, "reliability.interruptions.count")
+            days = _in_range(spec.interruptions_days, "reliability.interruptions.days")
+            mtbf = days * 24.0 / count
+        else:
+            raise EstimateInputError("mtbf_hours", "give mtbf_hours or interruptions")
+        write = _in_range(spec.checkpoint_write_seconds, "reliability.checkpoint_write_seconds")
+        return checkpointing(training_hours, write, mtbf)
+    except EstimateInputError as error:
+        name = error.field
+        if name in ("count", "days"):
+            name = f"interruptions.{name}"
+        elif name not in ("mtbf_hours", "checkpoint_write_seconds"):
+            # Daly's model overflowing: the checkpoint cost against the MTBF is the cause.
+            name = "checkpoint_write_seconds"
+        raise EstimateInputError(f"reliability.{name}", error.message) from None

@@ -26,7 +26,12 @@ class GpuModelQuerySet(models.QuerySet["GpuModel"]):
         if found is not None:
             return found
         wanted = plans.normalize_gpu(name)
-        return next((g for g in self.all() if plans.normalize_gpu(g.name) == wanted), None)
+        found = next((g for g in self.all() if plans.normalize_gpu(g.name) == wanted), None)
+        if found is not None:
+            return found
+        # An alias model cards use ("H100-80GB" for the H100 SXM): catalog.ALIASES.
+        canonical = catalog.canonical_name(name)
+        return None if canonical is None else self.filter(name=canonical).first()
 
 
 class GpuModel(models.Model):
@@ -34,6 +39,9 @@ class GpuModel(models.Model):
     memory_bytes = models.BigIntegerField()
     peak_flops = models.JSONField(help_text="Precision → dense FLOP/s, e.g. {'bf16': 3.12e14}.")
     source = models.CharField(max_length=300, blank=True)
+    tdp_watts = models.FloatField(
+        null=True, blank=True, help_text="Board power from the datasheet, in watts (energy)."
+    )
 
     objects = GpuModelQuerySet.as_manager()
 
@@ -53,7 +61,11 @@ class GpuModel(models.Model):
             if k in catalog.PRECISIONS and isinstance(v, int | float) and not isinstance(v, bool)
         }
         return catalog.GpuModel(
-            name=self.name, memory_bytes=int(self.memory_bytes), peak_flops=peak, source=self.source
+            name=self.name,
+            memory_bytes=int(self.memory_bytes),
+            peak_flops=peak,
+            source=self.source,
+            tdp_watts=self.tdp_watts,
         )
 
 
@@ -62,11 +74,16 @@ class RentalPlan(models.Model):
     name = models.CharField(max_length=100)
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="plans")
     gpus_per_lot = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
-    duration_hours = models.DecimalField(max_digits=9, decimal_places=2)
+    duration_hours = models.DecimalField(
+        max_digits=9, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
+    )
     # Priced per lot: a lot that includes two GPUs is not charged twice.
     price = models.DecimalField(max_digits=14, decimal_places=2)
     currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
     note = models.CharField(max_length=300, blank=True)
+    illustrative = models.BooleanField(
+        default=False, help_text="A made-up catalogue figure, not a provider's published price."
+    )
 
     class Meta:
         ordering = ["provider", "gpu__name", "duration_hours"]
@@ -79,7 +96,20 @@ class RentalPlan(models.Model):
 
     @property
     def price_per_hour(self) -> Decimal:
+        """Price of the whole lot per hour (all its GPUs together); 0 for a row without hours
+        (the validator refuses them, but the listing must not fail on an older row)."""
+        if not self.duration_hours or self.duration_hours <= 0:
+            return Decimal("0.0000")
+        # price < 1e12 and hours >= 0.01: at most 18 digits, within the 28-digit context.
         return (self.price / self.duration_hours).quantize(Decimal("0.0001"))
+
+    @property
+    def price_per_gpu_hour(self) -> Decimal:
+        """Price per GPU-hour: the lot's price over its GPUs x hours, comparable with an hourly
+        rate per GPU (a 2-GPU lot at 648.00 for 72 h is 4.50 per GPU-hour, not 9.00)."""
+        if not self.duration_hours or self.duration_hours <= 0 or self.gpus_per_lot < 1:
+            return Decimal("0.0000")
+        return (self.price / (self.duration_hours * self.gpus_per_lot)).quantize(Decimal("0.0001"))
 
     def as_offer(self) -> plans.RentalPlanOffer:
         """The pure lot selector's view of this row (needs `gpu` loaded)."""

@@ -184,6 +184,10 @@ _fmt_hours = format_hours
 
 def _fmt_money(amount: Decimal, currency: str) -> str:
     # Exact prices with more than two decimals are shown as they are rather than rounded away.
+    # Beyond 24 integer digits a quantize to cents would exceed Decimal's 28-digit context
+    # (InvalidOperation): such an amount is shown as it is.
+    if not amount.is_finite() or amount.adjusted() >= 24:
+        return f"{amount} {currency}"
     shown = (
         amount.quantize(_CENT, rounding=ROUND_HALF_UP)
         if amount == amount.quantize(_CENT)

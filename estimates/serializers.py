@@ -15,68 +15,180 @@ from rest_framework import serializers
 
 from campaigns.fields import MoneyField
 
-from . import formulas
+from . import catalog, formulas, options
 from .models import GpuModel, RentalPlan
 
 CURRENCY = r"^[A-Z]{3}$"
 
 
+def limits(dotted: str, *, integer: bool = False) -> dict[str, Any]:
+    """The documented range of an input (``formulas.LIMITS``) as DRF's min_value/max_value, so
+    the schema states it as minimum/maximum and a value outside it is a 400 naming the field."""
+    low, high = formulas.LIMITS[dotted]
+    if integer:
+        return {"min_value": int(low), "max_value": int(high)}
+    return {"min_value": float(low), "max_value": float(high)}
+
+
+class StrictSerializer(serializers.Serializer[Any]):
+    """Refuses fields it does not declare, each named in the 400 ("Unknown field."): a misspelt
+    optional field would otherwise be ignored silently and its default used instead."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
 # --------------------------------------------------------------------------- preview request
 
 
-class ModelSpecSerializer(serializers.Serializer[Any]):
-    parameters = serializers.FloatField(help_text="Parameter count, e.g. 7e9.")
-    layers = serializers.IntegerField(required=False, allow_null=True)
-    hidden_size = serializers.IntegerField(required=False, allow_null=True)
-    attention_heads = serializers.IntegerField(required=False, allow_null=True)
-    vocab_size = serializers.IntegerField(required=False, allow_null=True)
+class ModelSpecSerializer(StrictSerializer):
+    parameters = serializers.FloatField(
+        help_text="Parameter count, e.g. 7e9.", **limits("model.parameters")
+    )
+    layers = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.layers", integer=True)
+    )
+    hidden_size = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.hidden_size", integer=True)
+    )
+    attention_heads = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.attention_heads", integer=True)
+    )
+    vocab_size = serializers.IntegerField(
+        required=False, allow_null=True, **limits("model.vocab_size", integer=True)
+    )
+    largest_layer_parameters = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Parameters of the largest layer (DeepSpeed ZeRO-3); default vocab x hidden.",
+        **limits("model.largest_layer_parameters"),
+    )
 
 
-class TrainingSpecSerializer(serializers.Serializer[Any]):
+class TrainingSpecSerializer(StrictSerializer):
     tokens = serializers.FloatField(
         required=False,
         allow_null=True,
         help_text="Tokens per epoch; or samples + tokens_per_sample.",
+        **limits("training.tokens"),
     )
-    samples = serializers.FloatField(required=False, allow_null=True)
-    tokens_per_sample = serializers.FloatField(required=False, allow_null=True)
-    epochs = serializers.FloatField(default=1.0)
-    sequence_length = serializers.IntegerField(default=2048)
-    micro_batch_size = serializers.IntegerField(default=1)
+    samples = serializers.FloatField(required=False, allow_null=True, **limits("training.samples"))
+    tokens_per_sample = serializers.FloatField(
+        required=False, allow_null=True, **limits("training.tokens_per_sample")
+    )
+    epochs = serializers.FloatField(default=1.0, **limits("training.epochs"))
+    sequence_length = serializers.IntegerField(
+        default=2048, **limits("training.sequence_length", integer=True)
+    )
+    micro_batch_size = serializers.IntegerField(
+        default=1, **limits("training.micro_batch_size", integer=True)
+    )
     precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
     optimizer = serializers.ChoiceField(choices=formulas.OPTIMIZERS, default="adamw")
     activation_checkpointing = serializers.BooleanField(default=False)
     flash_attention = serializers.BooleanField(default=False)
 
 
-class HardwareSpecSerializer(serializers.Serializer[Any]):
-    gpu = serializers.CharField(max_length=60, help_text="A name from GET /estimates/hardware/.")
-    count = serializers.IntegerField(default=1)
-    utilization = serializers.FloatField(default=0.4, help_text="Fraction of peak, in (0, 1].")
+class PeakFlopsSerializer(StrictSerializer):
+    fp32 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    tf32 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    bf16 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp16 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp8 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError("Give the dense peak FLOP/s of one precision.")
+        return attrs
+
+
+class CustomHardwareSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=60)
+    memory_bytes = serializers.IntegerField(**limits("hardware.custom.memory_bytes", integer=True))
+    peak_flops = PeakFlopsSerializer(help_text="Precision -> dense FLOP/s of one device.")
+    tdp_watts = serializers.FloatField(
+        required=False, allow_null=True, **limits("hardware.custom.tdp_watts")
+    )
+
+    def as_spec(self, data: dict[str, Any]) -> catalog.GpuModel:
+        return catalog.GpuModel(
+            name=data["name"],
+            memory_bytes=data["memory_bytes"],
+            peak_flops=dict(data["peak_flops"]),
+            source="given by the caller",
+            tdp_watts=data.get("tdp_watts"),
+        )
+
+
+class HardwareSpecSerializer(StrictSerializer):
+    gpu = serializers.CharField(
+        max_length=60,
+        required=False,
+        help_text="A name (or alias, e.g. H100-80GB) from GET /estimates/hardware/; or custom.",
+    )
+    custom = CustomHardwareSerializer(
+        required=False, help_text="An accelerator not in the catalog, in place of gpu."
+    )
+    count = serializers.IntegerField(default=1, **limits("hardware.count", integer=True))
+    utilization = serializers.FloatField(
+        default=0.4, help_text="Fraction of peak FLOP/s.", **limits("hardware.utilization")
+    )
     zero_stage = serializers.IntegerField(default=0, min_value=0, max_value=3)
-    tensor_parallel = serializers.IntegerField(default=1)
-    pipeline_parallel = serializers.IntegerField(default=1)
+    tensor_parallel = serializers.IntegerField(
+        default=1, **limits("hardware.tensor_parallel", integer=True)
+    )
+    pipeline_parallel = serializers.IntegerField(
+        default=1, **limits("hardware.pipeline_parallel", integer=True)
+    )
+    utilization_kind = serializers.ChoiceField(
+        choices=formulas.UTILIZATION_KINDS,
+        default="hfu",
+        help_text="hfu: FLOPs executed incl. recomputation; mfu: model FLOPs (PaLM appendix B).",
+    )
+    offload = serializers.ChoiceField(choices=formulas.OFFLOADS, default="none")
+    gpus_per_node = serializers.IntegerField(
+        required=False,
+        allow_null=True,
+        help_text="For DeepSpeed's CPU memory per node (default min(count, 8)).",
+        **limits("hardware.gpus_per_node", integer=True),
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("gpu" in attrs) == ("custom" in attrs):
+            raise serializers.ValidationError({"gpu": ["Give exactly one of gpu or custom."]})
+        return attrs
 
 
-class PilotSpecSerializer(serializers.Serializer[Any]):
-    tokens_per_second = serializers.FloatField(required=False, allow_null=True)
-    samples_per_second = serializers.FloatField(required=False, allow_null=True)
+class PilotSpecSerializer(StrictSerializer):
+    tokens_per_second = serializers.FloatField(
+        required=False, allow_null=True, **limits("pilot.tokens_per_second")
+    )
+    samples_per_second = serializers.FloatField(
+        required=False, allow_null=True, **limits("pilot.samples_per_second")
+    )
     gpus = serializers.IntegerField(
         required=False,
         allow_null=True,
         help_text="GPUs the pilot ran on (default: hardware.count).",
+        **limits("pilot.gpus", integer=True),
     )
 
 
-class OverheadsSerializer(serializers.Serializer[Any]):
-    loading_hours = serializers.FloatField(default=0.0)
-    long_input_hours = serializers.FloatField(default=0.0)
-    validation_fraction = serializers.FloatField(default=0.0)
-    output_hours = serializers.FloatField(default=0.0)
-    checkpoint_hours = serializers.FloatField(default=0.0)
+class OverheadsSerializer(StrictSerializer):
+    loading_hours = serializers.FloatField(default=0.0, **limits("overheads.loading_hours"))
+    long_input_hours = serializers.FloatField(default=0.0, **limits("overheads.long_input_hours"))
+    validation_fraction = serializers.FloatField(
+        default=0.0, **limits("overheads.validation_fraction")
+    )
+    output_hours = serializers.FloatField(default=0.0, **limits("overheads.output_hours"))
+    checkpoint_hours = serializers.FloatField(default=0.0, **limits("overheads.checkpoint_hours"))
 
 
-class CostSpecSerializer(serializers.Serializer[Any]):
+class CostSpecSerializer(StrictSerializer):
     hourly_rate_per_gpu = MoneyField(
         max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "1.50"'
     )
@@ -90,26 +202,86 @@ class CostSpecSerializer(serializers.Serializer[Any]):
     )
 
 
-class EstimatePreviewSerializer(serializers.Serializer[Any]):
+class EnergySpecSerializer(StrictSerializer):
+    pue = serializers.FloatField(
+        help_text="Facility power over IT power (e.g. 1.1).", **limits("energy.pue")
+    )
+    grid_kg_co2_per_kwh = serializers.FloatField(**limits("energy.grid_kg_co2_per_kwh"))
+    tdp_watts = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Board power per GPU; default the catalog's.",
+        **limits("energy.tdp_watts"),
+    )
+
+
+class InterruptionsSerializer(StrictSerializer):
+    count = serializers.IntegerField(**limits("reliability.interruptions.count", integer=True))
+    days = serializers.FloatField(**limits("reliability.interruptions.days"))
+
+
+class ReliabilitySpecSerializer(StrictSerializer):
+    checkpoint_write_seconds = serializers.FloatField(
+        **limits("reliability.checkpoint_write_seconds")
+    )
+    mtbf_hours = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="The job's mean time between failures.",
+        **limits("reliability.mtbf_hours"),
+    )
+    interruptions = InterruptionsSerializer(
+        required=False, allow_null=True, help_text="Interruptions observed: count over days."
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("mtbf_hours", "interruptions") if attrs.get(name) is not None]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"mtbf_hours": ["Give exactly one of mtbf_hours or interruptions."]}
+            )
+        return attrs
+
+
+class EstimatePreviewSerializer(StrictSerializer):
     model = ModelSpecSerializer()
     training = TrainingSpecSerializer()
     hardware = HardwareSpecSerializer()
     pilot = PilotSpecSerializer(required=False, allow_null=True)
     overheads = OverheadsSerializer(required=False, allow_null=True)
     cost = CostSpecSerializer(required=False, allow_null=True)
+    energy = EnergySpecSerializer(required=False, allow_null=True)
+    reliability = ReliabilitySpecSerializer(required=False, allow_null=True)
 
-    def to_estimate_input(self, gpu: GpuModel) -> formulas.EstimateInput:
-        """The formulas' input; `gpu` is the catalog row the view looked up by name."""
-        data = self.validated_data
-        pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")
-        return formulas.EstimateInput(
-            model=formulas.ModelSpec(**data["model"]),
-            training=formulas.TrainingSpec(**data["training"]),
-            hardware=formulas.HardwareSpec(**{**data["hardware"], "gpu": gpu.as_spec()}),
-            pilot=formulas.PilotSpec(**pilot) if pilot else None,
-            overheads=formulas.Overheads(**overheads) if overheads else None,
-            cost=formulas.CostSpec(**cost) if cost else None,
+    def to_estimate_input(self, gpu: catalog.GpuModel) -> formulas.EstimateInput:
+        """The formulas' input; `gpu` is the catalog row the view looked up, or the custom one."""
+        return estimate_input(self.validated_data, gpu)
+
+
+def estimate_input(data: dict[str, Any], gpu: catalog.GpuModel) -> formulas.EstimateInput:
+    """The formulas' input from validated preview data (also hardware-options' per GPU)."""
+    pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")
+    energy, reliability = data.get("energy"), data.get("reliability")
+    hardware = {k: v for k, v in data["hardware"].items() if k != "custom"}
+    pilot_fields = {k: v for k, v in (pilot or {}).items() if k != "gpu"}
+    interruptions = (reliability or {}).get("interruptions") or {}
+    return formulas.EstimateInput(
+        model=formulas.ModelSpec(**data["model"]),
+        training=formulas.TrainingSpec(**data["training"]),
+        hardware=formulas.HardwareSpec(**{**hardware, "gpu": gpu}),
+        pilot=formulas.PilotSpec(**pilot_fields) if pilot else None,
+        overheads=formulas.Overheads(**overheads) if overheads else None,
+        cost=formulas.CostSpec(**cost) if cost else None,
+        energy=formulas.EnergySpec(**energy) if energy else None,
+        reliability=formulas.ReliabilitySpec(
+            checkpoint_write_seconds=reliability["checkpoint_write_seconds"],
+            mtbf_hours=reliability.get("mtbf_hours"),
+            interruptions_count=interruptions.get("count"),
+            interruptions_days=interruptions.get("days"),
         )
+        if reliability
+        else None,
+    )
 
 
 # --------------------------------------------------------------------------- preview answer
@@ -143,11 +315,51 @@ class GpuSummarySerializer(serializers.Serializer[Any]):
     name = serializers.CharField()
     memory_bytes = serializers.IntegerField()
     peak_flops = serializers.FloatField(help_text="Dense FLOP/s at the requested precision.")
+    tdp_watts = serializers.FloatField(allow_null=True)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        # "source" is a Field attribute, so it cannot be declared in the class body.
+        fields["source"] = serializers.CharField(help_text="Where the figures come from.")
+        return fields
+
+
+class DeepSpeedSerializer(serializers.Serializer[Any]):
+    per_gpu_bytes = serializers.IntegerField()
+    cpu_bytes = serializers.IntegerField(help_text="Per node (CPU RAM), as DeepSpeed prints it.")
+    version = serializers.CharField()
+
+
+class EnergySerializer(serializers.Serializer[Any]):
+    gpu_kwh = serializers.FloatField()
+    facility_kwh = serializers.FloatField()
+    kg_co2e = serializers.FloatField()
+
+
+class CheckpointingSerializer(serializers.Serializer[Any]):
+    young_interval_minutes = serializers.FloatField()
+    daly_interval_minutes = serializers.FloatField()
+    expected_lost_hours = serializers.FloatField()
+    wall_hours_with_failures = serializers.FloatField()
+
+
+class CheckpointSizeSerializer(serializers.Serializer[Any]):
+    weights = serializers.IntegerField()
+    training_state = serializers.IntegerField()
 
 
 class EstimateResultSerializer(serializers.Serializer[Any]):
-    training_flops = serializers.FloatField()
-    executed_flops = serializers.FloatField()
+    training_flops = serializers.FloatField(help_text="6 N T (Kaplan 2020).")
+    pf_days = serializers.FloatField(help_text="training_flops in petaflop/s-days.")
+    model_flops = serializers.FloatField(help_text="(6N + 12 L h s) T, PaLM appendix B.")
+    executed_flops = serializers.FloatField(help_text="model_flops x 4/3 with recomputation.")
+    mfu = serializers.FloatField(help_text="Model FLOPs utilization (measured with a pilot).")
+    hfu = serializers.FloatField(help_text="Hardware FLOPs utilization (incl. recomputation).")
+    deepspeed = DeepSpeedSerializer(allow_null=True, help_text="ZeRO stages 2 and 3 only.")
+    cpu_memory_bytes = serializers.IntegerField(allow_null=True)
+    energy = EnergySerializer(allow_null=True)
+    checkpointing = CheckpointingSerializer(allow_null=True)
+    checkpoint_size_bytes = CheckpointSizeSerializer()
     narayanan_flops = serializers.FloatField(allow_null=True)
     tokens = serializers.FloatField()
     gpu_hours = serializers.FloatField()
@@ -173,11 +385,45 @@ def _money(money: formulas.Money | None) -> dict[str, str] | None:
     return {"amount": str(money.amount), "currency": money.currency}
 
 
-def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) -> dict[str, Any]:
+def result_json(
+    result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
+) -> dict[str, Any]:
     memory = result.memory
+    deepspeed, energy, failures = result.deepspeed, result.energy, result.checkpointing
     return {
         "training_flops": result.training_flops,
+        "pf_days": result.pf_days,
+        "model_flops": result.model_flops,
         "executed_flops": result.executed_flops,
+        "mfu": result.mfu,
+        "hfu": result.hfu,
+        "deepspeed": None
+        if deepspeed is None
+        else {
+            "per_gpu_bytes": deepspeed.per_gpu_bytes,
+            "cpu_bytes": deepspeed.cpu_bytes,
+            "version": deepspeed.version,
+        },
+        "cpu_memory_bytes": result.cpu_memory_bytes,
+        "energy": None
+        if energy is None
+        else {
+            "gpu_kwh": energy.gpu_kwh,
+            "facility_kwh": energy.facility_kwh,
+            "kg_co2e": energy.kg_co2e,
+        },
+        "checkpointing": None
+        if failures is None
+        else {
+            "young_interval_minutes": failures.young_interval_minutes,
+            "daly_interval_minutes": failures.daly_interval_minutes,
+            "expected_lost_hours": failures.expected_lost_hours,
+            "wall_hours_with_failures": failures.wall_hours_with_failures,
+        },
+        "checkpoint_size_bytes": {
+            "weights": result.checkpoint_weights_bytes,
+            "training_state": result.checkpoint_training_state_bytes,
+        },
         "narayanan_flops": result.narayanan_flops,
         "tokens": result.tokens,
         "gpu_hours": result.gpu_hours,
@@ -202,6 +448,8 @@ def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) 
             "name": gpu.name,
             "memory_bytes": gpu.memory_bytes,
             "peak_flops": float(gpu.peak_flops[precision]),
+            "tdp_watts": gpu.tdp_watts,
+            "source": gpu.source,
         },
         "levers": [
             {
@@ -219,13 +467,228 @@ def result_json(result: formulas.EstimateResult, gpu: GpuModel, precision: str) 
     }
 
 
+# --------------------------------------------------------------------------- compute-optimal
+
+
+class BudgetSerializer(StrictSerializer):
+    amount = MoneyField(max_digits=16, decimal_places=2, min_value=Decimal("0.01"))
+    currency = serializers.RegexField(CURRENCY, default="USD")
+    gpu = serializers.CharField(max_length=60, help_text="A name or alias from the catalog.")
+    precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
+    utilization = serializers.FloatField(
+        default=0.4, help_text="Fraction of peak (MFU).", **limits("budget.utilization")
+    )
+    hourly_rate_per_gpu = MoneyField(
+        max_digits=14, decimal_places=4, min_value=Decimal("0.0001"), help_text='e.g. "2.00"'
+    )
+
+
+class ComputeOptimalRequestSerializer(StrictSerializer):
+    flops = serializers.FloatField(
+        required=False, help_text="Training compute C.", **limits("compute_optimal.flops")
+    )
+    parameters = serializers.FloatField(
+        required=False, help_text="Model size N.", **limits("compute_optimal.parameters")
+    )
+    budget = BudgetSerializer(required=False, help_text="Money, turned into FLOPs on a GPU.")
+    epochs = serializers.FloatField(
+        default=1.0,
+        help_text="Passes over the data (offers the half-epochs lever from 2).",
+        **limits("compute_optimal.epochs"),
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        given = [name for name in ("flops", "parameters", "budget") if name in attrs]
+        if len(given) != 1:
+            raise serializers.ValidationError(
+                {"flops": ["Give exactly one of flops, parameters or budget."]}
+            )
+        return attrs
+
+
+class ScalingLeverSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    flops = serializers.FloatField()
+    cost_ratio = serializers.FloatField()
+    cost = MoneySerializer(allow_null=True)
+    loss_ratio = serializers.FloatField(allow_null=True)
+    projection = serializers.CharField()
+
+
+class BudgetAnswerSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField()
+    precision = serializers.CharField()
+    gpu_hours = serializers.FloatField()
+    cost = MoneySerializer()
+
+
+class ComputeOptimalSerializer(serializers.Serializer[Any]):
+    parameters = serializers.FloatField()
+    tokens = serializers.FloatField()
+    flops = serializers.FloatField()
+    tokens_per_parameter = serializers.FloatField()
+    pf_days = serializers.FloatField()
+    budget = BudgetAnswerSerializer(allow_null=True)
+    levers = ScalingLeverSerializer(many=True)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        # "source" is a Field attribute, so it cannot be declared in the class body.
+        fields["source"] = serializers.CharField(help_text="The published fit and law used.")
+        return fields
+
+
+# --------------------------------------------------------------------------- serving
+
+
+class LocalHardwareSerializer(StrictSerializer):
+    purchase_price = MoneyField(max_digits=14, decimal_places=2, min_value=Decimal("0"))
+    power_watts = serializers.FloatField(
+        help_text="Power drawn while serving.", **limits("local.power_watts")
+    )
+    electricity_per_kwh = MoneyField(max_digits=10, decimal_places=4, min_value=Decimal("0"))
+    lifetime_months = serializers.IntegerField(**limits("local.lifetime_months", integer=True))
+
+
+class ServingRequestSerializer(StrictSerializer):
+    requests_per_month = serializers.FloatField(**limits("serving.requests_per_month"))
+    tokens_per_request = serializers.FloatField(**limits("serving.tokens_per_request"))
+    tokens_per_second_per_gpu = serializers.FloatField(
+        help_text="Measured serving throughput of one GPU.",
+        **limits("serving.tokens_per_second_per_gpu"),
+    )
+    months = serializers.IntegerField(**limits("serving.months", integer=True))
+    hourly_rate_per_gpu = MoneyField(
+        max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "2.00"'
+    )
+    currency = serializers.RegexField(CURRENCY, default="USD")
+    billing = serializers.ChoiceField(
+        choices=["busy", "always_on"],
+        default="busy",
+        help_text="busy: GPU-hours actually serving; always_on: gpus x 730 h a month.",
+    )
+    gpus = serializers.IntegerField(default=1, **limits("serving.gpus", integer=True))
+    training_cost = MoneyField(
+        max_digits=16, decimal_places=2, min_value=Decimal("0"), required=False
+    )
+    local = LocalHardwareSerializer(required=False)
+
+
+class LocalServingSerializer(serializers.Serializer[Any]):
+    monthly_cost = MoneySerializer()
+    cumulative = MoneySerializer(many=True)
+    break_even_month = serializers.IntegerField(allow_null=True)
+    within_lifetime = serializers.BooleanField()
+
+
+class ServingSerializer(serializers.Serializer[Any]):
+    tokens_per_month = serializers.FloatField()
+    gpu_hours_per_month = serializers.FloatField(help_text="Busy GPU-hours.")
+    billed_hours_per_month = serializers.FloatField()
+    load = serializers.FloatField(help_text="Busy over billed hours (always_on).")
+    monthly_cost = MoneySerializer()
+    cumulative = MoneySerializer(many=True)
+    month_exceeding_training = serializers.IntegerField(allow_null=True)
+    local = LocalServingSerializer(allow_null=True)
+    recommendations = serializers.ListField(child=serializers.CharField())
+
+
+# --------------------------------------------------------------------------- hardware options
+
+
+class OptionPilotSerializer(PilotSpecSerializer):
+    gpu = serializers.CharField(
+        max_length=60,
+        required=False,
+        help_text="The GPU the pilot ran on (default: hardware.gpu).",
+    )
+
+
+class HardwareOptionsRequestSerializer(EstimatePreviewSerializer):
+    pilot = OptionPilotSerializer(required=False, allow_null=True)
+    rates = serializers.DictField(
+        child=MoneyField(max_digits=14, decimal_places=4, min_value=Decimal("0")),
+        required=False,
+        help_text='GPU name -> price per GPU-hour, e.g. {"H100-SXM": "2.50"}.',
+    )
+    window_hours = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        help_text="Calendar window the job must fit in (fits_window).",
+        **limits("window_hours"),
+    )
+
+
+class PlanChoiceSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField(help_text='"hourly", "lots" or "none".')
+    description = serializers.CharField()
+    rate_per_gpu_hour = serializers.CharField(allow_null=True)
+    lots = serializers.ListField(child=serializers.CharField())
+
+
+class HardwareOptionSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField()
+    count = serializers.IntegerField()
+    fits_in_memory = serializers.BooleanField()
+    wall_hours = serializers.FloatField()
+    gpu_hours = serializers.FloatField()
+    time_source = serializers.CharField(help_text='"pilot", "projected" or "assumed".')
+    assumption = serializers.CharField()
+    plan = PlanChoiceSerializer()
+    total_cost = MoneySerializer(allow_null=True)
+    fits_window = serializers.BooleanField(allow_null=True)
+
+
+class ExcludedSerializer(serializers.Serializer[Any]):
+    gpu = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class HardwareOptionsSerializer(serializers.Serializer[Any]):
+    options = HardwareOptionSerializer(many=True, help_text="Ranked by ascending total cost.")
+    excluded = ExcludedSerializer(many=True)
+
+
+def option_json(option: options.HardwareOption) -> dict[str, Any]:
+    plan = option.plan
+    return {
+        "gpu": option.gpu,
+        "count": option.count,
+        "fits_in_memory": option.fits_in_memory,
+        "wall_hours": option.wall_hours,
+        "gpu_hours": option.gpu_hours,
+        "time_source": option.time_source,
+        "assumption": option.assumption,
+        "plan": {
+            "kind": plan.kind,
+            "description": plan.description,
+            "rate_per_gpu_hour": None
+            if plan.rate_per_gpu_hour is None
+            else str(plan.rate_per_gpu_hour),
+            "lots": list(plan.lots),
+        },
+        "total_cost": _money(option.total_cost),
+        "fits_window": option.fits_window,
+    }
+
+
+def options_json(
+    ranked: list[options.HardwareOption], excluded: list[options.Excluded]
+) -> dict[str, Any]:
+    return {
+        "options": [option_json(o) for o in ranked],
+        "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in excluded],
+    }
+
+
 # --------------------------------------------------------------------------- catalog
 
 
 class GpuModelSerializer(serializers.ModelSerializer[GpuModel]):
     class Meta:
         model = GpuModel
-        fields = ["id", "name", "memory_bytes", "peak_flops", "source"]
+        fields = ["id", "name", "memory_bytes", "peak_flops", "tdp_watts", "source"]
         read_only_fields = fields
 
 
@@ -234,7 +697,18 @@ class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
         slug_field="name", read_only=True
     )
     gpu_memory_bytes = serializers.IntegerField(source="gpu.memory_bytes", read_only=True)
-    price_per_hour = serializers.DecimalField(max_digits=14, decimal_places=4, read_only=True)
+    price_per_hour = serializers.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        read_only=True,
+        help_text="The whole lot's price per hour (all its GPUs).",
+    )
+    price_per_gpu_hour = serializers.DecimalField(
+        max_digits=14,
+        decimal_places=4,
+        read_only=True,
+        help_text="Price per GPU-hour: price / (duration_hours x gpus_per_lot).",
+    )
 
     class Meta:
         model = RentalPlan
@@ -249,6 +723,8 @@ class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
             "price",
             "currency",
             "price_per_hour",
+            "price_per_gpu_hour",
+            "illustrative",
             "note",
         ]
         read_only_fields = fields

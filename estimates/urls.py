@@ -4,8 +4,24 @@ from . import views
 
 urlpatterns = [
     path("estimates/preview/", views.EstimatePreviewView.as_view(), name="estimate-preview"),
+    path(
+        "estimates/compute-optimal/",
+        views.ComputeOptimalView.as_view(),
+        name="estimate-compute-optimal",
+    ),
+    path(
+        "estimates/hardware-options/",
+        views.HardwareOptionsView.as_view(),
+        name="estimate-hardware-options",
+    ),
+    path("estimates/serving/", views.ServingView.as_view(), name="estimate-serving"),
     path("estimates/hardware/", views.GpuModelList.as_view(), name="estimate-hardware"),
     path("estimates/plans/", views.RentalPlanList.as_view(), name="estimate-plans"),
+    path(
+        "campaigns/<int:campaign_id>/hardware-options/",
+        views.CampaignHardwareOptions.as_view(),
+        name="campaign-hardware-options",
+    ),
     path(
         "campaigns/<int:campaign_id>/forecast/",
         views.CampaignForecast.as_view(),

@@ -92,8 +92,12 @@ class PreviewTests(TestCase):
         result = answer.json()
         self.assertEqual(result["time_source"], "assumed")
         self.assertIsNone(result["cost"])
-        # 4.2e22 FLOPs / (8 x 312 TFLOP/s x 0.4) = 11,217.9 h.
-        self.assertAlmostEqual(result["wall_hours"], 4.2e22 / (8 * 312e12 * 0.4) / 3600, places=3)
+        # Utilization divides the FLOPs executed, counted as PaLM's appendix B counts them:
+        # (6N + 12 L h s) per token, 1e12 x (4.2e10 + 6.44e9) / (8 x 312 TFLOP/s x 0.4) / 3600.
+        per_token = 6 * 7e9 + 12 * 32 * 4096 * 4096
+        self.assertAlmostEqual(
+            result["wall_hours"], 1e12 * per_token / (8 * 312e12 * 0.4) / 3600, places=3
+        )
         self.assertTrue(any("No pilot" in r for r in result["recommendations"]))
 
     def test_a_viewer_may_use_the_calculator_since_it_writes_nothing(self) -> None:
@@ -105,7 +109,7 @@ class PreviewTests(TestCase):
                 message = self.assert_field_error(
                     with_changes(model={"parameters": value}), "model", "parameters"
                 )
-                self.assertIn("> 0", message)
+                self.assertIn("greater than or equal to 1", message)
 
     def test_an_unknown_gpu_is_refused_naming_hardware_gpu(self) -> None:
         message = self.assert_field_error(
