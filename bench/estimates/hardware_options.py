@@ -77,12 +77,12 @@ def run(n_items: int, seed: int, repeat: int) -> list[tuple[str, list[float], st
     from run import build_campaign  # bench/estimates/run.py
 
     from campaigns.models import Membership
-    from estimates import forecasts, options
+    from estimates import forecasts, options, services
     from estimates.campaign_options import campaign_hardware_options, campaign_works
     from estimates.models import GpuModel, RentalPlan
 
     campaign = build_campaign(n_items, seed)
-    version = forecasts.mark_stale(campaign) or 0
+    version = services.mark_stale(campaign) or 0
     forecasts.land_forecast(campaign.pk, version, forecasts.compute_forecast(campaign))
     works, measured_on = campaign_works(campaign)
     gpus = [g.as_spec() for g in GpuModel.objects.all()]
