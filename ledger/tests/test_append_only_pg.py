@@ -96,7 +96,7 @@ class AppendOnlyWhateverTheSessionDoes(TestCase):
         self.assertTrue(LedgerEntry.objects.filter(pk=self.entry.pk).exists())
 
     def test_appending_still_works(self) -> None:
-        from ledger.entries import reverse_entry
+        from ledger.services import reverse_entry
 
-        reverse_entry(self.campaign, self.entry.pk)
+        reverse_entry(campaign=self.campaign, entry_id=self.entry.pk)
         self.assertEqual(LedgerEntry.objects.filter(campaign=self.campaign).count(), 2)
