@@ -29,7 +29,7 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 from django.utils import timezone
 from django.views.decorators.csrf import csrf_exempt
 
@@ -62,7 +62,7 @@ MAX_TAG_VALUE = 8000
 HOURS_MAX = Decimal("9999999.99")
 ARTIFACT_CHUNK = 1024 * 1024
 
-Handler = Callable[..., HttpResponse]
+Handler = Callable[..., HttpResponseBase]
 
 
 def _answer(body: Any, status: int = 200) -> HttpResponse:
@@ -77,7 +77,7 @@ def endpoint(*methods: str) -> Callable[[Handler], Handler]:
     """Authenticate, allow `methods`, and turn MlflowError into MLflow's error shape."""
 
     def wrap(view: Handler) -> Handler:
-        def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
             if request.method not in methods:
                 return _error(
                     MlflowError(
@@ -314,7 +314,9 @@ def _once(request: HttpRequest, scope: str, work: Callable[[], Any]) -> HttpResp
     return HttpResponse(content, status=200, content_type=JSON)
 
 
-def _run_post(request: HttpRequest, caller: Caller, work: Callable[[Run, dict[str, Any]], Any]):  # type: ignore[no-untyped-def]
+def _run_post(
+    request: HttpRequest, caller: Caller, work: Callable[[Run, dict[str, Any]], Any]
+) -> HttpResponse:
     data = _body(request)
     run = _run(caller, data)
     caller.require_write(run.team_id)
@@ -371,6 +373,7 @@ def experiment_search(request: HttpRequest, caller: Caller) -> HttpResponse:
 
 def _item(caller: Caller, campaign: Campaign, tags: dict[str, str]) -> PlannedItem:
     named = tags.get("desk.variant", "").strip()
+    item: PlannedItem | None
     if named:
         items = PlannedItem.objects.filter(campaign=campaign)
         item = (items.filter(pk=int(named)).first() if named.isdigit() else None) or items.filter(
@@ -382,7 +385,7 @@ def _item(caller: Caller, campaign: Campaign, tags: dict[str, str]) -> PlannedIt
                 f"tag desk.variant={named!r} names no planned item of campaign {campaign.pk}",
             )
     elif caller.key is not None and caller.key.item_id is not None:
-        item = caller.key.item  # type: ignore[assignment]
+        item = caller.key.item
     else:
         raise MlflowError(
             "INVALID_PARAMETER_VALUE",
@@ -391,6 +394,7 @@ def _item(caller: Caller, campaign: Campaign, tags: dict[str, str]) -> PlannedIt
             f"(manage.py issue_ingest_key {campaign.pk} --item ID, or POST "
             f"/api/v1/campaigns/{campaign.pk}/ingest-keys/ with an item)",
         )
+    assert item is not None
     if item.status == ItemStatus.CUT:
         raise MlflowError("INVALID_PARAMETER_VALUE", f"'{item.name}' was cut by a decision")
     return item
@@ -774,7 +778,7 @@ def _too_large() -> MlflowError:
 
 
 @endpoint("GET", "PUT")
-def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponse:
+def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBase:
     run, relative = _artifact_target(caller, path)
     if request.method == "GET":
         stored = RunArtifact.objects.filter(run=run, path=relative).first()
@@ -795,7 +799,8 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponse:
     )
     reader = _HashingReader(request, settings.ARTIFACT_MAX_BYTES)
     try:
-        saved = default_storage.save(name, File(reader, name=posixpath.basename(relative)))
+        upload = File(reader, name=posixpath.basename(relative))  # type: ignore[arg-type]
+        saved = default_storage.save(name, upload)
     except _TooLarge:
         default_storage.delete(name)
         raise _too_large() from None
