@@ -1,0 +1,215 @@
+"""The same MLflow client script (bench/mlflow/client.py) against Campaign Desk's MLflow facade
+and, when an MLflow server is installed, against MLflow's own tracking server, both on the same
+PostgreSQL; prints both and the ratios. See bench/README.md.
+
+1. Recreates the databases `cd_bench_mlflow` and `mlflow_bench` (`--keep-db` keeps them).
+2. Campaign Desk: migrates, plans a committed campaign with a non-finite-loss rule and an
+   ingest key bound to its baseline, starts gunicorn as docker-compose.yml does (DEBUG=0) and
+   runs the client with MLFLOW_TRACKING_URI=http://127.0.0.1:PORT/mlflow and the key.
+3. MLflow: `mlflow server --backend-store-uri postgresql+psycopg2://…/mlflow_bench` from
+   `--mlflow` (an executable in another virtualenv: the full `mlflow` package is not a
+   dependency of this project), then the same client script without a token.
+
+The client script runs with this project's interpreter (mlflow-skinny, a dev dependency), so
+both servers are timed by the same client code. Results: build/bench-mlflow.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.databases import db_url, drop_database, recreate_database  # noqa: E402
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    p.add_argument("--db", default="cd_bench_mlflow")
+    p.add_argument("--mlflow-db", default="mlflow_bench")
+    p.add_argument(
+        "--mlflow",
+        default=shutil.which("mlflow") or "/tmp/mlflow-venv/bin/mlflow",
+        help="the `mlflow` executable of a virtualenv with the full mlflow package",
+    )
+    p.add_argument("--workers", type=int, default=2, help="server worker processes (both)")
+    p.add_argument("--steps", type=int, default=500)
+    p.add_argument("--batches", type=int, default=20)
+    p.add_argument("--keep-db", action="store_true")
+    p.add_argument("--output", default=str(ROOT / "build" / "bench-mlflow.json"))
+    return p.parse_args()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(proc: subprocess.Popen[bytes], port: int, path: str, log: Path) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {log}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    stop(proc)
+    raise RuntimeError(f"the server did not answer {path} within 90 s; see {log}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def set_up_desk(url: str) -> tuple[int, str]:
+    os.environ["DATABASE_URL"] = url
+    os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
+
+    call_command("migrate", verbosity=0, interactive=False)
+    team = Team.objects.create(name="bench")
+    campaign = Campaign.objects.create(
+        team=team,
+        title="MLflow benchmark",
+        question="How fast does an MLflow loop log?",
+        corpus_name="bench",
+        corpus_revision="0",
+        window_hours=Decimal("72"),
+    )
+    item = PlannedItem.objects.create(
+        campaign=campaign, name="baseline", role="baseline", tier="mandatory"
+    )
+    StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
+    campaign.commit()
+    _, raw = IngestKey.issue(campaign, name="bench", item=item)
+    connection.close()
+    return campaign.pk, raw
+
+
+def run_client(env: dict[str, str], args: argparse.Namespace, run_name: str) -> dict[str, Any]:
+    command = [sys.executable, str(ROOT / "bench" / "mlflow" / "client.py"),
+               "--steps", str(args.steps), "--batches", str(args.batches),
+               "--run-name", run_name]  # fmt: skip
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    out = subprocess.run(
+        command, env={**clean, **env}, capture_output=True, text=True, check=False, timeout=1800
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"the client failed:\n{out.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def bench_desk(args: argparse.Namespace, build: Path) -> dict[str, Any]:
+    url = db_url(args.admin_url, args.db)
+    recreate_database(args.admin_url, args.db)
+    _campaign, key = set_up_desk(url)
+    port = free_port()
+    log = build / "bench-mlflow-desk.log"
+    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50),
+           "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "0", "DATABASE_URL": url,
+           "LOG_LEVEL": "WARNING", "MEDIA_ROOT": str(build / "bench-mlflow-media")}  # fmt: skip
+    env.pop("CELERY_BROKER_URL", None)
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    proc = subprocess.Popen(
+        [str(gunicorn), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
+         "--workers", str(args.workers)],  # fmt: skip
+        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(proc, port, "/api/v1/health/", log)
+        return run_client(
+            {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}/mlflow",
+             "MLFLOW_TRACKING_TOKEN": key},  # fmt: skip
+            args,
+            "desk-bench",
+        )
+    finally:
+        stop(proc)
+        if not args.keep_db:
+            drop_database(args.admin_url, args.db)
+
+
+def bench_mlflow(args: argparse.Namespace, build: Path) -> dict[str, Any] | None:
+    if not Path(args.mlflow).exists():
+        print(f"No MLflow server at {args.mlflow}: measured Campaign Desk only.")
+        return None
+    recreate_database(args.admin_url, args.mlflow_db)
+    store = db_url(args.admin_url, args.mlflow_db).replace("postgres://", "postgresql+psycopg2://")
+    port = free_port()
+    log = build / "bench-mlflow-server.log"
+    proc = subprocess.Popen(
+        [args.mlflow, "server", "--backend-store-uri", store, "--host", "127.0.0.1",
+         "--port", str(port), "--workers", str(args.workers),
+         "--artifacts-destination", str(build / "bench-mlflow-server-artifacts")],  # fmt: skip
+        stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        wait_for(proc, port, "/health", log)
+        return run_client({"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"}, args, "mlflow-bench")
+    finally:
+        stop(proc)
+        if not args.keep_db:
+            drop_database(args.admin_url, args.mlflow_db)
+
+
+def main() -> None:
+    args = parse_args()
+    build = ROOT / "build"
+    build.mkdir(exist_ok=True)
+    desk = bench_desk(args, build)
+    theirs = bench_mlflow(args, build)
+    print(f"MLflow client, {args.steps} log_metric calls, {args.batches} log_batch of 1,000 "
+          f"metrics; server --workers {args.workers}, PostgreSQL, loopback")  # fmt: skip
+    print(f"{'server':<16}{'log_metric median':>20}{'p95':>10}{'log_batch median':>20}")
+    rows = [("Campaign Desk", desk)] + ([("MLflow server", theirs)] if theirs else [])
+    for name, r in rows:
+        print(f"{name:<16}{r['sync_median_ms']:>17.2f} ms{r['sync_p95_ms']:>7.2f} ms"
+              f"{r['batch_median_ms']:>17.1f} ms")  # fmt: skip
+    print(f"(the client builds a 1,000-metric batch in {desk['batch_build_median_ms']:.1f} ms, "
+          "not counted)")  # fmt: skip
+    if theirs:
+        sync = theirs["sync_median_ms"] / desk["sync_median_ms"]
+        batch = theirs["batch_median_ms"] / desk["batch_median_ms"]
+        print(f"Campaign Desk is {sync:.1f}x faster per log_metric (target 2x) and "
+              f"{batch:.1f}x per log_batch (target 3x)")  # fmt: skip
+    Path(args.output).write_text(json.dumps({"desk": desk, "mlflow": theirs}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
