@@ -121,9 +121,16 @@ def set_up_desk(url: str) -> tuple[int, str]:
 
 
 def run_client(env: dict[str, str], args: argparse.Namespace, run_name: str) -> dict[str, Any]:
-    command = [sys.executable, str(ROOT / "bench" / "mlflow" / "client.py"),
-               "--steps", str(args.steps), "--batches", str(args.batches),
-               "--run-name", run_name]  # fmt: skip
+    command = [
+        sys.executable,
+        str(ROOT / "bench" / "mlflow" / "client.py"),
+        "--steps",
+        str(args.steps),
+        "--batches",
+        str(args.batches),
+        "--run-name",
+        run_name,
+    ]
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
     out = subprocess.run(
         command, env={**clean, **env}, capture_output=True, text=True, check=False, timeout=1800
@@ -140,22 +147,40 @@ def bench_desk(args: argparse.Namespace, build: Path) -> dict[str, Any]:
     _campaign, key = set_up_desk(url)
     port = free_port()
     log = build / "bench-mlflow-desk.log"
-    env = {**os.environ, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(50),
-           "ALLOWED_HOSTS": "127.0.0.1", "SECURE_SSL_REDIRECT": "0", "DATABASE_URL": url,
-           "LOG_LEVEL": "WARNING", "MEDIA_ROOT": str(build / "bench-mlflow-media")}  # fmt: skip
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "DATABASE_URL": url,
+        "LOG_LEVEL": "WARNING",
+        "MEDIA_ROOT": str(build / "bench-mlflow-media"),
+    }
     env.pop("CELERY_BROKER_URL", None)
     gunicorn = Path(sys.executable).with_name("gunicorn")
     proc = subprocess.Popen(
-        [str(gunicorn), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(args.workers)],  # fmt: skip
-        cwd=ROOT, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT,
+        [
+            str(gunicorn),
+            "config.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(args.workers),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
         start_new_session=True,
-    )  # fmt: skip
+    )
     try:
         wait_for(proc, port, "/api/v1/health/", log)
         return run_client(
-            {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}/mlflow",
-             "MLFLOW_TRACKING_TOKEN": key},  # fmt: skip
+            {
+                "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}/mlflow",
+                "MLFLOW_TRACKING_TOKEN": key,
+            },
             args,
             "desk-bench",
         )
@@ -174,11 +199,24 @@ def bench_mlflow(args: argparse.Namespace, build: Path) -> dict[str, Any] | None
     port = free_port()
     log = build / "bench-mlflow-server.log"
     proc = subprocess.Popen(
-        [args.mlflow, "server", "--backend-store-uri", store, "--host", "127.0.0.1",
-         "--port", str(port), "--workers", str(args.workers),
-         "--artifacts-destination", str(build / "bench-mlflow-server-artifacts")],  # fmt: skip
-        stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        [
+            args.mlflow,
+            "server",
+            "--backend-store-uri",
+            store,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            str(args.workers),
+            "--artifacts-destination",
+            str(build / "bench-mlflow-server-artifacts"),
+        ],
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         wait_for(proc, port, "/health", log)
         return run_client({"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"}, args, "mlflow-bench")
@@ -188,27 +226,120 @@ def bench_mlflow(args: argparse.Namespace, build: Path) -> dict[str, Any] | None
             drop_database(args.admin_url, args.mlflow_db)
 
 
+class NullServer:
+    """Answers every call the client script makes instantly, storing nothing: what the client
+    alone costs (serialising, HTTP on loopback), to subtract from both servers' figures."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        run = {
+            "info": {
+                "run_id": "null",
+                "run_uuid": "null",
+                "run_name": "null",
+                "experiment_id": "1",
+                "status": "RUNNING",
+                "start_time": 1,
+                "artifact_uri": "mlflow-artifacts:/1/null/artifacts",
+                "lifecycle_stage": "active",
+            },
+            "data": {},
+        }
+        experiment = {
+            "experiment_id": "1",
+            "name": "bench",
+            "lifecycle_stage": "active",
+            "artifact_location": "mlflow-artifacts:/1",
+        }
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                path = self.path.split("?")[0]
+                body: dict[str, Any] = {}
+                if path.endswith("/experiments/get-by-name"):
+                    body = {"experiment": experiment}
+                elif path.endswith(("/runs/create", "/runs/get")):
+                    body = {"run": run}
+                elif path.endswith("/runs/update"):
+                    body = {"run_info": {**run["info"], "status": "FINISHED"}}
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+
+    def __enter__(self) -> NullServer:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def bench_null(args: argparse.Namespace) -> dict[str, Any]:
+    with NullServer() as null:
+        return run_client({"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{null.port}"}, args, "null")
+
+
 def main() -> None:
     args = parse_args()
     build = ROOT / "build"
     build.mkdir(exist_ok=True)
+    null = bench_null(args)
     desk = bench_desk(args, build)
     theirs = bench_mlflow(args, build)
-    print(f"MLflow client, {args.steps} log_metric calls, {args.batches} log_batch of 1,000 "
-          f"metrics; server --workers {args.workers}, PostgreSQL, loopback")  # fmt: skip
+    print(
+        f"MLflow client, {args.steps} log_metric calls, {args.batches} log_batch of 1,000 "
+        f"metrics; server --workers {args.workers}, PostgreSQL, loopback"
+    )
     print(f"{'server':<16}{'log_metric median':>20}{'p95':>10}{'log_batch median':>20}")
-    rows = [("Campaign Desk", desk)] + ([("MLflow server", theirs)] if theirs else [])
+    rows = [("client alone", null), ("Campaign Desk", desk)]
+    rows += [("MLflow server", theirs)] if theirs else []
     for name, r in rows:
-        print(f"{name:<16}{r['sync_median_ms']:>17.2f} ms{r['sync_p95_ms']:>7.2f} ms"
-              f"{r['batch_median_ms']:>17.1f} ms")  # fmt: skip
-    print(f"(the client builds a 1,000-metric batch in {desk['batch_build_median_ms']:.1f} ms, "
-          "not counted)")  # fmt: skip
+        print(
+            f"{name:<16}{r['sync_median_ms']:>17.2f} ms{r['sync_p95_ms']:>7.2f} ms"
+            f"{r['batch_median_ms']:>17.1f} ms"
+        )
+    print(
+        f"(the client builds a 1,000-metric batch in {desk['batch_build_median_ms']:.1f} ms, "
+        "not counted)"
+    )
     if theirs:
         sync = theirs["sync_median_ms"] / desk["sync_median_ms"]
         batch = theirs["batch_median_ms"] / desk["batch_median_ms"]
-        print(f"Campaign Desk is {sync:.1f}x faster per log_metric (target 2x) and "
-              f"{batch:.1f}x per log_batch (target 3x)")  # fmt: skip
-    Path(args.output).write_text(json.dumps({"desk": desk, "mlflow": theirs}, indent=2))
+        print(
+            f"End to end, Campaign Desk is {sync:.1f}x faster per log_metric (target 2x) and "
+            f"{batch:.1f}x per log_batch (target 3x)"
+        )
+
+        def share(r: dict[str, Any], key: str) -> float:
+            return max(r[key] - null[key], 0.01)
+
+        sync = share(theirs, "sync_median_ms") / share(desk, "sync_median_ms")
+        batch = share(theirs, "batch_median_ms") / share(desk, "batch_median_ms")
+        print(
+            f"Server's share (minus the client alone): {sync:.1f}x per log_metric, "
+            f"{batch:.1f}x per log_batch"
+        )
+    Path(args.output).write_text(
+        json.dumps({"client_alone": null, "desk": desk, "mlflow": theirs}, indent=2)
+    )
 
 
 if __name__ == "__main__":

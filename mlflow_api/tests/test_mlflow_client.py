@@ -22,7 +22,16 @@ import mlflow
 import requests
 from django.test import LiveServerTestCase, override_settings
 from mlflow import MlflowClient
-from mlflow.entities import Dataset, DatasetInput, InputTag, LoggedModelOutput, LoggedModelStatus
+from mlflow.entities import (
+    Dataset,
+    DatasetInput,
+    InputTag,
+    LoggedModelOutput,
+    LoggedModelStatus,
+    Metric,
+    Param,
+    RunTag,
+)
 from mlflow.exceptions import MlflowException
 
 from campaigns.models import (
@@ -271,9 +280,20 @@ class MlflowLoopTestCase(LiveServerTestCase):
                 mlflow.log_param("lr", "2e-4")  # the same value again is fine
                 with self.assertRaises(MlflowException) as raised:
                     mlflow.log_param("lr", "1e-4")
+                # A batch is all or nothing: its metrics and tags go with the refused param.
+                with self.assertRaises(MlflowException):
+                    MlflowClient().log_batch(
+                        "params",
+                        metrics=[Metric("loss", 1.0, 0, 1)],
+                        params=[Param("lr", "3e-4")],
+                        tags=[RunTag("t", "v")],
+                    )
         self.assertEqual(raised.exception.error_code, "INVALID_PARAMETER_VALUE")
         self.assertIn("a new configuration needs a new run", str(raised.exception))
-        self.assertEqual(self.run_row("params").config, {"lr": "2e-4"})
+        run = self.run_row("params")
+        self.assertEqual(run.config, {"lr": "2e-4"})
+        self.assertEqual(run.metrics.count(), 0)
+        self.assertNotIn("t", run.tags)
 
     def test_a_users_own_token_names_the_campaign_by_title(self) -> None:
         from rest_framework.authtoken.models import Token
