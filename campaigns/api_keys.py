@@ -40,6 +40,10 @@ class IngestKeyCreateSerializer(serializers.Serializer[Any]):
 
 class IngestKeyIssuedSerializer(serializers.ModelSerializer[IngestKey]):
     key = serializers.SerializerMethodField(help_text="The key itself: shown this once only.")
+    # Blank when the key is not bound to a kind, which RunKind's enum does not list.
+    kind = serializers.CharField(
+        read_only=True, help_text="pilot, full or inference; blank when not bound."
+    )
 
     class Meta:
         model = IngestKey

@@ -10,6 +10,8 @@ import hashlib
 import http.client
 import math
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +53,9 @@ from mlflow_api.models import LoggedModel
 
 class MlflowLoopTestCase(LiveServerTestCase):
     def setUp(self) -> None:
+        media = tempfile.mkdtemp(prefix="cd-mlflow-media-")
+        self.addCleanup(shutil.rmtree, media, ignore_errors=True)
+        self.enterContext(override_settings(MEDIA_ROOT=media))
         self.team = Team.objects.create(name="nlp")
         self.owner = make_user("olga", team=self.team, role="owner")
         self.campaign = make_plannable(self.team, title="LoRA vs full")
@@ -372,13 +377,11 @@ class MlflowLoopTestCase(LiveServerTestCase):
         )
 
     def _file(self, name: str, content: bytes) -> str:
-        import tempfile
-
         folder = tempfile.mkdtemp()
         path = os.path.join(folder, name)
         with open(path, "wb") as f:
             f.write(content)
-        self.addCleanup(lambda: os.remove(path))
+        self.addCleanup(shutil.rmtree, folder, ignore_errors=True)
         return path
 
 
