@@ -348,7 +348,7 @@ def main() -> None:
         )
 
         def share(r: dict[str, Any], key: str) -> float:
-            return max(r[key] - null[key], 0.01)
+            return max(float(r[key]) - float(null[key]), 0.01)
 
         sync = share(mlf, "sync_median_ms") / share(desk, "sync_median_ms")
         batch = share(mlf, "batch_median_ms") / share(desk, "batch_median_ms")
