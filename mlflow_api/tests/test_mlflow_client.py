@@ -219,6 +219,21 @@ class MlflowLoopTestCase(LiveServerTestCase):
             [("acc", 2), ("loss", 1), ("loss", 2), ("loss", 3)],
         )
 
+    def test_a_retried_runs_create_opens_one_run(self) -> None:
+        proxy = FlakyProxy(self.live_server_url, fail_first={"/runs/create", "/logged-models"})
+        with proxy, self.tracking(self.key, uri=f"{proxy.url}/mlflow"):
+            experiment = mlflow.set_experiment("x")
+            with mlflow.start_run() as active:  # no run name: the server makes up the id
+                mlflow.log_metric("loss", 1.0)
+                MlflowClient().create_logged_model(
+                    experiment_id=experiment.experiment_id, source_run_id=active.info.run_id
+                )
+        self.assertEqual(proxy.forwarded["/runs/create"], 2)
+        self.assertEqual(proxy.forwarded["/logged-models"], 2)
+        self.assertEqual(Run.objects.filter(campaign=self.campaign).count(), 1)
+        self.assertEqual(Run.objects.get(campaign=self.campaign).run_id, active.info.run_id)
+        self.assertEqual(LoggedModel.objects.filter(campaign=self.campaign).count(), 1)
+
     # --- Tenancy, refusals ------------------------------------------------------------------
 
     def test_a_key_of_another_campaign_sees_nothing(self) -> None:
