@@ -35,6 +35,7 @@ from .models import (
     MetricPoint,
     PlannedItem,
     Run,
+    RunArtifact,
     RunStatus,
     StopRule,
     ThroughputSample,
@@ -385,6 +386,82 @@ def finish_run(run: Run, *, status: str, observed_hours: Decimal | None = None) 
     return run
 
 
+# --- Params, tags and artifacts (the MLflow facade, docs/mlflow.md) ---------------------------
+
+
+@transaction.atomic
+def add_params(run: Run, params: dict[str, str]) -> Run:
+    """Add configuration keys to a running run (MLflow's params are its configuration).
+
+    A key already set to another value is refused (RunRefused): a new configuration needs a new
+    run. The digest follows the configuration, so /api/v1/ recognises the same run again.
+    """
+    run = _locked(run)
+    _refuse_unless_running(run)
+    changed = {k: (run.config[k], v) for k, v in params.items() if k in run.config}
+    changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
+    if changed:
+        key, (old, new) = next(iter(sorted(changed.items())))
+        raise RunRefused(
+            f"param {key!r} of run {run.run_id!r} is already {old!r}, not {new!r}: "
+            "a new configuration needs a new run",
+            run,
+        )
+    fresh = {k: v for k, v in params.items() if k not in run.config}
+    if fresh:
+        run.config = {**run.config, **fresh}
+        run.config_digest = Run.digest_config(run.config)
+        run.save(update_fields=["config", "config_digest"])
+    return run
+
+
+@transaction.atomic
+def set_tags(run: Run, tags: dict[str, str], *, delete: Sequence[str] = ()) -> Run:
+    """Set (or delete) free-form tags of a running run; they are kept, not interpreted."""
+    run = _locked(run)
+    _refuse_unless_running(run)
+    merged = {**run.tags, **tags}
+    for key in delete:
+        merged.pop(key, None)
+    if merged != run.tags:
+        run.tags = merged
+        run.save(update_fields=["tags"])
+    return run
+
+
+@transaction.atomic
+def record_artifact(
+    run: Run, *, path: str, size_bytes: int, sha256: str, storage_name: str, content_type: str = ""
+) -> tuple[RunArtifact, str | None]:
+    """Record (or replace) the file stored at `path` for the run; returns it and the storage
+    name of the file it replaced, for the caller to delete once this has committed.
+
+    Taken in any state: a stopped or finished run's files are its evidence and deliverables.
+    """
+    run = _locked(run)
+    previous = RunArtifact.objects.select_for_update().filter(run=run, path=path).first()
+    replaced = None
+    if previous is None:
+        artifact = RunArtifact.objects.create(
+            run=run,
+            path=path,
+            size_bytes=size_bytes,
+            sha256=sha256,
+            storage_name=storage_name,
+            content_type=content_type,
+        )
+    else:
+        if previous.storage_name != storage_name:
+            replaced = previous.storage_name
+        previous.size_bytes = size_bytes
+        previous.sha256 = sha256
+        previous.storage_name = storage_name
+        previous.content_type = content_type
+        previous.save()
+        artifact = previous
+    return artifact, replaced
+
+
 # --- Reading a metrics batch ----------------------------------------------------------------
 
 MAX_POINTS = 10_000
@@ -461,6 +538,12 @@ def read_metric_batch(raw: bytes) -> list[Point]:
     items = data["points"]
     if not isinstance(items, list):
         raise BatchRefused(400, {"points": ["Expected a list of points."]})
+    return check_points(items)
+
+
+def check_points(items: list[Any]) -> list[Point]:
+    """Check decoded points `[{"name", "step", "value"}, ...]` (read_metric_batch's rules and
+    limits; the MLflow facade calls it with the metrics it translated)."""
     if len(items) > MAX_POINTS:
         raise BatchRefused(
             413,

@@ -611,6 +611,12 @@ class Amendment(models.Model):
 # --- Ingest keys ---------------------------------------------------------------------------
 
 
+class RunKind(models.TextChoices):
+    PILOT = "pilot", "Pilot"
+    FULL = "full", "Full"
+    INFERENCE = "inference", "Inference"
+
+
 class IngestKey(models.Model):
     """A campaign-scoped key for training loops: it may only append run data to its campaign.
 
@@ -619,6 +625,12 @@ class IngestKey(models.Model):
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="ingest_keys")
     name = models.CharField(max_length=100, default="training loop")
+    # A key bound to an item (and a run kind) lets an MLflow loop open runs without naming the
+    # item itself: see docs/mlflow.md.
+    item = models.ForeignKey(
+        PlannedItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="ingest_keys"
+    )
+    kind = models.CharField(max_length=10, choices=RunKind.choices, blank=True, default="")
     prefix = models.CharField(max_length=12, editable=False)
     digest = models.CharField(max_length=64, unique=True, editable=False)
     created_by = models.ForeignKey(
@@ -636,11 +648,23 @@ class IngestKey(models.Model):
 
     @classmethod
     def issue(
-        cls, campaign: Campaign, *, name: str = "training loop", user: Any = None
+        cls,
+        campaign: Campaign,
+        *,
+        name: str = "training loop",
+        user: Any = None,
+        item: PlannedItem | None = None,
+        kind: str = "",
     ) -> tuple[IngestKey, str]:
         raw = "cdk_" + secrets.token_urlsafe(32)
         key = cls.objects.create(
-            campaign=campaign, name=name, prefix=raw[:12], digest=cls.hash(raw), created_by=user
+            campaign=campaign,
+            name=name,
+            prefix=raw[:12],
+            digest=cls.hash(raw),
+            created_by=user,
+            item=item,
+            kind=kind,
         )
         return key, raw
 
@@ -655,12 +679,6 @@ class IngestKey(models.Model):
 
 
 # --- Runs ----------------------------------------------------------------------------------
-
-
-class RunKind(models.TextChoices):
-    PILOT = "pilot", "Pilot"
-    FULL = "full", "Full"
-    INFERENCE = "inference", "Inference"
 
 
 class RunStatus(models.TextChoices):
@@ -691,6 +709,9 @@ class Run(models.Model):
     last_step = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Free-form labels (MLflow's run tags, `mlflow.*` system tags included): kept, not
+    # interpreted.
+    tags = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -792,3 +813,32 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.method} {self.path} ({self.key})"
+
+
+# --- Run artifacts -------------------------------------------------------------------------
+
+
+class RunArtifact(models.Model):
+    """A file logged for a run (MLflow's artifacts), kept in Django's default storage.
+
+    `sha256` and `size_bytes` are computed by the server while the upload streams in, so a
+    deliverable can name the file by what was actually stored.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="artifacts")
+    path = models.CharField(max_length=500, help_text="Relative to the run's artifact root.")
+    size_bytes = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    storage_name = models.CharField(max_length=1000, help_text="Name in the default storage.")
+    content_type = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "path"], name="artifact_path_unique_in_run")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}:{self.path}"

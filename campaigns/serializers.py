@@ -28,6 +28,7 @@ from .models import (
     Outcome,
     PlannedItem,
     Run,
+    RunArtifact,
     RunKind,
     Stage,
     StopRule,
@@ -544,11 +545,20 @@ class LatestFiguresSerializer(serializers.Serializer[Any]):
     points = serializers.IntegerField()
 
 
+class RunArtifactSerializer(serializers.ModelSerializer[RunArtifact]):
+    class Meta:
+        model = RunArtifact
+        fields = ["path", "size_bytes", "sha256", "created_at"]
+        read_only_fields = fields
+
+
 class RunDetailSerializer(RunSerializer):
     latest = serializers.SerializerMethodField()
+    # Files logged for the run (MLflow artifacts), with the server's own size and sha256.
+    artifacts = RunArtifactSerializer(many=True, read_only=True)
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "latest"]
+        fields = [*RunSerializer.Meta.fields, "latest", "artifacts"]
         read_only_fields = fields
 
     @extend_schema_field(LatestFiguresSerializer)

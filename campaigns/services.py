@@ -37,6 +37,7 @@ from .models import (
     PlanFrozen,
     PlannedItem,
     Run,
+    RunKind,
     RunsStillRunning,
     RunStatus,
     Stage,
@@ -516,10 +517,27 @@ def plan_decision_point(*, campaign: Campaign, user: Any = None, label: str) -> 
 
 @transaction.atomic
 def issue_ingest_key(
-    *, campaign: Campaign, user: Any = None, name: str = "training loop"
+    *,
+    campaign: Campaign,
+    user: Any = None,
+    name: str = "training loop",
+    item: PlannedItem | None = None,
+    kind: str = "",
 ) -> tuple[IngestKey, str]:
-    """A new ingest key for `campaign`; the raw key is returned once and never stored."""
-    return IngestKey.issue(campaign, name=name, user=user)
+    """A new ingest key for `campaign`; the raw key is returned once and never stored.
+
+    Bound to `item` (one of the campaign's planned items, not cut) and `kind` (a run kind, or
+    blank), the key lets an MLflow loop open runs without naming them (docs/mlflow.md).
+    Raises ValidationError naming `item` or `kind`.
+    """
+    if item is not None:
+        if item.campaign_id != campaign.pk:
+            raise ValidationError({"item": f"item {item.pk} is not in this campaign"})
+        if item.status == ItemStatus.CUT:
+            raise ValidationError({"item": f"'{item.name}' was cut by a decision"})
+    if kind and kind not in RunKind.values:
+        raise ValidationError({"kind": f"a run kind is one of {', '.join(RunKind.values)}"})
+    return IngestKey.issue(campaign, name=name, user=user, item=item, kind=kind)
 
 
 @transaction.atomic

@@ -2,7 +2,7 @@
 
 from django.urls import path, register_converter
 
-from . import api
+from . import api, api_keys
 from .serializers import RUN_ID_PATTERN
 
 
@@ -36,6 +36,9 @@ urlpatterns = [
     ),
     path("campaigns/<int:id>/stages/", api.CampaignStages.as_view(), name="campaign-stages"),
     path("campaigns/<int:id>/runs/", api.CampaignRuns.as_view(), name="campaign-runs"),
+    path(
+        "campaigns/<int:id>/ingest-keys/", api_keys.CampaignIngestKeys.as_view(), name="ingest-keys"
+    ),
     path("runs/<run_id:run_id>/", api.RunDetail.as_view(), name="run-detail"),
     path("runs/<run_id:run_id>/metrics/", api.RunMetrics.as_view(), name="run-metrics"),
     path("runs/<run_id:run_id>/throughput/", api.RunThroughput.as_view(), name="run-throughput"),

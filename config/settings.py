@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "campaigns",
     "estimates",
     "ledger",
+    "mlflow_api",
 ]
 
 MIDDLEWARE = [
@@ -127,6 +128,13 @@ STORAGES = {
         )
     },
 }
+
+# Uploaded files (MLflow artifacts) go to the default storage: this folder, or any
+# django-storages backend configured in STORAGES["default"].
+MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
+MEDIA_URL = "media/"
+# One artifact upload at most this many bytes (413 beyond); the sha256 is taken while streaming.
+ARTIFACT_MAX_BYTES = int(os.environ.get("ARTIFACT_MAX_BYTES", str(5 * 1024**3)))
 
 LOGIN_URL = "admin:login"
 

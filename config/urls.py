@@ -16,6 +16,7 @@ urlpatterns = [
     path("api/v1/", include("campaigns.urls")),
     path("api/v1/", include("estimates.urls")),
     path("api/v1/", include("ledger.urls")),
+    path("mlflow/", include("mlflow_api.urls")),
     # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.
     re_path(r"^api/", api_not_found),
 ]

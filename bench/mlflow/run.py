@@ -1,0 +1,363 @@
+"""The same MLflow client script (bench/mlflow/client.py) against Campaign Desk's MLflow facade
+and, when an MLflow server is installed, against MLflow's own tracking server, both on the same
+PostgreSQL; prints both and the ratios. See bench/README.md.
+
+1. Campaign Desk: recreates `cd_bench_mlflow`, migrates, plans a committed campaign with a
+   non-finite-loss rule and an ingest key bound to its baseline, and starts gunicorn as
+   docker-compose.yml does (DEBUG=0).
+2. MLflow: recreates `mlflow_bench` and starts `mlflow server --backend-store-uri
+   postgresql+psycopg2://…/mlflow_bench` from `--mlflow` (an executable in another virtualenv:
+   the full `mlflow` package is not a dependency of this project).
+3. A null server that answers every call at once and stores nothing: the client's own cost.
+4. `--rounds` interleaved rounds of the client script against each (so a burst of load from
+   elsewhere hits all of them); each figure's best round is reported.
+
+The client script runs with this project's interpreter (mlflow-skinny, a dev dependency), so
+every server is timed by the same client code; only MLFLOW_TRACKING_URI (and the token) differ.
+Databases are dropped at the end unless `--keep-db`. Results: build/bench-mlflow.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from bench.databases import db_url, drop_database, recreate_database  # noqa: E402
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
+    p.add_argument("--db", default="cd_bench_mlflow")
+    p.add_argument("--mlflow-db", default="mlflow_bench")
+    p.add_argument(
+        "--mlflow",
+        default=shutil.which("mlflow") or "/tmp/mlflow-venv/bin/mlflow",
+        help="the `mlflow` executable of a virtualenv with the full mlflow package",
+    )
+    p.add_argument("--workers", type=int, default=2, help="server worker processes (both)")
+    p.add_argument("--steps", type=int, default=300)
+    p.add_argument("--batches", type=int, default=10)
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best is kept")
+    p.add_argument("--keep-db", action="store_true")
+    p.add_argument("--output", default=str(ROOT / "build" / "bench-mlflow.json"))
+    return p.parse_args()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for(proc: subprocess.Popen[bytes], port: int, path: str, log: Path) -> None:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the server exited with {proc.returncode}; see {log}")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", path)
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.3)
+    stop(proc)
+    raise RuntimeError(f"the server did not answer {path} within 90 s; see {log}")
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def set_up_desk(url: str) -> tuple[int, str]:
+    os.environ["DATABASE_URL"] = url
+    os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
+
+    call_command("migrate", verbosity=0, interactive=False)
+    team = Team.objects.create(name="bench")
+    campaign = Campaign.objects.create(
+        team=team,
+        title="MLflow benchmark",
+        question="How fast does an MLflow loop log?",
+        corpus_name="bench",
+        corpus_revision="0",
+        window_hours=Decimal("72"),
+    )
+    item = PlannedItem.objects.create(
+        campaign=campaign, name="baseline", role="baseline", tier="mandatory"
+    )
+    StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
+    campaign.commit()
+    _, raw = IngestKey.issue(campaign, name="bench", item=item)
+    connection.close()
+    return campaign.pk, raw
+
+
+def run_client(env: dict[str, str], args: argparse.Namespace, run_name: str) -> dict[str, Any]:
+    command = [
+        sys.executable,
+        str(ROOT / "bench" / "mlflow" / "client.py"),
+        "--steps",
+        str(args.steps),
+        "--batches",
+        str(args.batches),
+        "--run-name",
+        run_name,
+    ]
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MLFLOW_")}
+    out = subprocess.run(
+        command, env={**clean, **env}, capture_output=True, text=True, check=False, timeout=1800
+    )
+    if out.returncode != 0:
+        raise RuntimeError(f"the client failed:\n{out.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def start_desk(
+    args: argparse.Namespace, build: Path
+) -> tuple[subprocess.Popen[bytes], dict[str, str]]:
+    """gunicorn serving Campaign Desk on a fresh database; returns it and the client's env."""
+    url = db_url(args.admin_url, args.db)
+    recreate_database(args.admin_url, args.db)
+    _campaign, key = set_up_desk(url)
+    port = free_port()
+    log = build / "bench-mlflow-desk.log"
+    env = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "DATABASE_URL": url,
+        "LOG_LEVEL": "WARNING",
+        "MEDIA_ROOT": str(build / "bench-mlflow-media"),
+    }
+    env.pop("CELERY_BROKER_URL", None)
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    command = [
+        str(gunicorn),
+        "config.wsgi:application",
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--workers",
+        str(args.workers),
+    ]
+    proc = subprocess.Popen(
+        command,
+        cwd=ROOT,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    wait_for(proc, port, "/api/v1/health/", log)
+    client = {
+        "MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}/mlflow",
+        "MLFLOW_TRACKING_TOKEN": key,
+    }
+    return proc, client
+
+
+def start_mlflow(
+    args: argparse.Namespace, build: Path
+) -> tuple[subprocess.Popen[bytes], dict[str, str]] | None:
+    """MLflow's tracking server on its own fresh database on the same PostgreSQL."""
+    if not Path(args.mlflow).exists():
+        print(f"No MLflow server at {args.mlflow}: measured Campaign Desk only.")
+        return None
+    recreate_database(args.admin_url, args.mlflow_db)
+    store = db_url(args.admin_url, args.mlflow_db).replace("postgres://", "postgresql+psycopg2://")
+    port = free_port()
+    log = build / "bench-mlflow-server.log"
+    command = [
+        args.mlflow,
+        "server",
+        "--backend-store-uri",
+        store,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--workers",
+        str(args.workers),
+        "--artifacts-destination",
+        str(build / "bench-mlflow-server-artifacts"),
+    ]
+    proc = subprocess.Popen(
+        command, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+    wait_for(proc, port, "/health", log)
+    return proc, {"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{port}"}
+
+
+class NullServer:
+    """Answers every call the client script makes instantly, storing nothing: what the client
+    alone costs (serialising, HTTP on loopback), to subtract from both servers' figures."""
+
+    def __init__(self) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        run = {
+            "info": {
+                "run_id": "null",
+                "run_uuid": "null",
+                "run_name": "null",
+                "experiment_id": "1",
+                "status": "RUNNING",
+                "start_time": 1,
+                "artifact_uri": "mlflow-artifacts:/1/null/artifacts",
+                "lifecycle_stage": "active",
+            },
+            "data": {},
+        }
+        experiment = {
+            "experiment_id": "1",
+            "name": "bench",
+            "lifecycle_stage": "active",
+            "artifact_location": "mlflow-artifacts:/1",
+        }
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _answer(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                if length:
+                    self.rfile.read(length)
+                path = self.path.split("?")[0]
+                body: dict[str, Any] = {}
+                if path.endswith("/experiments/get-by-name"):
+                    body = {"experiment": experiment}
+                elif path.endswith(("/runs/create", "/runs/get")):
+                    body = {"run": run}
+                elif path.endswith("/runs/update"):
+                    body = {"run_info": {**run["info"], "status": "FINISHED"}}
+                data = json.dumps(body).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            do_GET = do_POST = _answer
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+
+    def __enter__(self) -> NullServer:
+        import threading
+
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def bench_null(args: argparse.Namespace) -> dict[str, Any]:
+    with NullServer() as null:
+        return run_client({"MLFLOW_TRACKING_URI": f"http://127.0.0.1:{null.port}"}, args, "null")
+
+
+def best(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each figure's best round: the machine is shared, and contention only ever adds time."""
+    return {k: min(r[k] for r in results) for k in results[0]}
+
+
+def main() -> None:
+    args = parse_args()
+    build = ROOT / "build"
+    build.mkdir(exist_ok=True)
+    servers: dict[str, tuple[subprocess.Popen[bytes], dict[str, str]]] = {}
+    rounds: dict[str, list[dict[str, Any]]] = {"client alone": [], "Campaign Desk": []}
+    try:
+        servers["Campaign Desk"] = start_desk(args, build)
+        theirs = start_mlflow(args, build)
+        if theirs is not None:
+            servers["MLflow server"] = theirs
+            rounds["MLflow server"] = []
+        # Interleaved rounds, so a burst of load elsewhere on the machine hits both servers.
+        for n in range(args.rounds):
+            rounds["client alone"].append(bench_null(args))
+            for name, (_proc, env) in servers.items():
+                rounds[name].append(run_client(env, args, f"bench-{n}"))
+    finally:
+        for proc, _env in servers.values():
+            stop(proc)
+        if not args.keep_db:
+            drop_database(args.admin_url, args.db)
+            if "MLflow server" in rounds:
+                drop_database(args.admin_url, args.mlflow_db)
+    figures = {name: best(results) for name, results in rounds.items()}
+    print(
+        f"MLflow client, {args.steps} log_metric calls, {args.batches} log_batch of 1,000 "
+        f"metrics; server --workers {args.workers}, PostgreSQL, loopback; best of {args.rounds} "
+        "interleaved rounds"
+    )
+    print(f"{'server':<16}{'log_metric median':>20}{'p95':>10}{'log_batch median':>20}")
+    for name, r in figures.items():
+        print(
+            f"{name:<16}{r['sync_median_ms']:>17.2f} ms{r['sync_p95_ms']:>7.2f} ms"
+            f"{r['batch_median_ms']:>17.1f} ms"
+        )
+    null, desk, mlf = (
+        figures["client alone"],
+        figures["Campaign Desk"],
+        figures.get("MLflow server"),
+    )
+    if mlf:
+        sync = mlf["sync_median_ms"] / desk["sync_median_ms"]
+        batch = mlf["batch_median_ms"] / desk["batch_median_ms"]
+        print(
+            f"End to end, Campaign Desk is {sync:.1f}x faster per log_metric (target 2x) and "
+            f"{batch:.1f}x per log_batch (target 3x)"
+        )
+
+        def share(r: dict[str, Any], key: str) -> float:
+            return max(float(r[key]) - float(null[key]), 0.01)
+
+        sync = share(mlf, "sync_median_ms") / share(desk, "sync_median_ms")
+        batch = share(mlf, "batch_median_ms") / share(desk, "batch_median_ms")
+        print(
+            f"Server's share (minus the client alone): {sync:.1f}x per log_metric, "
+            f"{batch:.1f}x per log_batch"
+        )
+    Path(args.output).write_text(json.dumps({"best": figures, "rounds": rounds}, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,140 @@
+"""Campaign Desk objects in MLflow's JSON shapes (mlflow/protos/service.proto, proto3 JSON
+with snake_case names; int64 times as numbers, as MLflow's own server writes them).
+
+experiment = campaign (`experiment_id` is the campaign id as a string); run = run (`run_id`
+is the Campaign Desk run id); params = top-level keys of the run's config; tags = the run's
+tags; metrics = the latest value of each metric by step.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from typing import Any
+
+from django.db.models import Max
+
+from campaigns.models import Campaign, MetricPoint, Run, RunStatus
+
+from .models import LoggedModel
+
+STATUS = {
+    RunStatus.RUNNING: "RUNNING",
+    RunStatus.COMPLETED: "FINISHED",
+    RunStatus.FAILED: "FAILED",
+    # Stopped by a rule: MLflow has no such state; KILLED is the nearest (ended from outside).
+    RunStatus.STOPPED: "KILLED",
+}
+
+
+def ms(moment: datetime | None) -> int | None:
+    return None if moment is None else int(moment.timestamp() * 1000)
+
+
+def metric_value(value: float) -> float | str:
+    """proto3 JSON writes non-finite doubles as the strings "NaN", "Infinity", "-Infinity"."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return value
+
+
+def pairs(mapping: dict[str, Any]) -> list[dict[str, str]]:
+    return [{"key": k, "value": as_text(v)} for k, v in mapping.items()]
+
+
+def as_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def experiment(campaign: Campaign) -> dict[str, Any]:
+    return {
+        "experiment_id": str(campaign.pk),
+        "name": campaign.title,
+        "artifact_location": f"mlflow-artifacts:/{campaign.pk}",
+        "lifecycle_stage": "active",
+        "creation_time": ms(campaign.created_at),
+        "last_update_time": ms(campaign.updated_at),
+        "tags": [
+            {"key": "desk.status", "value": campaign.status},
+            {"key": "desk.team", "value": str(campaign.team_id)},
+        ],
+    }
+
+
+def artifact_uri(campaign_id: int, run_id: str) -> str:
+    return f"mlflow-artifacts:/{campaign_id}/{run_id}/artifacts"
+
+
+def run_info(run: Run) -> dict[str, Any]:
+    info: dict[str, Any] = {
+        "run_id": run.run_id,
+        "run_uuid": run.run_id,
+        "run_name": run.run_id,
+        "experiment_id": str(run.campaign_id),
+        "user_id": str(run.tags.get("mlflow.user", "")),
+        "status": STATUS.get(run.status, "RUNNING"),  # type: ignore[call-overload]
+        "start_time": ms(run.created_at),
+        "artifact_uri": artifact_uri(run.campaign_id, run.run_id),
+        "lifecycle_stage": "active",
+    }
+    end = run.finished_at or (run.stopped_at if run.status == RunStatus.STOPPED else None)
+    if end is not None:
+        info["end_time"] = ms(end)
+    return info
+
+
+def latest_metrics(run: Run) -> list[dict[str, Any]]:
+    """The last point of each metric (highest step, then the last logged)."""
+    points = MetricPoint.objects.filter(run=run)
+    last_steps = dict(points.values_list("name").annotate(step=Max("step")).order_by("name"))
+    if not last_steps:
+        return []
+    latest: dict[str, MetricPoint] = {}
+    for point in points.filter(step__in=set(last_steps.values())).order_by("id"):
+        if last_steps.get(point.name) == point.step:
+            latest[point.name] = point
+    return [metric(p) for _, p in sorted(latest.items())]
+
+
+def metric(point: MetricPoint) -> dict[str, Any]:
+    return {
+        "key": point.name,
+        "value": metric_value(point.as_float()),
+        "timestamp": ms(point.created_at),
+        "step": point.step,
+    }
+
+
+def run(run: Run) -> dict[str, Any]:
+    return {
+        "info": run_info(run),
+        "data": {
+            "metrics": latest_metrics(run),
+            "params": pairs(run.config),
+            "tags": pairs({"mlflow.runName": run.run_id, **run.tags}),
+        },
+        "inputs": {},
+    }
+
+
+def logged_model(model: LoggedModel, run_id: str | None) -> dict[str, Any]:
+    return {
+        "info": {
+            "model_id": model.model_id,
+            "experiment_id": str(model.campaign_id),
+            "name": model.name,
+            "creation_timestamp_ms": ms(model.created_at),
+            "last_updated_timestamp_ms": ms(model.updated_at),
+            "artifact_uri": f"mlflow-artifacts:/{model.campaign_id}/models/{model.model_id}"
+            "/artifacts",
+            "status": model.status,
+            "model_type": model.model_type,
+            "source_run_id": run_id or "",
+            "status_message": "",
+            "tags": pairs(model.tags),
+        },
+        "data": {"params": pairs(model.params), "metrics": []},
+    }
