@@ -55,9 +55,7 @@ class IngestKeyIssuedSerializer(serializers.ModelSerializer[IngestKey]):
 
 
 def _is_owner(user: Any, team_id: int) -> bool:
-    if getattr(user, "is_superuser", False):
-        return True
-    return Membership.objects.filter(user=user, team_id=team_id, role=Role.OWNER).exists()
+    return Membership.objects.has_role(user, team_id, {Role.OWNER})
 
 
 class CampaignIngestKeys(APIView):

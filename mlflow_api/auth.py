@@ -14,8 +14,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest
 from rest_framework.authtoken.models import Token
 
-from campaigns.models import Campaign, IngestKey, Run, team_ids_for
-from campaigns.permissions import can_write
+from campaigns.models import Campaign, IngestKey, Membership, Run, team_ids_for
 
 from .errors import MlflowError
 
@@ -44,7 +43,7 @@ class Caller:
     def require_write(self, team_id: int) -> None:
         """An ingest key writes to its campaign (already the only one it sees); a user needs to
         be a planner or owner of the team."""
-        if self.key is None and not can_write(self.user, team_id):
+        if self.key is None and not Membership.objects.can_write(self.user, team_id):
             raise MlflowError(
                 "PERMISSION_DENIED", "your role on this team only allows reading", status=403
             )

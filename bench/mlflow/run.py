@@ -103,6 +103,7 @@ def set_up_desk(url: str) -> tuple[int, str]:
     from django.db import connection
 
     from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
+    from campaigns.services import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="bench")
@@ -118,7 +119,7 @@ def set_up_desk(url: str) -> tuple[int, str]:
         campaign=campaign, name="baseline", role="baseline", tier="mandatory"
     )
     StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
-    campaign.commit()
+    commit_plan(campaign=campaign)
     _, raw = IngestKey.issue(campaign, name="bench", item=item)
     connection.close()
     return campaign.pk, raw

@@ -46,6 +46,7 @@ from campaigns.models import (
     StopRule,
     Team,
 )
+from campaigns.services import commit_plan
 from campaigns.tests.apiclient import as_key
 from campaigns.tests.factories import make_plannable, make_user
 from mlflow_api.models import LoggedModel
@@ -59,7 +60,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
         self.team = Team.objects.create(name="nlp")
         self.owner = make_user("olga", team=self.team, role="owner")
         self.campaign = make_plannable(self.team, title="LoRA vs full")
-        self.campaign.commit(self.owner)
+        commit_plan(campaign=self.campaign, user=self.owner)
         self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
         self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
         _key, self.key = IngestKey.issue(self.campaign, user=self.owner, item=self.baseline)
@@ -239,7 +240,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
     def test_a_key_of_another_campaign_sees_nothing(self) -> None:
         other_team = Team.objects.create(name="vision")
         other = make_plannable(other_team, title="LoRA vs full")
-        other.commit(make_user("victor", team=other_team, role="owner"))
+        commit_plan(campaign=other, user=make_user("victor", team=other_team, role="owner"))
         _k, other_key = IngestKey.issue(other, item=other.items.get(name="baseline"))
         with self.tracking(self.key):
             mlflow.set_experiment("x")

@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("campaigns", "0002_initial"),
+        ("campaigns", "0003_ingestkey_item_kind"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
