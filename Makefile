@@ -49,6 +49,7 @@ worker: install
 bench: install-dev
 	$(BIN)/python bench/bench_plans.py
 	$(BIN)/python bench/estimates/run.py
+	$(BIN)/python bench/estimates/hardware_options.py
 	$(BIN)/python bench/ingest/run.py
 	$(BIN)/python bench/report/run.py
 
