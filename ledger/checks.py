@@ -11,7 +11,8 @@ Checks, in the order reasons are reported:
 2. No files were listed.
 3. Per file, in the order given: empty path; path listed twice (compared after normalizing
    ``./`` and ``..``); negative size; empty file (0 bytes); path under a temporary directory;
-   malformed sha256 (must be 64 hexadecimal characters, either case).
+   malformed sha256 (must be 64 hexadecimal characters, either case); then, for a file the
+   run logged as an artifact, a size or digest other than the stored one.
 4. An adapter without the exact revision of its base model (``base_revision``).
 5. Expected identifiers: ``False`` means missing or unexpected ones, ``None`` means not checked.
 6. Reload: a file that is present but cannot be reloaded is not a verified output; ``None``
@@ -29,7 +30,7 @@ Units: sizes are bytes; paths are as the client reported them.
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
@@ -127,6 +128,7 @@ def check_deliverable(
     base_revision: str | None,
     run_stopped: bool,
     run_id: str | None,
+    artifacts: Mapping[str, tuple[int, str]] | None = None,
 ) -> tuple[str, ...]:
     """Rejection reasons in words, in a stable order; an empty tuple means accepted.
 
@@ -144,6 +146,14 @@ def check_deliverable(
     if not listed:
         reasons.append(REASON_NO_FILES)
     reasons.extend(_file_reasons(listed))
+    for entry in listed:
+        # A file the run logged as an artifact is what the server stored, byte for byte.
+        size, digest = (artifacts or {}).get(entry.path, (entry.size_bytes, entry.sha256.lower()))
+        if (entry.size_bytes, entry.sha256.lower()) != (size, digest.lower()):
+            reasons.append(
+                f"{entry.path} differs from the artifact the run logged ({size} bytes, sha256 "
+                f"{digest[:12]}…)"
+            )
     if kind == "adapter" and not (base_revision or "").strip():
         reasons.append(REASON_ADAPTER_BASE)
     if expected_ids_ok is None:

@@ -108,8 +108,19 @@ class DeliverableFileSerializer(serializers.ModelSerializer[DeliverableFile]):
     # requests: the checks name them, and the deliverable is kept as rejected.
     path = serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False)
     # Bounded by PostgreSQL's bigint: a larger size is malformed input, not a rejection.
-    size_bytes = serializers.IntegerField(min_value=0, max_value=2**63 - 1)
-    sha256 = serializers.CharField(max_length=200, allow_blank=True)
+    size_bytes = serializers.IntegerField(
+        min_value=0,
+        max_value=2**63 - 1,
+        required=False,
+        help_text="Omit (with sha256) for a file the run logged as an artifact: the server "
+        "takes the size and digest it computed when the file was stored.",
+    )
+    sha256 = serializers.CharField(
+        max_length=200,
+        allow_blank=True,
+        required=False,
+        help_text="Omit (with size_bytes) for one of the run's artifacts, named by its path.",
+    )
 
     class Meta:
         model = DeliverableFile

@@ -193,7 +193,24 @@ def submit_deliverable(
         run = Run.objects.filter(campaign=campaign, run_id=run_id).first()
         if run is None:
             raise ValidationError({"run": f"no run {run_id!r} in this campaign"})
-    listed = [FileEntry(f["path"], int(f["size_bytes"]), f["sha256"]) for f in files]
+    # A file the run logged as an artifact may be named by its path alone: the server's own
+    # size and digest stand for it, and any that were sent must agree with them.
+    stored = (
+        {a.path: (a.size_bytes, a.sha256) for a in run.artifacts.all()} if run is not None else {}
+    )
+    listed = []
+    for f in files:
+        if f.get("size_bytes") is None or f.get("sha256") is None:
+            if f["path"] not in stored:
+                raise ValidationError(
+                    {
+                        "files": f"{f['path']}: size_bytes and sha256 are required unless the "
+                        "path is one of the run's artifacts"
+                    }
+                )
+            size, digest = stored[f["path"]]
+            f = {**f, "size_bytes": f.get("size_bytes", size), "sha256": f.get("sha256", digest)}
+        listed.append(FileEntry(f["path"], int(f["size_bytes"]), f["sha256"]))
     reasons = check_deliverable(
         kind,  # type: ignore[arg-type]  # the serializer restricts it to DeliverableKind
         listed,
@@ -202,6 +219,7 @@ def submit_deliverable(
         base_revision,
         run_stopped=run is not None and run.status == RunStatus.STOPPED,
         run_id=run.run_id if run else None,
+        artifacts=stored,
     )
     deliverable = Deliverable.objects.create(
         campaign=campaign,
