@@ -179,17 +179,6 @@ class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
         help_text="Exact revision or hash of the fixed corpus, as the client spells it.",
     )
 
-    def to_internal_value(self, data: Any) -> Any:
-        # A corpus is its name and revision together, in a PATCH too (where DRF would make both
-        # optional): a new name kept with the old revision would name a corpus never fixed.
-        if isinstance(data, dict):
-            missing = [name for name in ("name", "revision") if name not in data]
-            if missing:
-                raise serializers.ValidationError(
-                    {name: ["This field is required."] for name in missing}
-                )
-        return super().to_internal_value(data)
-
 
 class CampaignSerializer(StrictModelSerializer[Campaign]):
     team = WritableTeamField(required=False)
@@ -241,6 +230,10 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
         if self.instance is not None:
             # A campaign never moves to another team: its ledger and runs belong to this one.
             fields["team"] = StrictPrimaryKeyRelatedField(read_only=True)
+        if self.partial:
+            # A PATCH may change the revision alone (DRF skips the nested required fields of a
+            # partial update); a partial corpus makes the schema say so (PatchedCampaignCorpus).
+            fields["corpus"] = CampaignCorpusSerializer(source="*", partial=True)
         return fields
 
     def validate_required_checkpoint_components(self, value: list[str]) -> list[str]:
