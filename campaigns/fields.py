@@ -17,6 +17,7 @@ it in both directions (what the schema allows is accepted, what it forbids is re
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal, DecimalException
 from typing import Any, TypeVar
 
@@ -232,7 +233,7 @@ class StrictFloatField(serializers.FloatField):
 class StrictManyRelatedField(serializers.ManyRelatedField):
     """A JSON array of ids only (DRF iterates any iterable: {} would read as [])."""
 
-    def to_internal_value(self, data: Any) -> list[Any]:
+    def to_internal_value(self, data: Any) -> Sequence[Any]:
         if not isinstance(data, list):
             self.fail("not_a_list", input_type=type(data).__name__)
         return super().to_internal_value(data)
