@@ -257,8 +257,9 @@ class StrictPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField[_M]):
         return StrictManyRelatedField(child_relation=cls(*args, **kwargs), **list_kwargs)
 
 
+# A ModelSerializer whose fields built from the model take their JSON type only. (A comment, not
+# a docstring: drf-spectacular would give it as the description of every serializer using it.)
 class StrictModelSerializer(serializers.ModelSerializer[_M]):
-    """A ModelSerializer whose fields built from the model take their JSON type only."""
 
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,

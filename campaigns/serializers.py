@@ -227,8 +227,9 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
-        if self.instance is not None:
+        if self.instance is not None or self.partial:
             # A campaign never moves to another team: its ledger and runs belong to this one.
+            # (A PATCH's team is ignored, and the schema's PatchedCampaign has none.)
             fields["team"] = StrictPrimaryKeyRelatedField(read_only=True)
         if self.partial:
             # A PATCH may change the revision alone (DRF skips the nested required fields of a

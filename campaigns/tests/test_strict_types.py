@@ -114,3 +114,17 @@ class RunFieldsTakeTheirOwnType(TestCase):
         answer = post(self.loop, "/api/v1/runs/r-1/checkpoints/", body)
         self.assertEqual(answer.status_code, 201, answer.content)
         self.assertEqual(Checkpoint.objects.get().step, 100)
+
+
+class ThePatchSchemaSaysWhatAPatchTakes(TestCase):
+    def test_a_patched_campaign_has_no_team_and_a_corpus_with_nothing_required(self) -> None:
+        user = make_user("olga", team=Team.objects.create(name="nlp"), role="owner")
+        answer = as_user(user).get(
+            "/api/v1/schema/", HTTP_ACCEPT="application/vnd.oai.openapi+json"
+        )
+        self.assertEqual(answer.status_code, 200)
+        schemas = answer.json()["components"]["schemas"]
+        self.assertNotIn("team", schemas["PatchedCampaignRequest"]["properties"])
+        corpus = schemas["PatchedCampaignRequest"]["properties"]["corpus"]["$ref"].split("/")[-1]
+        self.assertNotIn("required", schemas[corpus])
+        self.assertEqual(schemas["CampaignCorpusRequest"]["required"], ["name", "revision"])
