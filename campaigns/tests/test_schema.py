@@ -1,5 +1,7 @@
 """The OpenAPI document holds: schemathesis drives every /api/v1/ operation in-process (WSGI),
-authenticated, and no answer may be a 5xx or fall outside the document.
+authenticated, with every check it has: no answer may be a 5xx or fall outside the document,
+what the schema forbids is refused and what it allows is accepted (or refused by a documented
+business rule).
 
 Path parameters mostly point at real objects (a draft campaign, a committed one with a run),
 so the generated bodies reach validation and the database instead of stopping at a 404.
@@ -27,15 +29,16 @@ from campaigns.tests.factories import make_campaign, make_user
 from config.wsgi import application
 
 load_all_checks()
-# Every check schemathesis has. Two of them are told which answers this API documents:
+# Every check schemathesis has, two of them told which answers this API documents (each list is
+# schemathesis's default plus one status):
 # - negative_data_rejection: a request the schema forbids must be refused; a metric batch over
 #   the schema's maxItems (10,000 points) is refused with 413 (docs/api.md), a refusal too.
 # - positive_data_acceptance: a schema-valid request may still break a business rule the schema
 #   cannot state: a well-formed id of an object that does not exist ({"team": 0}, {"rule": 0})
-#   is a 400 naming the field, a missing object in the path a 404, a state conflict (a
-#   committed plan, a stopped run, a repeated run_id) a 409. Those are documented answers, not
-#   refusals of valid data; any other 4xx still fails the check.
-# Both lists are schemathesis's defaults plus those answers; a 5xx is not_a_server_error's.
+#   is a 400 naming the field (a_valid_request_refused_with_400_names_the_field holds it to
+#   that); a missing object in the path is a 404 and a state conflict (a committed plan, a
+#   stopped run) a 409, both in the default list. Any other 4xx still fails the check; a 5xx is
+#   not_a_server_error's to report.
 CHECKS = REGISTRY.get_all()
 REFUSALS = ["400", "401", "403", "404", "405", "406", "409", "413", "415", "422", "428", "429"]
 ACCEPTANCES = ["2xx", "3xx", "400", "401", "403", "404", "409", "429"]
@@ -47,6 +50,18 @@ CONFIG = schemathesis.Config.from_dict(
         }
     }
 )
+
+
+def a_valid_request_refused_with_400_names_the_field(ctx: Any, response: Any, case: Any) -> None:
+    """The 400 positive_data_acceptance lets through is a business-rule answer in DRF's shape,
+    naming what it refuses ({"team": [...]}), never a bare {"detail": ...} for a valid body."""
+    if case.meta is None or not case.meta.generation.mode.is_positive:
+        return
+    if response.status_code != 400:
+        return
+    body = response.json()
+    named = set(body) - {"detail"} if isinstance(body, dict) else set()
+    assert named, f"A schema-valid request was refused without naming a field: {body!r}"
 
 
 @pytest.fixture
@@ -176,10 +191,13 @@ def test_every_operation_answers_within_its_schema_and_never_5xx(
     if _mutated(case, ParameterLocation.HEADER):
         # The generated headers as they are (a malformed Authorization or Idempotency-Key):
         # replacing them with good ones would make the request valid.
-        case.call_and_validate(checks=CHECKS)
+        case.call_and_validate(checks=[*CHECKS, a_valid_request_refused_with_400_names_the_field])
         return
     # Generated keys repeat ("0", "a"...): kept, most requests would be 422 replays of another
     # body and never reach the view. Idempotency has its own tests (test_idempotency.py).
     if case.headers:
         case.headers.pop("Idempotency-Key", None)
-    case.call_and_validate(headers={"Authorization": api_world["authorization"]}, checks=CHECKS)
+    case.call_and_validate(
+        headers={"Authorization": api_world["authorization"]},
+        checks=[*CHECKS, a_valid_request_refused_with_400_names_the_field],
+    )
