@@ -260,7 +260,6 @@ class StrictPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField[_M]):
 # A ModelSerializer whose fields built from the model take their JSON type only. (A comment, not
 # a docstring: drf-spectacular would give it as the description of every serializer using it.)
 class StrictModelSerializer(serializers.ModelSerializer[_M]):
-
     serializer_field_mapping = {
         **serializers.ModelSerializer.serializer_field_mapping,
         models.CharField: StrictCharField,
