@@ -17,13 +17,14 @@ from rest_framework.views import APIView
 
 from . import services
 from .authentication import is_ingest
+from .fields import StrictCharField, StrictModelSerializer, StrictPrimaryKeyRelatedField
 from .models import IngestKey, Membership, PlannedItem, Role, RunKind
 from .permissions import campaign_for
 
 
 class IngestKeyCreateSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=100, required=False, default="training loop")
-    item = serializers.PrimaryKeyRelatedField(
+    name = StrictCharField(max_length=100, required=False, default="training loop")
+    item = StrictPrimaryKeyRelatedField(
         queryset=PlannedItem.objects.all(),
         required=False,
         allow_null=True,
@@ -38,10 +39,10 @@ class IngestKeyCreateSerializer(serializers.Serializer[Any]):
     )
 
 
-class IngestKeyIssuedSerializer(serializers.ModelSerializer[IngestKey]):
+class IngestKeyIssuedSerializer(StrictModelSerializer[IngestKey]):
     key = serializers.SerializerMethodField(help_text="The key itself: shown this once only.")
     # Blank when the key is not bound to a kind, which RunKind's enum does not list.
-    kind = serializers.CharField(
+    kind = StrictCharField(
         read_only=True, help_text="pilot, full or inference; blank when not bound."
     )
 

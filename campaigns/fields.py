@@ -17,11 +17,14 @@ it in both directions (what the schema allows is accepted, what it forbids is re
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from decimal import ROUND_HALF_UP, Decimal, DecimalException
-from typing import Any
+from typing import Any, TypeVar
 
+from django.db import models
 from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from rest_framework import serializers
+from rest_framework.relations import MANY_RELATION_KWARGS
 
 #: The largest number of hours any input takes (11 years of one GPU, far past any campaign);
 #: it fits the models' DecimalField(max_digits=9, decimal_places=2).
@@ -170,6 +173,110 @@ class MoneyFieldSchema(OpenApiSerializerFieldExtension):  # type: ignore[no-unty
         return {"type": "string", "format": "decimal", "pattern": field.pattern}
 
 
+# --- Strict JSON types ----------------------------------------------------------------------
+#
+# DRF's fields coerce: CharField takes 0 as "0", BooleanField takes 0, 1, "yes" and "off",
+# IntegerField and FloatField take "12", a related field takes "3" as the id 3, and a many=True
+# related field takes {} as an empty list. The schema says string, boolean, integer, number,
+# array; these fields refuse any other JSON type with DRF's own message for the field, so that
+# what the schema forbids is refused (a 400 naming the field) and a client's type slip (a
+# number for a name, "false" for false, which Python reads as true) is not stored quietly.
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string only (not a number or boolean turned into one)."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictRegexField(serializers.RegexField):
+    """A JSON string only, matching the pattern."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictBooleanField(serializers.BooleanField):
+    """true or false only (not 0, 1, "true", "yes")."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer only (not a string of digits, not a boolean); 3.0 is 3, as in JSON Schema."""
+
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not (
+            isinstance(data, int) or (isinstance(data, float) and data.is_integer())
+        ):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    """A JSON number only (not a numeric string, not a boolean)."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictManyRelatedField(serializers.ManyRelatedField):
+    """A JSON array of ids only (DRF iterates any iterable: {} would read as [])."""
+
+    def to_internal_value(self, data: Any) -> Sequence[Any]:
+        if not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        return super().to_internal_value(data)
+
+
+_M = TypeVar("_M", bound=models.Model)
+
+
+class StrictPrimaryKeyRelatedField(serializers.PrimaryKeyRelatedField[_M]):
+    """An integer id only (not "3"); many=True takes a JSON array only."""
+
+    def to_internal_value(self, data: Any) -> _M:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("incorrect_type", data_type=type(data).__name__)
+        return super().to_internal_value(data)
+
+    @classmethod
+    def many_init(cls, *args: Any, **kwargs: Any) -> StrictManyRelatedField:
+        # DRF's RelatedField.many_init, building the strict list field.
+        list_kwargs = {key: kwargs[key] for key in kwargs if key in MANY_RELATION_KWARGS}
+        return StrictManyRelatedField(child_relation=cls(*args, **kwargs), **list_kwargs)
+
+
+# A ModelSerializer whose fields built from the model take their JSON type only. (A comment, not
+# a docstring: drf-spectacular would give it as the description of every serializer using it.)
+class StrictModelSerializer(serializers.ModelSerializer[_M]):
+    serializer_field_mapping = {
+        **serializers.ModelSerializer.serializer_field_mapping,
+        models.CharField: StrictCharField,
+        models.TextField: StrictCharField,
+        models.SlugField: StrictCharField,
+        models.BooleanField: StrictBooleanField,
+        models.IntegerField: StrictIntegerField,
+        models.BigIntegerField: StrictIntegerField,
+        models.SmallIntegerField: StrictIntegerField,
+        models.PositiveIntegerField: StrictIntegerField,
+        models.PositiveSmallIntegerField: StrictIntegerField,
+        models.PositiveBigIntegerField: StrictIntegerField,
+        models.FloatField: StrictFloatField,
+    }
+    serializer_related_field = StrictPrimaryKeyRelatedField
+
+
 #: No surrounding whitespace, no control characters (C0, DEL, C1) anywhere.
 IDENTIFIER_PATTERN = (
     r"^(?:[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?)?$"
@@ -187,7 +294,7 @@ def identifier_problem(value: str) -> str:
     return "No control characters (tabs, newlines, NUL...): identifiers are printable text."
 
 
-class IdentifierField(serializers.CharField):
+class IdentifierField(StrictCharField):
     """A name the client chooses and later refers to (a corpus revision, a GPU lot, a metric):
     taken exactly as sent, refused (not trimmed) with surrounding whitespace or control
     characters. The schema states it with a pattern: no surrounding whitespace."""

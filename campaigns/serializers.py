@@ -18,7 +18,18 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from . import rules
-from .fields import HoursField, IdentifierField, MoneyField
+from .fields import (
+    HoursField,
+    IdentifierField,
+    MoneyField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictModelSerializer,
+    StrictPrimaryKeyRelatedField,
+    StrictRegexField,
+)
 from .models import (
     Campaign,
     Checkpoint,
@@ -46,7 +57,7 @@ RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
 # --- Fields --------------------------------------------------------------------------------
 
 
-class FiniteFloatField(serializers.FloatField):
+class FiniteFloatField(StrictFloatField):
     """A float that is a real measurement: no bool, no NaN/Infinity, no overflow."""
 
     default_error_messages = {"not_finite": "A finite number is required."}
@@ -150,7 +161,7 @@ def _scope(field: Any, queryset: Any) -> None:
 # --- Campaign planning ---------------------------------------------------------------------
 
 
-class WritableTeamField(serializers.PrimaryKeyRelatedField[Team]):
+class WritableTeamField(StrictPrimaryKeyRelatedField[Team]):
     """A team the caller plans in; any other id reads as unknown (tenancy: no hint it exists)."""
 
     def get_queryset(self) -> Any:
@@ -169,7 +180,7 @@ class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
     )
 
 
-class CampaignSerializer(serializers.ModelSerializer[Campaign]):
+class CampaignSerializer(StrictModelSerializer[Campaign]):
     team = WritableTeamField(required=False)
     closed_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
         slug_field="username", read_only=True, allow_null=True
@@ -216,9 +227,14 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
-        if self.instance is not None:
+        if self.instance is not None or self.partial:
             # A campaign never moves to another team: its ledger and runs belong to this one.
-            fields["team"] = serializers.PrimaryKeyRelatedField(read_only=True)
+            # (A PATCH's team is ignored, and the schema's PatchedCampaign has none.)
+            fields["team"] = StrictPrimaryKeyRelatedField(read_only=True)
+        if self.partial:
+            # A PATCH may change the revision alone (DRF skips the nested required fields of a
+            # partial update); a partial corpus makes the schema say so (PatchedCampaignCorpus).
+            fields["corpus"] = CampaignCorpusSerializer(source="*", partial=True)
         return fields
 
     def validate_required_checkpoint_components(self, value: list[str]) -> list[str]:
@@ -236,11 +252,11 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         return attrs
 
 
-class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
+class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
     planned_hours = HoursField(required=False)
     prep_hours = HoursField(required=False)
-    amendment_reason = serializers.CharField(
+    amendment_reason = StrictCharField(
         write_only=True,
         required=False,
         allow_blank=True,
@@ -265,7 +281,7 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
         read_only_fields = ["id", "status"]
 
 
-class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
+class StopRuleSerializer(StrictModelSerializer[StopRule]):
     threshold = FiniteFloatField(required=False, allow_null=True)
     metric = IdentifierField(max_length=100, required=False, allow_blank=True)
 
@@ -275,13 +291,13 @@ class StopRuleSerializer(serializers.ModelSerializer[StopRule]):
         read_only_fields = ["id", "created_at"]
 
 
-class DecisionSerializer(serializers.ModelSerializer[DecisionPoint]):
+class DecisionSerializer(StrictModelSerializer[DecisionPoint]):
     outcome = serializers.ChoiceField(
         choices=[Outcome.CONTINUE, Outcome.CUT, Outcome.REVISE],
         help_text="continue, cut (optional variants) or revise (the question).",
     )
-    rationale = serializers.CharField()
-    cut_variants = serializers.PrimaryKeyRelatedField(
+    rationale = StrictCharField()
+    cut_variants = StrictPrimaryKeyRelatedField(
         many=True, required=False, queryset=PlannedItem.objects.none()
     )
     decided_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
@@ -311,11 +327,11 @@ class DecisionSerializer(serializers.ModelSerializer[DecisionPoint]):
         return fields
 
 
-class StageSerializer(serializers.ModelSerializer[Stage]):
-    variant = serializers.PrimaryKeyRelatedField(
+class StageSerializer(StrictModelSerializer[Stage]):
+    variant = StrictPrimaryKeyRelatedField(
         queryset=PlannedItem.objects.none(), required=False, allow_null=True
     )
-    depends_on = serializers.PrimaryKeyRelatedField(
+    depends_on = StrictPrimaryKeyRelatedField(
         many=True, required=False, queryset=Stage.objects.none()
     )
     planned_hours = HoursField(required=False)
@@ -357,10 +373,10 @@ class StageSerializer(serializers.ModelSerializer[Stage]):
 
 
 class StopInfoSerializer(serializers.Serializer[Any]):
-    rule = serializers.IntegerField(allow_null=True, help_text="The stop rule's id; null by hand.")
-    kind = serializers.CharField(allow_null=True)
-    reason = serializers.CharField()
-    step = serializers.IntegerField(allow_null=True)
+    rule = StrictIntegerField(allow_null=True, help_text="The stop rule's id; null by hand.")
+    kind = StrictCharField(allow_null=True)
+    reason = StrictCharField()
+    step = StrictIntegerField(allow_null=True)
     at = serializers.DateTimeField(allow_null=True)
 
 
@@ -380,7 +396,7 @@ def stop_info(run: Run) -> dict[str, Any] | None:
 
 
 class RunCreateSerializer(serializers.Serializer[Any]):
-    run_id = serializers.RegexField(
+    run_id = StrictRegexField(
         f"^{RUN_ID_PATTERN}$",
         max_length=200,
         trim_whitespace=False,  # "run\n" is refused, not quietly made "run"
@@ -390,7 +406,7 @@ class RunCreateSerializer(serializers.Serializer[Any]):
             "starting with a letter or digit."
         },
     )
-    variant = serializers.PrimaryKeyRelatedField(
+    variant = StrictPrimaryKeyRelatedField(
         queryset=PlannedItem.objects.none(), required=False, allow_null=True
     )
     kind = serializers.ChoiceField(choices=RunKind.choices, default=RunKind.FULL)
@@ -415,11 +431,11 @@ class RunCreateSerializer(serializers.Serializer[Any]):
         return item
 
 
-class RunSerializer(serializers.ModelSerializer[Run]):
-    campaign: serializers.PrimaryKeyRelatedField[Campaign] = serializers.PrimaryKeyRelatedField(
+class RunSerializer(StrictModelSerializer[Run]):
+    campaign: serializers.PrimaryKeyRelatedField[Campaign] = StrictPrimaryKeyRelatedField(
         read_only=True
     )
-    variant: serializers.PrimaryKeyRelatedField[PlannedItem] = serializers.PrimaryKeyRelatedField(
+    variant: serializers.PrimaryKeyRelatedField[PlannedItem] = StrictPrimaryKeyRelatedField(
         read_only=True, allow_null=True
     )
     stopped = serializers.SerializerMethodField()
@@ -452,14 +468,14 @@ class RunSerializer(serializers.ModelSerializer[Run]):
 
 
 class LatestMetricSerializer(serializers.Serializer[Any]):
-    step = serializers.IntegerField()
+    step = StrictIntegerField()
     value = MetricValueField()
 
 
-class ThroughputSerializer(serializers.ModelSerializer[ThroughputSample]):
+class ThroughputSerializer(StrictModelSerializer[ThroughputSample]):
     samples_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
     tokens_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
-    gpus = serializers.IntegerField(min_value=1, max_value=INT_MAX, default=1)
+    gpus = StrictIntegerField(min_value=1, max_value=INT_MAX, default=1)
     measured_seconds = FiniteFloatField(required=False, allow_null=True, min_value=0)
     stopped = serializers.SerializerMethodField()
     stop = serializers.SerializerMethodField()
@@ -493,18 +509,18 @@ class ThroughputSerializer(serializers.ModelSerializer[ThroughputSample]):
         return stop_info(sample.run)
 
 
-class CheckpointSerializer(serializers.ModelSerializer[Checkpoint]):
-    step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
+class CheckpointSerializer(StrictModelSerializer[Checkpoint]):
+    step = StrictIntegerField(min_value=0, max_value=BIGINT_MAX)
     components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER),
         help_text="What the checkpoint holds: " + ", ".join(rules.COMPONENT_ORDER) + ".",
     )
-    size_bytes = serializers.IntegerField(
+    size_bytes = StrictIntegerField(
         min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
     )
     write_seconds = FiniteFloatField(required=False, allow_null=True, min_value=0)
     restore_seconds = FiniteFloatField(required=False, allow_null=True, min_value=0)
-    resume_verified = serializers.BooleanField(
+    resume_verified = StrictBooleanField(
         default=False, help_text="Reloaded and checked in a new process."
     )
     stopped = serializers.SerializerMethodField()
@@ -542,10 +558,10 @@ class LatestFiguresSerializer(serializers.Serializer[Any]):
     metrics = serializers.DictField(child=LatestMetricSerializer())
     throughput = ThroughputSerializer(allow_null=True)
     checkpoint = CheckpointSerializer(allow_null=True)
-    points = serializers.IntegerField()
+    points = StrictIntegerField()
 
 
-class RunArtifactSerializer(serializers.ModelSerializer[RunArtifact]):
+class RunArtifactSerializer(StrictModelSerializer[RunArtifact]):
     class Meta:
         model = RunArtifact
         fields = ["path", "size_bytes", "sha256", "created_at"]
@@ -588,16 +604,14 @@ class RunDetailSerializer(RunSerializer):
 
 
 class StopRunSerializer(serializers.Serializer[Any]):
-    rule = serializers.PrimaryKeyRelatedField(
+    rule = StrictPrimaryKeyRelatedField(
         queryset=StopRule.objects.none(),
         required=False,
         allow_null=True,
         help_text="The stop rule applied, if any (a rule of the run's campaign).",
     )
-    reason = serializers.CharField(max_length=2000)
-    step = serializers.IntegerField(
-        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
-    )
+    reason = StrictCharField(max_length=2000)
+    step = StrictIntegerField(min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True)
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
@@ -617,7 +631,7 @@ class FinishRunSerializer(serializers.Serializer[Any]):
 
 class MetricPointDocSerializer(serializers.Serializer[Any]):
     name = IdentifierField(max_length=100)
-    step = serializers.IntegerField(min_value=0, max_value=BIGINT_MAX)
+    step = StrictIntegerField(min_value=0, max_value=BIGINT_MAX)
     value = MetricValueField(
         help_text="A number, or NaN / Infinity / -Infinity (bare JSON tokens or strings)."
     )
@@ -628,15 +642,15 @@ class MetricBatchDocSerializer(serializers.Serializer[Any]):
 
 
 class RunRefusedSerializer(serializers.Serializer[Any]):
-    detail = serializers.CharField()
-    run_id = serializers.CharField()
-    status = serializers.CharField()
+    detail = StrictCharField()
+    run_id = StrictCharField()
+    status = StrictCharField()
     stop = StopInfoSerializer(allow_null=True)
 
 
 class MetricsAcceptedSerializer(serializers.Serializer[Any]):
-    accepted = serializers.IntegerField()
-    stopped = serializers.BooleanField()
+    accepted = StrictIntegerField()
+    stopped = StrictBooleanField()
     stop = StopInfoSerializer(allow_null=True)
 
 
@@ -659,10 +673,10 @@ def run_id_is_valid(run_id: str) -> bool:
 
 
 class CloseCampaignSerializer(serializers.Serializer[Any]):
-    conclusion = serializers.CharField(
+    conclusion = StrictCharField(
         help_text="What the campaign concluded; a negative result is a valid conclusion."
     )
-    stop_running = serializers.BooleanField(
+    stop_running = StrictBooleanField(
         default=False,
         help_text="Stop the runs still running, with a reason naming the close (a machine that "
         "died leaves runs that never finish). Without it, running runs refuse the close (409).",
@@ -670,5 +684,5 @@ class CloseCampaignSerializer(serializers.Serializer[Any]):
 
 
 class ClosingRefusedSerializer(serializers.Serializer[Any]):
-    detail = serializers.CharField()
-    running_runs = serializers.ListField(child=serializers.CharField(), required=False)
+    detail = StrictCharField()
+    running_runs = serializers.ListField(child=StrictCharField(), required=False)

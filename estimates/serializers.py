@@ -11,9 +11,18 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from rest_framework import serializers
 
-from campaigns.fields import MoneyField
+from campaigns.fields import (
+    MoneyField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StrictModelSerializer,
+    StrictRegexField,
+)
 
 from . import catalog, formulas, options
 from .models import GpuModel, RentalPlan
@@ -42,26 +51,39 @@ class StrictSerializer(serializers.Serializer[Any]):
         return super().to_internal_value(data)
 
 
+class StrictSerializerSchema(OpenApiSerializerExtension):  # type: ignore[no-untyped-call]
+    """The schema says what StrictSerializer does: no property beyond those listed."""
+
+    target_class = StrictSerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: str) -> Any:
+        schema = auto_schema._map_basic_serializer(self.target, direction)
+        if direction == "request":
+            schema["additionalProperties"] = False
+        return schema
+
+
 # --------------------------------------------------------------------------- preview request
 
 
 class ModelSpecSerializer(StrictSerializer):
-    parameters = serializers.FloatField(
+    parameters = StrictFloatField(
         help_text="Parameter count, e.g. 7e9.", **limits("model.parameters")
     )
-    layers = serializers.IntegerField(
+    layers = StrictIntegerField(
         required=False, allow_null=True, **limits("model.layers", integer=True)
     )
-    hidden_size = serializers.IntegerField(
+    hidden_size = StrictIntegerField(
         required=False, allow_null=True, **limits("model.hidden_size", integer=True)
     )
-    attention_heads = serializers.IntegerField(
+    attention_heads = StrictIntegerField(
         required=False, allow_null=True, **limits("model.attention_heads", integer=True)
     )
-    vocab_size = serializers.IntegerField(
+    vocab_size = StrictIntegerField(
         required=False, allow_null=True, **limits("model.vocab_size", integer=True)
     )
-    largest_layer_parameters = serializers.FloatField(
+    largest_layer_parameters = StrictFloatField(
         required=False,
         allow_null=True,
         help_text="Parameters of the largest layer (DeepSpeed ZeRO-3); default vocab x hidden.",
@@ -70,35 +92,35 @@ class ModelSpecSerializer(StrictSerializer):
 
 
 class TrainingSpecSerializer(StrictSerializer):
-    tokens = serializers.FloatField(
+    tokens = StrictFloatField(
         required=False,
         allow_null=True,
         help_text="Tokens per epoch; or samples + tokens_per_sample.",
         **limits("training.tokens"),
     )
-    samples = serializers.FloatField(required=False, allow_null=True, **limits("training.samples"))
-    tokens_per_sample = serializers.FloatField(
+    samples = StrictFloatField(required=False, allow_null=True, **limits("training.samples"))
+    tokens_per_sample = StrictFloatField(
         required=False, allow_null=True, **limits("training.tokens_per_sample")
     )
-    epochs = serializers.FloatField(default=1.0, **limits("training.epochs"))
-    sequence_length = serializers.IntegerField(
+    epochs = StrictFloatField(default=1.0, **limits("training.epochs"))
+    sequence_length = StrictIntegerField(
         default=2048, **limits("training.sequence_length", integer=True)
     )
-    micro_batch_size = serializers.IntegerField(
+    micro_batch_size = StrictIntegerField(
         default=1, **limits("training.micro_batch_size", integer=True)
     )
     precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
     optimizer = serializers.ChoiceField(choices=formulas.OPTIMIZERS, default="adamw")
-    activation_checkpointing = serializers.BooleanField(default=False)
-    flash_attention = serializers.BooleanField(default=False)
+    activation_checkpointing = StrictBooleanField(default=False)
+    flash_attention = StrictBooleanField(default=False)
 
 
 class PeakFlopsSerializer(StrictSerializer):
-    fp32 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
-    tf32 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
-    bf16 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
-    fp16 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
-    fp8 = serializers.FloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp32 = StrictFloatField(required=False, **limits("hardware.custom.peak_flops"))
+    tf32 = StrictFloatField(required=False, **limits("hardware.custom.peak_flops"))
+    bf16 = StrictFloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp16 = StrictFloatField(required=False, **limits("hardware.custom.peak_flops"))
+    fp8 = StrictFloatField(required=False, **limits("hardware.custom.peak_flops"))
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
@@ -107,10 +129,10 @@ class PeakFlopsSerializer(StrictSerializer):
 
 
 class CustomHardwareSerializer(StrictSerializer):
-    name = serializers.CharField(max_length=60)
-    memory_bytes = serializers.IntegerField(**limits("hardware.custom.memory_bytes", integer=True))
+    name = StrictCharField(max_length=60)
+    memory_bytes = StrictIntegerField(**limits("hardware.custom.memory_bytes", integer=True))
     peak_flops = PeakFlopsSerializer(help_text="Precision -> dense FLOP/s of one device.")
-    tdp_watts = serializers.FloatField(
+    tdp_watts = StrictFloatField(
         required=False, allow_null=True, **limits("hardware.custom.tdp_watts")
     )
 
@@ -125,7 +147,7 @@ class CustomHardwareSerializer(StrictSerializer):
 
 
 class HardwareSpecSerializer(StrictSerializer):
-    gpu = serializers.CharField(
+    gpu = StrictCharField(
         max_length=60,
         required=False,
         help_text="A name (or alias, e.g. H100-80GB) from GET /estimates/hardware/; or custom.",
@@ -133,15 +155,15 @@ class HardwareSpecSerializer(StrictSerializer):
     custom = CustomHardwareSerializer(
         required=False, help_text="An accelerator not in the catalog, in place of gpu."
     )
-    count = serializers.IntegerField(default=1, **limits("hardware.count", integer=True))
-    utilization = serializers.FloatField(
+    count = StrictIntegerField(default=1, **limits("hardware.count", integer=True))
+    utilization = StrictFloatField(
         default=0.4, help_text="Fraction of peak FLOP/s.", **limits("hardware.utilization")
     )
-    zero_stage = serializers.IntegerField(default=0, min_value=0, max_value=3)
-    tensor_parallel = serializers.IntegerField(
+    zero_stage = StrictIntegerField(default=0, min_value=0, max_value=3)
+    tensor_parallel = StrictIntegerField(
         default=1, **limits("hardware.tensor_parallel", integer=True)
     )
-    pipeline_parallel = serializers.IntegerField(
+    pipeline_parallel = StrictIntegerField(
         default=1, **limits("hardware.pipeline_parallel", integer=True)
     )
     utilization_kind = serializers.ChoiceField(
@@ -150,7 +172,7 @@ class HardwareSpecSerializer(StrictSerializer):
         help_text="hfu: FLOPs executed incl. recomputation; mfu: model FLOPs (PaLM appendix B).",
     )
     offload = serializers.ChoiceField(choices=formulas.OFFLOADS, default="none")
-    gpus_per_node = serializers.IntegerField(
+    gpus_per_node = StrictIntegerField(
         required=False,
         allow_null=True,
         help_text="For DeepSpeed's CPU memory per node (default min(count, 8)).",
@@ -164,13 +186,13 @@ class HardwareSpecSerializer(StrictSerializer):
 
 
 class PilotSpecSerializer(StrictSerializer):
-    tokens_per_second = serializers.FloatField(
+    tokens_per_second = StrictFloatField(
         required=False, allow_null=True, **limits("pilot.tokens_per_second")
     )
-    samples_per_second = serializers.FloatField(
+    samples_per_second = StrictFloatField(
         required=False, allow_null=True, **limits("pilot.samples_per_second")
     )
-    gpus = serializers.IntegerField(
+    gpus = StrictIntegerField(
         required=False,
         allow_null=True,
         help_text="GPUs the pilot ran on (default: hardware.count).",
@@ -179,20 +201,18 @@ class PilotSpecSerializer(StrictSerializer):
 
 
 class OverheadsSerializer(StrictSerializer):
-    loading_hours = serializers.FloatField(default=0.0, **limits("overheads.loading_hours"))
-    long_input_hours = serializers.FloatField(default=0.0, **limits("overheads.long_input_hours"))
-    validation_fraction = serializers.FloatField(
-        default=0.0, **limits("overheads.validation_fraction")
-    )
-    output_hours = serializers.FloatField(default=0.0, **limits("overheads.output_hours"))
-    checkpoint_hours = serializers.FloatField(default=0.0, **limits("overheads.checkpoint_hours"))
+    loading_hours = StrictFloatField(default=0.0, **limits("overheads.loading_hours"))
+    long_input_hours = StrictFloatField(default=0.0, **limits("overheads.long_input_hours"))
+    validation_fraction = StrictFloatField(default=0.0, **limits("overheads.validation_fraction"))
+    output_hours = StrictFloatField(default=0.0, **limits("overheads.output_hours"))
+    checkpoint_hours = StrictFloatField(default=0.0, **limits("overheads.checkpoint_hours"))
 
 
 class CostSpecSerializer(StrictSerializer):
     hourly_rate_per_gpu = MoneyField(
         max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "1.50"'
     )
-    currency = serializers.RegexField(CURRENCY, default="USD")
+    currency = StrictRegexField(CURRENCY, default="USD")
     extra = MoneyField(
         max_digits=14,
         decimal_places=2,
@@ -203,11 +223,11 @@ class CostSpecSerializer(StrictSerializer):
 
 
 class EnergySpecSerializer(StrictSerializer):
-    pue = serializers.FloatField(
+    pue = StrictFloatField(
         help_text="Facility power over IT power (e.g. 1.1).", **limits("energy.pue")
     )
-    grid_kg_co2_per_kwh = serializers.FloatField(**limits("energy.grid_kg_co2_per_kwh"))
-    tdp_watts = serializers.FloatField(
+    grid_kg_co2_per_kwh = StrictFloatField(**limits("energy.grid_kg_co2_per_kwh"))
+    tdp_watts = StrictFloatField(
         required=False,
         allow_null=True,
         help_text="Board power per GPU; default the catalog's.",
@@ -216,15 +236,13 @@ class EnergySpecSerializer(StrictSerializer):
 
 
 class InterruptionsSerializer(StrictSerializer):
-    count = serializers.IntegerField(**limits("reliability.interruptions.count", integer=True))
-    days = serializers.FloatField(**limits("reliability.interruptions.days"))
+    count = StrictIntegerField(**limits("reliability.interruptions.count", integer=True))
+    days = StrictFloatField(**limits("reliability.interruptions.days"))
 
 
 class ReliabilitySpecSerializer(StrictSerializer):
-    checkpoint_write_seconds = serializers.FloatField(
-        **limits("reliability.checkpoint_write_seconds")
-    )
-    mtbf_hours = serializers.FloatField(
+    checkpoint_write_seconds = StrictFloatField(**limits("reliability.checkpoint_write_seconds"))
+    mtbf_hours = StrictFloatField(
         required=False,
         allow_null=True,
         help_text="The job's mean time between failures.",
@@ -289,94 +307,94 @@ def estimate_input(data: dict[str, Any], gpu: catalog.GpuModel) -> formulas.Esti
 
 
 class MemorySerializer(serializers.Serializer[Any]):
-    weights = serializers.IntegerField()
-    gradients = serializers.IntegerField()
-    optimizer = serializers.IntegerField()
-    activations = serializers.IntegerField()
-    total = serializers.IntegerField()
+    weights = StrictIntegerField()
+    gradients = StrictIntegerField()
+    optimizer = StrictIntegerField()
+    activations = StrictIntegerField()
+    total = StrictIntegerField()
 
 
 class MoneySerializer(serializers.Serializer[Any]):
-    amount = serializers.CharField(help_text='Decimal string, e.g. "47.14".')
-    currency = serializers.CharField()
+    amount = StrictCharField(help_text='Decimal string, e.g. "47.14".')
+    currency = StrictCharField()
 
 
 class LeverSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    description = serializers.CharField()
-    training_flops = serializers.FloatField()
-    wall_hours = serializers.FloatField()
-    gpu_hours = serializers.FloatField()
+    name = StrictCharField()
+    description = StrictCharField()
+    training_flops = StrictFloatField()
+    wall_hours = StrictFloatField()
+    gpu_hours = StrictFloatField()
     cost = MoneySerializer(allow_null=True)
-    loss_ratio = serializers.FloatField(allow_null=True)
+    loss_ratio = StrictFloatField(allow_null=True)
 
 
 class GpuSummarySerializer(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    memory_bytes = serializers.IntegerField()
-    peak_flops = serializers.FloatField(help_text="Dense FLOP/s at the requested precision.")
-    tdp_watts = serializers.FloatField(allow_null=True)
+    name = StrictCharField()
+    memory_bytes = StrictIntegerField()
+    peak_flops = StrictFloatField(help_text="Dense FLOP/s at the requested precision.")
+    tdp_watts = StrictFloatField(allow_null=True)
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         fields = super().get_fields()
         # "source" is a Field attribute, so it cannot be declared in the class body.
-        fields["source"] = serializers.CharField(help_text="Where the figures come from.")
+        fields["source"] = StrictCharField(help_text="Where the figures come from.")
         return fields
 
 
 class DeepSpeedSerializer(serializers.Serializer[Any]):
-    per_gpu_bytes = serializers.IntegerField()
-    cpu_bytes = serializers.IntegerField(help_text="Per node (CPU RAM), as DeepSpeed prints it.")
-    version = serializers.CharField()
+    per_gpu_bytes = StrictIntegerField()
+    cpu_bytes = StrictIntegerField(help_text="Per node (CPU RAM), as DeepSpeed prints it.")
+    version = StrictCharField()
 
 
 class EnergySerializer(serializers.Serializer[Any]):
-    gpu_kwh = serializers.FloatField()
-    facility_kwh = serializers.FloatField()
-    kg_co2e = serializers.FloatField()
+    gpu_kwh = StrictFloatField()
+    facility_kwh = StrictFloatField()
+    kg_co2e = StrictFloatField()
 
 
 class CheckpointingSerializer(serializers.Serializer[Any]):
-    young_interval_minutes = serializers.FloatField()
-    daly_interval_minutes = serializers.FloatField()
-    expected_lost_hours = serializers.FloatField()
-    wall_hours_with_failures = serializers.FloatField()
+    young_interval_minutes = StrictFloatField()
+    daly_interval_minutes = StrictFloatField()
+    expected_lost_hours = StrictFloatField()
+    wall_hours_with_failures = StrictFloatField()
 
 
 class CheckpointSizeSerializer(serializers.Serializer[Any]):
-    weights = serializers.IntegerField()
-    training_state = serializers.IntegerField()
+    weights = StrictIntegerField()
+    training_state = StrictIntegerField()
 
 
 class EstimateResultSerializer(serializers.Serializer[Any]):
-    training_flops = serializers.FloatField(help_text="6 N T (Kaplan 2020).")
-    pf_days = serializers.FloatField(help_text="training_flops in petaflop/s-days.")
-    model_flops = serializers.FloatField(help_text="(6N + 12 L h s) T, PaLM appendix B.")
-    executed_flops = serializers.FloatField(help_text="model_flops x 4/3 with recomputation.")
-    mfu = serializers.FloatField(help_text="Model FLOPs utilization (measured with a pilot).")
-    hfu = serializers.FloatField(help_text="Hardware FLOPs utilization (incl. recomputation).")
+    training_flops = StrictFloatField(help_text="6 N T (Kaplan 2020).")
+    pf_days = StrictFloatField(help_text="training_flops in petaflop/s-days.")
+    model_flops = StrictFloatField(help_text="(6N + 12 L h s) T, PaLM appendix B.")
+    executed_flops = StrictFloatField(help_text="model_flops x 4/3 with recomputation.")
+    mfu = StrictFloatField(help_text="Model FLOPs utilization (measured with a pilot).")
+    hfu = StrictFloatField(help_text="Hardware FLOPs utilization (incl. recomputation).")
     deepspeed = DeepSpeedSerializer(allow_null=True, help_text="ZeRO stages 2 and 3 only.")
-    cpu_memory_bytes = serializers.IntegerField(allow_null=True)
+    cpu_memory_bytes = StrictIntegerField(allow_null=True)
     energy = EnergySerializer(allow_null=True)
     checkpointing = CheckpointingSerializer(allow_null=True)
     checkpoint_size_bytes = CheckpointSizeSerializer()
-    narayanan_flops = serializers.FloatField(allow_null=True)
-    tokens = serializers.FloatField()
-    gpu_hours = serializers.FloatField()
-    wall_hours = serializers.FloatField()
-    training_wall_hours = serializers.FloatField()
-    overhead_hours = serializers.FloatField()
+    narayanan_flops = StrictFloatField(allow_null=True)
+    tokens = StrictFloatField()
+    gpu_hours = StrictFloatField()
+    wall_hours = StrictFloatField()
+    training_wall_hours = StrictFloatField()
+    overhead_hours = StrictFloatField()
     memory_per_device_bytes = MemorySerializer()
-    device_memory_bytes = serializers.IntegerField()
-    fits_in_memory = serializers.BooleanField()
-    activations_counted = serializers.BooleanField()
+    device_memory_bytes = StrictIntegerField()
+    fits_in_memory = StrictBooleanField()
+    activations_counted = StrictBooleanField()
     cost = MoneySerializer(allow_null=True)
-    time_source = serializers.CharField(help_text='"pilot" or "assumed".')
-    pilot_utilization = serializers.FloatField(allow_null=True)
-    data_parallel = serializers.IntegerField()
+    time_source = StrictCharField(help_text='"pilot" or "assumed".')
+    pilot_utilization = StrictFloatField(allow_null=True)
+    data_parallel = StrictIntegerField()
     gpu = GpuSummarySerializer()
     levers = LeverSerializer(many=True)
-    recommendations = serializers.ListField(child=serializers.CharField())
+    recommendations = serializers.ListField(child=StrictCharField())
 
 
 def _money(money: formulas.Money | None) -> dict[str, str] | None:
@@ -472,10 +490,10 @@ def result_json(
 
 class BudgetSerializer(StrictSerializer):
     amount = MoneyField(max_digits=16, decimal_places=2, min_value=Decimal("0.01"))
-    currency = serializers.RegexField(CURRENCY, default="USD")
-    gpu = serializers.CharField(max_length=60, help_text="A name or alias from the catalog.")
+    currency = StrictRegexField(CURRENCY, default="USD")
+    gpu = StrictCharField(max_length=60, help_text="A name or alias from the catalog.")
     precision = serializers.ChoiceField(choices=formulas.PRECISIONS, default="bf16")
-    utilization = serializers.FloatField(
+    utilization = StrictFloatField(
         default=0.4, help_text="Fraction of peak (MFU).", **limits("budget.utilization")
     )
     hourly_rate_per_gpu = MoneyField(
@@ -484,14 +502,14 @@ class BudgetSerializer(StrictSerializer):
 
 
 class ComputeOptimalRequestSerializer(StrictSerializer):
-    flops = serializers.FloatField(
+    flops = StrictFloatField(
         required=False, help_text="Training compute C.", **limits("compute_optimal.flops")
     )
-    parameters = serializers.FloatField(
+    parameters = StrictFloatField(
         required=False, help_text="Model size N.", **limits("compute_optimal.parameters")
     )
     budget = BudgetSerializer(required=False, help_text="Money, turned into FLOPs on a GPU.")
-    epochs = serializers.FloatField(
+    epochs = StrictFloatField(
         default=1.0,
         help_text="Passes over the data (offers the half-epochs lever from 2).",
         **limits("compute_optimal.epochs"),
@@ -507,35 +525,35 @@ class ComputeOptimalRequestSerializer(StrictSerializer):
 
 
 class ScalingLeverSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField()
-    description = serializers.CharField()
-    flops = serializers.FloatField()
-    cost_ratio = serializers.FloatField()
+    name = StrictCharField()
+    description = StrictCharField()
+    flops = StrictFloatField()
+    cost_ratio = StrictFloatField()
     cost = MoneySerializer(allow_null=True)
-    loss_ratio = serializers.FloatField(allow_null=True)
-    projection = serializers.CharField()
+    loss_ratio = StrictFloatField(allow_null=True)
+    projection = StrictCharField()
 
 
 class BudgetAnswerSerializer(serializers.Serializer[Any]):
-    gpu = serializers.CharField()
-    precision = serializers.CharField()
-    gpu_hours = serializers.FloatField()
+    gpu = StrictCharField()
+    precision = StrictCharField()
+    gpu_hours = StrictFloatField()
     cost = MoneySerializer()
 
 
 class ComputeOptimalSerializer(serializers.Serializer[Any]):
-    parameters = serializers.FloatField()
-    tokens = serializers.FloatField()
-    flops = serializers.FloatField()
-    tokens_per_parameter = serializers.FloatField()
-    pf_days = serializers.FloatField()
+    parameters = StrictFloatField()
+    tokens = StrictFloatField()
+    flops = StrictFloatField()
+    tokens_per_parameter = StrictFloatField()
+    pf_days = StrictFloatField()
     budget = BudgetAnswerSerializer(allow_null=True)
     levers = ScalingLeverSerializer(many=True)
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         fields = super().get_fields()
         # "source" is a Field attribute, so it cannot be declared in the class body.
-        fields["source"] = serializers.CharField(help_text="The published fit and law used.")
+        fields["source"] = StrictCharField(help_text="The published fit and law used.")
         return fields
 
 
@@ -544,31 +562,31 @@ class ComputeOptimalSerializer(serializers.Serializer[Any]):
 
 class LocalHardwareSerializer(StrictSerializer):
     purchase_price = MoneyField(max_digits=14, decimal_places=2, min_value=Decimal("0"))
-    power_watts = serializers.FloatField(
+    power_watts = StrictFloatField(
         help_text="Power drawn while serving.", **limits("local.power_watts")
     )
     electricity_per_kwh = MoneyField(max_digits=10, decimal_places=4, min_value=Decimal("0"))
-    lifetime_months = serializers.IntegerField(**limits("local.lifetime_months", integer=True))
+    lifetime_months = StrictIntegerField(**limits("local.lifetime_months", integer=True))
 
 
 class ServingRequestSerializer(StrictSerializer):
-    requests_per_month = serializers.FloatField(**limits("serving.requests_per_month"))
-    tokens_per_request = serializers.FloatField(**limits("serving.tokens_per_request"))
-    tokens_per_second_per_gpu = serializers.FloatField(
+    requests_per_month = StrictFloatField(**limits("serving.requests_per_month"))
+    tokens_per_request = StrictFloatField(**limits("serving.tokens_per_request"))
+    tokens_per_second_per_gpu = StrictFloatField(
         help_text="Measured serving throughput of one GPU.",
         **limits("serving.tokens_per_second_per_gpu"),
     )
-    months = serializers.IntegerField(**limits("serving.months", integer=True))
+    months = StrictIntegerField(**limits("serving.months", integer=True))
     hourly_rate_per_gpu = MoneyField(
         max_digits=14, decimal_places=4, min_value=Decimal("0"), help_text='e.g. "2.00"'
     )
-    currency = serializers.RegexField(CURRENCY, default="USD")
+    currency = StrictRegexField(CURRENCY, default="USD")
     billing = serializers.ChoiceField(
         choices=["busy", "always_on"],
         default="busy",
         help_text="busy: GPU-hours actually serving; always_on: gpus x 730 h a month.",
     )
-    gpus = serializers.IntegerField(default=1, **limits("serving.gpus", integer=True))
+    gpus = StrictIntegerField(default=1, **limits("serving.gpus", integer=True))
     training_cost = MoneyField(
         max_digits=16, decimal_places=2, min_value=Decimal("0"), required=False
     )
@@ -578,27 +596,27 @@ class ServingRequestSerializer(StrictSerializer):
 class LocalServingSerializer(serializers.Serializer[Any]):
     monthly_cost = MoneySerializer()
     cumulative = MoneySerializer(many=True)
-    break_even_month = serializers.IntegerField(allow_null=True)
-    within_lifetime = serializers.BooleanField()
+    break_even_month = StrictIntegerField(allow_null=True)
+    within_lifetime = StrictBooleanField()
 
 
 class ServingSerializer(serializers.Serializer[Any]):
-    tokens_per_month = serializers.FloatField()
-    gpu_hours_per_month = serializers.FloatField(help_text="Busy GPU-hours.")
-    billed_hours_per_month = serializers.FloatField()
-    load = serializers.FloatField(help_text="Busy over billed hours (always_on).")
+    tokens_per_month = StrictFloatField()
+    gpu_hours_per_month = StrictFloatField(help_text="Busy GPU-hours.")
+    billed_hours_per_month = StrictFloatField()
+    load = StrictFloatField(help_text="Busy over billed hours (always_on).")
     monthly_cost = MoneySerializer()
     cumulative = MoneySerializer(many=True)
-    month_exceeding_training = serializers.IntegerField(allow_null=True)
+    month_exceeding_training = StrictIntegerField(allow_null=True)
     local = LocalServingSerializer(allow_null=True)
-    recommendations = serializers.ListField(child=serializers.CharField())
+    recommendations = serializers.ListField(child=StrictCharField())
 
 
 # --------------------------------------------------------------------------- hardware options
 
 
 class OptionPilotSerializer(PilotSpecSerializer):
-    gpu = serializers.CharField(
+    gpu = StrictCharField(
         max_length=60,
         required=False,
         help_text="The GPU the pilot ran on (default: hardware.gpu).",
@@ -612,7 +630,7 @@ class HardwareOptionsRequestSerializer(EstimatePreviewSerializer):
         required=False,
         help_text='GPU name -> price per GPU-hour, e.g. {"H100-SXM": "2.50"}.',
     )
-    window_hours = serializers.FloatField(
+    window_hours = StrictFloatField(
         required=False,
         allow_null=True,
         help_text="Calendar window the job must fit in (fits_window).",
@@ -621,28 +639,28 @@ class HardwareOptionsRequestSerializer(EstimatePreviewSerializer):
 
 
 class PlanChoiceSerializer(serializers.Serializer[Any]):
-    kind = serializers.CharField(help_text='"hourly", "lots" or "none".')
-    description = serializers.CharField()
-    rate_per_gpu_hour = serializers.CharField(allow_null=True)
-    lots = serializers.ListField(child=serializers.CharField())
+    kind = StrictCharField(help_text='"hourly", "lots" or "none".')
+    description = StrictCharField()
+    rate_per_gpu_hour = StrictCharField(allow_null=True)
+    lots = serializers.ListField(child=StrictCharField())
 
 
 class HardwareOptionSerializer(serializers.Serializer[Any]):
-    gpu = serializers.CharField()
-    count = serializers.IntegerField()
-    fits_in_memory = serializers.BooleanField()
-    wall_hours = serializers.FloatField()
-    gpu_hours = serializers.FloatField()
-    time_source = serializers.CharField(help_text='"pilot", "projected" or "assumed".')
-    assumption = serializers.CharField()
+    gpu = StrictCharField()
+    count = StrictIntegerField()
+    fits_in_memory = StrictBooleanField()
+    wall_hours = StrictFloatField()
+    gpu_hours = StrictFloatField()
+    time_source = StrictCharField(help_text='"pilot", "projected" or "assumed".')
+    assumption = StrictCharField()
     plan = PlanChoiceSerializer()
     total_cost = MoneySerializer(allow_null=True)
-    fits_window = serializers.BooleanField(allow_null=True)
+    fits_window = StrictBooleanField(allow_null=True)
 
 
 class ExcludedSerializer(serializers.Serializer[Any]):
-    gpu = serializers.CharField()
-    reason = serializers.CharField()
+    gpu = StrictCharField()
+    reason = StrictCharField()
 
 
 class HardwareOptionsSerializer(serializers.Serializer[Any]):
@@ -685,18 +703,18 @@ def options_json(
 # --------------------------------------------------------------------------- catalog
 
 
-class GpuModelSerializer(serializers.ModelSerializer[GpuModel]):
+class GpuModelSerializer(StrictModelSerializer[GpuModel]):
     class Meta:
         model = GpuModel
         fields = ["id", "name", "memory_bytes", "peak_flops", "tdp_watts", "source"]
         read_only_fields = fields
 
 
-class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
+class RentalPlanSerializer(StrictModelSerializer[RentalPlan]):
     gpu: serializers.SlugRelatedField[GpuModel] = serializers.SlugRelatedField(
         slug_field="name", read_only=True
     )
-    gpu_memory_bytes = serializers.IntegerField(source="gpu.memory_bytes", read_only=True)
+    gpu_memory_bytes = StrictIntegerField(source="gpu.memory_bytes", read_only=True)
     price_per_hour = serializers.DecimalField(
         max_digits=14,
         decimal_places=4,
@@ -734,51 +752,51 @@ class RentalPlanSerializer(serializers.ModelSerializer[RentalPlan]):
 
 
 class ForecastItemSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    name = serializers.CharField()
-    tier = serializers.CharField()
-    role = serializers.CharField()
-    status = serializers.CharField(help_text="The item's status: planned, done, cut, stopped.")
-    gpu = serializers.CharField(allow_blank=True)
-    planned_hours = serializers.FloatField()
-    reserved_hours = serializers.FloatField(
+    id = StrictIntegerField()
+    name = StrictCharField()
+    tier = StrictCharField()
+    role = StrictCharField()
+    status = StrictCharField(help_text="The item's status: planned, done, cut, stopped.")
+    gpu = StrictCharField(allow_blank=True)
+    planned_hours = StrictFloatField()
+    reserved_hours = StrictFloatField(
         allow_null=True, help_text="From the frozen baseline; null when added after commit."
     )
-    forecast_hours = serializers.FloatField()
-    observed_hours = serializers.FloatField(allow_null=True)
-    time_source = serializers.CharField(help_text='"assumed", "pilot" or "observed".')
-    note = serializers.CharField()
+    forecast_hours = StrictFloatField()
+    observed_hours = StrictFloatField(allow_null=True)
+    time_source = StrictCharField(help_text='"assumed", "pilot" or "observed".')
+    note = StrictCharField()
 
 
 class ForecastTotalsSerializer(serializers.Serializer[Any]):
-    reserved_hours = serializers.FloatField()
-    forecast_hours = serializers.FloatField()
-    observed_hours = serializers.FloatField()
+    reserved_hours = StrictFloatField()
+    forecast_hours = StrictFloatField()
+    observed_hours = StrictFloatField()
 
 
 class ForecastSerializer(serializers.Serializer[Any]):
-    campaign = serializers.IntegerField()
-    status = serializers.CharField(help_text='"fresh", "stale" (recompute queued) or "failed".')
-    stale = serializers.BooleanField()
+    campaign = StrictIntegerField()
+    status = StrictCharField(help_text='"fresh", "stale" (recompute queued) or "failed".')
+    stale = StrictBooleanField()
     stale_since = serializers.DateTimeField(allow_null=True)
     computed_at = serializers.DateTimeField(allow_null=True)
-    input_version = serializers.IntegerField()
-    computed_version = serializers.IntegerField(allow_null=True)
-    error = serializers.CharField(allow_blank=True)
-    time_source = serializers.CharField(
+    input_version = StrictIntegerField()
+    computed_version = StrictIntegerField(allow_null=True)
+    error = StrictCharField(allow_blank=True)
+    time_source = StrictCharField(
         help_text='"pilot" once a measured pilot drives an item\'s forecast, else "assumed".'
     )
-    window_hours = serializers.FloatField()
-    reserved_basis = serializers.CharField(
+    window_hours = StrictFloatField()
+    reserved_basis = StrictCharField(
         help_text='"baseline" (frozen at commit) or "plan" (draft, as it stands).'
     )
-    reserved_hours = serializers.FloatField()
-    forecast_hours = serializers.FloatField()
-    observed_hours = serializers.FloatField()
-    fits_in_window = serializers.BooleanField()
-    uncommitted_hours = serializers.FloatField()
-    over_hours = serializers.FloatField()
+    reserved_hours = StrictFloatField()
+    forecast_hours = StrictFloatField()
+    observed_hours = StrictFloatField()
+    fits_in_window = StrictBooleanField()
+    uncommitted_hours = StrictFloatField()
+    over_hours = StrictFloatField()
     totals = ForecastTotalsSerializer()
     items = ForecastItemSerializer(many=True)
-    advice = serializers.ListField(child=serializers.CharField())
+    advice = serializers.ListField(child=StrictCharField())
     lots = serializers.DictField()

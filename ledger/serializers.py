@@ -9,7 +9,14 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
 from rest_framework import serializers
 
-from campaigns.fields import HoursField, MoneyField
+from campaigns.fields import (
+    HoursField,
+    MoneyField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictIntegerField,
+    StrictModelSerializer,
+)
 from campaigns.models import Stage, currency_validator
 
 from . import services
@@ -23,14 +30,14 @@ def as_drf_error(exc: DjangoValidationError) -> serializers.ValidationError:
     return serializers.ValidationError({"non_field_errors": exc.messages})
 
 
-class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
+class LedgerEntrySerializer(StrictModelSerializer[LedgerEntry]):
     kind = serializers.ChoiceField(choices=EntryKind.choices, required=False)
-    description = serializers.CharField(max_length=300, required=False, allow_blank=True)
+    description = StrictCharField(max_length=300, required=False, allow_blank=True)
     amount = MoneyField(required=False)
-    currency = serializers.CharField(
+    currency = StrictCharField(
         max_length=3, min_length=3, required=False, validators=[currency_validator]
     )
-    reverses = serializers.IntegerField(
+    reverses = StrictIntegerField(
         source="reverses_id", required=False, allow_null=True, min_value=1
     )
     reversed_by = serializers.SerializerMethodField()
@@ -99,23 +106,23 @@ class LedgerEntrySerializer(serializers.ModelSerializer[LedgerEntry]):
 
 
 class CorpusSerializer(serializers.Serializer[Any]):
-    name = serializers.CharField(max_length=200)
-    revision = serializers.CharField(max_length=200)
+    name = StrictCharField(max_length=200)
+    revision = StrictCharField(max_length=200)
 
 
-class DeliverableFileSerializer(serializers.ModelSerializer[DeliverableFile]):
+class DeliverableFileSerializer(StrictModelSerializer[DeliverableFile]):
     # Blank paths, zero sizes and malformed digests are rejection reasons, not malformed
     # requests: the checks name them, and the deliverable is kept as rejected.
-    path = serializers.CharField(max_length=1000, allow_blank=True, trim_whitespace=False)
+    path = StrictCharField(max_length=1000, allow_blank=True, trim_whitespace=False)
     # Bounded by PostgreSQL's bigint: a larger size is malformed input, not a rejection.
-    size_bytes = serializers.IntegerField(
+    size_bytes = StrictIntegerField(
         min_value=0,
         max_value=2**63 - 1,
         required=False,
         help_text="Omit (with sha256) for a file the run logged as an artifact: the server "
         "takes the size and digest it computed when the file was stored.",
     )
-    sha256 = serializers.CharField(
+    sha256 = StrictCharField(
         max_length=200,
         allow_blank=True,
         required=False,
@@ -127,14 +134,14 @@ class DeliverableFileSerializer(serializers.ModelSerializer[DeliverableFile]):
         fields = ["path", "size_bytes", "sha256"]
 
 
-class DeliverableSerializer(serializers.ModelSerializer[Deliverable]):
+class DeliverableSerializer(StrictModelSerializer[Deliverable]):
     kind = serializers.ChoiceField(choices=DeliverableKind.choices)
     corpus = CorpusSerializer()
-    run = serializers.CharField(max_length=200, required=False, allow_null=True, allow_blank=True)
+    run = StrictCharField(max_length=200, required=False, allow_null=True, allow_blank=True)
     files = DeliverableFileSerializer(many=True, max_length=10_000)  # type: ignore[call-arg]
-    expected_ids_ok = serializers.BooleanField(required=False, allow_null=True, default=None)
-    reload_verified = serializers.BooleanField(required=False, allow_null=True, default=None)
-    base_revision = serializers.CharField(
+    expected_ids_ok = StrictBooleanField(required=False, allow_null=True, default=None)
+    reload_verified = StrictBooleanField(required=False, allow_null=True, default=None)
+    base_revision = StrictCharField(
         max_length=200, required=False, allow_blank=True, allow_null=True, default=""
     )
 
@@ -190,14 +197,14 @@ class DeliverableSerializer(serializers.ModelSerializer[Deliverable]):
 
 class ObservedHoursSerializer(serializers.Serializer[Any]):
     observed_hours = HoursField()
-    deviation_note = serializers.CharField(required=False, allow_blank=True, default="")
+    deviation_note = StrictCharField(required=False, allow_blank=True, default="")
 
 
-class ObservedStageSerializer(serializers.ModelSerializer[Stage]):
+class ObservedStageSerializer(StrictModelSerializer[Stage]):
     """A stage after its observed hours were recorded, with the frozen figure it is compared to."""
 
     # A plain string: the stage kinds' enum is documented once, by the stages endpoint.
-    kind = serializers.CharField(read_only=True)
+    kind = StrictCharField(read_only=True)
     planned_hours = serializers.SerializerMethodField()
     deviation_hours = serializers.SerializerMethodField()
 
@@ -226,8 +233,8 @@ class ObservedStageSerializer(serializers.ModelSerializer[Stage]):
         return f"{stage.observed_hours - self.context['planned_hours']:.2f}"
 
 
-class ReportSerializer(serializers.ModelSerializer[Report]):
-    campaign = serializers.IntegerField(source="campaign_id", read_only=True)
+class ReportSerializer(StrictModelSerializer[Report]):
+    campaign = StrictIntegerField(source="campaign_id", read_only=True)
     links = serializers.SerializerMethodField()
 
     class Meta:
@@ -268,24 +275,24 @@ class ReportSerializer(serializers.ModelSerializer[Report]):
 class LedgerSummarySerializer(serializers.Serializer[Any]):
     """GET /campaigns/{id}/ledger/summary/ (docs/api.md): money as strings with their currency."""
 
-    currency = serializers.CharField()
-    rental = serializers.CharField()
-    included = serializers.CharField()
-    external = serializers.CharField(help_text="Listed apart: never part of `incurred`.")
-    incurred = serializers.CharField(help_text="rental + included")
-    accepted_deliverables = serializers.IntegerField(help_text="Distinct accepted corpora.")
-    cost_per_accepted = serializers.CharField(allow_null=True)
+    currency = StrictCharField()
+    rental = StrictCharField()
+    included = StrictCharField()
+    external = StrictCharField(help_text="Listed apart: never part of `incurred`.")
+    incurred = StrictCharField(help_text="rental + included")
+    accepted_deliverables = StrictIntegerField(help_text="Distinct accepted corpora.")
+    cost_per_accepted = StrictCharField(allow_null=True)
     ratio = serializers.ChoiceField(choices=["defined", "undefined"])
-    undefined_reason = serializers.CharField(allow_null=True)
-    rejection_reasons = serializers.ListField(child=serializers.CharField())
-    conclusion = serializers.CharField(allow_null=True)
+    undefined_reason = StrictCharField(allow_null=True)
+    rejection_reasons = serializers.ListField(child=StrictCharField())
+    conclusion = StrictCharField(allow_null=True)
 
 
 class ReportStartedSerializer(serializers.Serializer[Any]):
-    id = serializers.IntegerField()
-    status = serializers.CharField()
+    id = StrictIntegerField()
+    status = StrictCharField()
     url = serializers.URLField()
 
 
 class DetailSerializer(serializers.Serializer[Any]):
-    detail = serializers.CharField()
+    detail = StrictCharField()

@@ -54,6 +54,23 @@ class PreviewTests(TestCase):
         self.assertTrue(errors[section][field][0])
         return errors[section][field][0]
 
+    def test_it_refuses_numbers_as_strings_and_0_or_1_as_booleans(self) -> None:
+        self.assert_field_error(with_changes(model={"parameters": "7e9"}), "model", "parameters")
+        self.assert_field_error(with_changes(model={"layers": "32"}), "model", "layers")
+        self.assert_field_error(
+            with_changes(training={"activation_checkpointing": 1}),
+            "training",
+            "activation_checkpointing",
+        )
+
+    def test_the_schema_says_unknown_fields_are_refused_as_the_api_does(self) -> None:
+        self.assert_field_error(with_changes(model={"paramters": 7e9}), "model", "paramters")
+        answer = self.client.get("/api/v1/schema/?format=json", **token_header(self.planner))
+        schemas = answer.json()["components"]["schemas"]
+        for name in ["EstimatePreviewRequest", "ModelSpecRequest", "TrainingSpecRequest"]:
+            with self.subTest(name=name):
+                self.assertIs(schemas[name]["additionalProperties"], False)
+
     def test_the_api_example_answers_4_2e22_flops_timed_by_the_pilot(self) -> None:
         answer = self.post(API_EXAMPLE)
         self.assertEqual(answer.status_code, 200, answer.content)

@@ -53,6 +53,25 @@ class DeliverableApiTests(TestCase):
         self.assertEqual(body["files"][0]["sha256"], GOOD_SHA)
         self.assertTrue(Deliverable.objects.get(pk=body["id"]).accepted)
 
+    def test_it_refuses_1_for_a_boolean_and_a_number_for_a_path_storing_nothing(self) -> None:
+        files = [{"path": 7, "size_bytes": 1024, "sha256": GOOD_SHA}]
+        for body, field in [
+            (deliverable_body(run="base-1", expected_ids_ok=1), "expected_ids_ok"),
+            (deliverable_body(run="base-1", reload_verified="true"), "reload_verified"),
+            (deliverable_body(run="base-1", files=files), "files"),
+            (
+                deliverable_body(
+                    run="base-1", files=[{**files[0], "path": "a", "size_bytes": "9"}]
+                ),
+                "files",
+            ),
+        ]:
+            with self.subTest(field=field, body=body):
+                answer = self.api.post(self.url, body, format="json")
+                self.assertEqual(answer.status_code, 400, answer.content)
+                self.assertIn(field, answer.json())
+        self.assertFalse(Deliverable.objects.exists())
+
     def test_a_deliverable_of_a_stopped_run_is_kept_but_rejected_with_the_run_id(self) -> None:
         answer = self.api.post(self.url, deliverable_body(run="base-nan"), format="json")
         self.assertEqual(answer.status_code, 201)
