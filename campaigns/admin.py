@@ -504,6 +504,7 @@ CAMPAIGN_FIELDS = [
     "window_hours",
     "budget",
     "currency",
+    "hourly_rate_per_gpu",
     "required_checkpoint_components",
 ]
 
@@ -607,6 +608,7 @@ class CampaignAdmin(TeamScopedAdmin):
                         "window_hours",
                         "budget",
                         "currency",
+                        "hourly_rate_per_gpu",
                         "required_checkpoint_components",
                     ]
                 },

@@ -17,7 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import rules
+from . import accrual, rules
 from .fields import HoursField, IdentifierField, MoneyField
 from .models import (
     Campaign,
@@ -179,6 +179,15 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
     )
     window_hours = HoursField(required=False)
+    hourly_rate_per_gpu = MoneyField(
+        max_digits=14,
+        decimal_places=2,
+        min_value=0,
+        allow_null=True,
+        required=False,
+        help_text="Price of one GPU-hour when paying by the hour rather than by lots "
+        "(docs/domain.md §18).",
+    )
     required_checkpoint_components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER), required=False
     )
@@ -196,6 +205,7 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "window_hours",
             "budget",
             "currency",
+            "hourly_rate_per_gpu",
             "required_checkpoint_components",
             "status",
             "conclusion",
@@ -394,6 +404,12 @@ class RunCreateSerializer(serializers.Serializer[Any]):
         queryset=PlannedItem.objects.none(), required=False, allow_null=True
     )
     kind = serializers.ChoiceField(choices=RunKind.choices, default=RunKind.FULL)
+    gpus = serializers.IntegerField(
+        min_value=1,
+        max_value=INT_MAX,
+        default=1,
+        help_text="GPUs the run occupies: its cost is its hours × GPUs × the campaign's rate.",
+    )
     config = JSONObjectField(required=False, default=dict)
 
     def get_fields(self) -> dict[str, Any]:
@@ -432,6 +448,7 @@ class RunSerializer(serializers.ModelSerializer[Run]):
             "campaign",
             "variant",
             "kind",
+            "gpus",
             "config",
             "status",
             "stopped",
@@ -552,14 +569,30 @@ class RunArtifactSerializer(serializers.ModelSerializer[RunArtifact]):
         read_only_fields = fields
 
 
+class CostSoFarSerializer(serializers.Serializer[Any]):
+    amount = serializers.CharField(help_text="Decimal string in the campaign's currency.")
+    currency = serializers.CharField()
+    basis = serializers.ChoiceField(
+        choices=["lot_share", "hourly"],
+        help_text="lot_share: a share of the lots the ledger holds (never a second charge); "
+        "hourly: GPU-hours × the campaign's hourly rate.",
+    )
+
+
 class RunDetailSerializer(RunSerializer):
     latest = serializers.SerializerMethodField()
     # Files logged for the run (MLflow artifacts), with the server's own size and sha256.
     artifacts = RunArtifactSerializer(many=True, read_only=True)
+    cost_so_far = serializers.SerializerMethodField()
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "latest", "artifacts"]
+        fields = [*RunSerializer.Meta.fields, "latest", "artifacts", "cost_so_far"]
         read_only_fields = fields
+
+    @extend_schema_field(CostSoFarSerializer(allow_null=True))
+    def get_cost_so_far(self, run: Run) -> dict[str, Any] | None:
+        """Null when the campaign has neither lots nor an hourly rate (docs/domain.md §18)."""
+        return accrual.cost_so_far(run)
 
     @extend_schema_field(LatestFiguresSerializer)
     def get_latest(self, run: Run) -> dict[str, Any]:

@@ -39,6 +39,14 @@ class LedgerEntry(models.Model):
         related_name="ledger_entry",
         help_text="The committed lot this rental entry posts (once per lot).",
     )
+    run = models.OneToOneField(
+        Run,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="ledger_entry",
+        help_text="The finished hourly run whose cost this rental entry posts (once per run).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

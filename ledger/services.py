@@ -20,7 +20,9 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from campaigns import accrual
 from campaigns.models import Campaign, Run, RunStatus
+from campaigns.units import format_hours
 
 from . import tasks
 from .checks import FileEntry, check_deliverable
@@ -166,6 +168,41 @@ def post_reserved_lots(*, campaign: Campaign, user: Any = None) -> list[LedgerEn
             )
         )
     return entries
+
+
+@transaction.atomic
+def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
+    """Post a finished hourly run's cost as a rental entry, once (docs/domain.md §18).
+
+    A lot-covered run posts nothing: its lot share is an allocation of the lot already posted.
+    The one-to-one `run` column makes the database refuse a second entry for the same run.
+    """
+    campaign = Campaign.objects.get(pk=run.campaign_id)
+    prices = accrual.pricing(campaign)
+    gpu = run.variant.gpu if run.variant_id and run.variant else ""
+    priced = accrual.run_cost(run, prices, gpu=gpu)
+    if priced is None or priced[1].basis != "hourly":
+        return None
+    if LedgerEntry.objects.filter(run=run).exists():
+        return None
+    amount, rate = priced
+    hours = accrual.run_hours(run)
+    try:
+        with transaction.atomic():
+            return LedgerEntry.objects.create(
+                campaign=campaign,
+                kind=EntryKind.RENTAL,
+                description=(
+                    f"Run {run.run_id}: {format_hours(hours)} h × {run.gpus} GPU × "
+                    f"{rate.per_gpu_hour:f} {campaign.currency}/GPU-hour"
+                )[:300],
+                amount=amount,
+                currency=campaign.currency,
+                run=run,
+                created_by=user if getattr(user, "pk", None) else None,
+            )
+    except IntegrityError:
+        return None
 
 
 # --- Deliverables ----------------------------------------------------------------------------

@@ -1,0 +1,223 @@
+"""Cost accrual per run and the budget stop rule, on the real database (docs/domain.md §18).
+
+A lot-covered run's cost is a share of the lot the ledger already holds: it never adds an entry
+or any spend. An hourly run accrues while it runs and posts its cost once when it finishes.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.test import TestCase
+from django.utils import timezone
+
+from campaigns.models import Run, StopRule, Team
+from campaigns.tests.factories import make_plannable, make_user
+from ledger.models import EntryKind, LedgerEntry
+from ledger.spend import campaign_spend
+
+from .helpers import client_for, committed_campaign, ingest_client
+
+
+def _started_hours_ago(run_id: str, hours: float) -> None:
+    Run.objects.filter(run_id=run_id).update(created_at=timezone.now() - timedelta(hours=hours))
+
+
+@pytest.mark.postgres
+class LotShareTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.planner = make_user("pia", team=cls.team)
+        # One RTX 4090 lot, 47.14 USD for 72 h: 0.6547 USD per GPU-hour.
+        cls.campaign = committed_campaign(cls.team)
+
+    def setUp(self) -> None:
+        self.loop = ingest_client(self.campaign)
+        self.api = client_for(self.planner)
+
+    def open(self, run_id: str, **body: object) -> dict:
+        answer = self.loop.post(
+            f"/api/v1/campaigns/{self.campaign.pk}/runs/",
+            {"run_id": run_id, **body},
+            format="json",
+        )
+        self.assertEqual(answer.status_code, 201, answer.json())
+        return answer.json()
+
+    def test_a_run_takes_gpus_default_one_and_refuses_zero_naming_the_field(self) -> None:
+        self.assertEqual(self.open("r-default")["gpus"], 1)
+        self.assertEqual(self.open("r-two", gpus=2)["gpus"], 2)
+        for bad in (0, -1, "two", 1.5):
+            answer = self.loop.post(
+                f"/api/v1/campaigns/{self.campaign.pk}/runs/",
+                {"run_id": f"r-bad-{bad}", "gpus": bad},
+                format="json",
+            )
+            self.assertEqual(answer.status_code, 400, bad)
+            self.assertIn("gpus", answer.json())
+
+    def test_the_same_run_id_on_another_gpu_count_is_another_run(self) -> None:
+        self.open("r-again", gpus=2)
+        answer = self.loop.post(
+            f"/api/v1/campaigns/{self.campaign.pk}/runs/",
+            {"run_id": "r-again", "gpus": 4},
+            format="json",
+        )
+        self.assertEqual(answer.status_code, 409, answer.json())
+
+    def test_a_finished_run_costs_its_share_of_the_lot_and_posts_nothing(self) -> None:
+        self.open("r-share", gpus=2)
+        finished = self.loop.post(
+            "/api/v1/runs/r-share/finish/",
+            {"status": "completed", "observed_hours": "10"},
+            format="json",
+        )
+        self.assertEqual(finished.status_code, 200, finished.json())
+        # 10 h × 2 GPUs × 0.6547 = 13.094 → 13.09.
+        self.assertEqual(
+            finished.json()["cost_so_far"],
+            {"amount": "13.09", "currency": "USD", "basis": "lot_share"},
+        )
+        shown = self.api.get("/api/v1/runs/r-share/").json()
+        self.assertEqual(shown["cost_so_far"]["amount"], "13.09")
+        entries = LedgerEntry.objects.filter(campaign=self.campaign)
+        self.assertEqual([e.amount for e in entries], [Decimal("47.14")])
+        self.assertEqual(campaign_spend(self.campaign), Decimal("47.14"))
+
+    def test_a_running_run_accrues_by_the_wall_clock(self) -> None:
+        self.open("r-live")
+        _started_hours_ago("r-live", 5)
+        shown = self.api.get("/api/v1/runs/r-live/").json()
+        # 5 h × 0.6547 = 3.2735 → 3.27 (a second or two of test time does not move a cent).
+        self.assertEqual(shown["cost_so_far"]["amount"], "3.27")
+
+    def test_the_budget_rule_stops_a_run_once_the_lots_exceed_the_budget(self) -> None:
+        campaign = make_plannable(self.team, title="tight", budget=Decimal("40.00"))
+        StopRule.objects.create(campaign=campaign, kind="budget_overrun")
+        from campaigns.services import commit_plan
+        from estimates.models import RentalPlan
+
+        campaign.lots.create(plan=RentalPlan.objects.get(name="RTX 4090, 3 days"))
+        commit_plan(campaign=campaign)
+        loop = ingest_client(campaign)
+        loop.post(f"/api/v1/campaigns/{campaign.pk}/runs/", {"run_id": "t-1"}, format="json")
+        answer = loop.post(
+            "/api/v1/runs/t-1/metrics/",
+            {"points": [{"name": "loss", "step": 3, "value": 2.5}]},
+            format="json",
+        )
+        self.assertIn(answer.status_code, (200, 201), answer.content)
+        run = Run.objects.get(run_id="t-1")
+        self.assertEqual(run.status, "stopped")
+        self.assertEqual(
+            run.stop_reason,
+            "budget: spent 47.14 USD is beyond 100% of the budget 40.00 USD by 7.14 USD "
+            f"(rule #{run.stop_rule_id}: budget or time overrun)",
+        )
+        self.assertEqual(run.stop_step, 3)
+        self.assertEqual(run.stop_rule.kind, "budget_overrun")
+
+
+@pytest.mark.postgres
+class HourlyTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.planner = make_user("pia", team=cls.team)
+        cls.campaign = committed_campaign(
+            cls.team, lots=0, hourly_rate_per_gpu=Decimal("2.00"), budget=Decimal("100.00")
+        )
+
+    def setUp(self) -> None:
+        self.loop = ingest_client(self.campaign)
+        self.api = client_for(self.planner)
+
+    def open(self, run_id: str, **body: object) -> None:
+        answer = self.loop.post(
+            f"/api/v1/campaigns/{self.campaign.pk}/runs/",
+            {"run_id": run_id, **body},
+            format="json",
+        )
+        self.assertEqual(answer.status_code, 201, answer.json())
+
+    def finish(self, run_id: str, hours: str) -> dict:
+        answer = self.loop.post(
+            f"/api/v1/runs/{run_id}/finish/",
+            {"status": "completed", "observed_hours": hours},
+            format="json",
+        )
+        self.assertEqual(answer.status_code, 200, answer.json())
+        return answer.json()
+
+    def test_a_finished_hourly_run_posts_its_cost_once_as_a_rental_entry(self) -> None:
+        self.open("h-1", gpus=2)
+        body = self.finish("h-1", "3")
+        self.assertEqual(
+            body["cost_so_far"], {"amount": "12.00", "currency": "USD", "basis": "hourly"}
+        )
+        self.finish("h-1", "3")  # a retried finish answers the same run
+        entry = LedgerEntry.objects.get(campaign=self.campaign)
+        self.assertEqual((entry.kind, entry.amount, entry.run.run_id), ("rental", 12, "h-1"))
+        self.assertEqual(entry.description, "Run h-1: 3 h × 2 GPU × 2.00 USD/GPU-hour")
+        self.assertEqual(campaign_spend(self.campaign), Decimal("12.00"))
+
+    def test_spend_counts_a_running_run_once_before_and_after_it_posts(self) -> None:
+        self.open("h-live")
+        _started_hours_ago("h-live", 4)
+        self.assertEqual(campaign_spend(self.campaign), Decimal("8.00"))
+        self.assertFalse(LedgerEntry.objects.filter(campaign=self.campaign).exists())
+        self.finish("h-live", "4")
+        self.assertEqual(campaign_spend(self.campaign), Decimal("8.00"))
+        self.assertEqual(
+            LedgerEntry.objects.get(campaign=self.campaign, kind=EntryKind.RENTAL).amount, 8
+        )
+
+    def test_the_hourly_rate_is_a_money_string_in_the_api(self) -> None:
+        draft = make_plannable(self.team, title="next")
+        url = f"/api/v1/campaigns/{draft.pk}/"
+        refused = self.api.patch(url, {"hourly_rate_per_gpu": 2.5}, format="json")
+        self.assertEqual(refused.status_code, 400)
+        self.assertIn("hourly_rate_per_gpu", refused.json())
+        negative = self.api.patch(url, {"hourly_rate_per_gpu": "-1.00"}, format="json")
+        self.assertEqual(negative.status_code, 400)
+        taken = self.api.patch(url, {"hourly_rate_per_gpu": "2.50"}, format="json")
+        self.assertEqual(taken.status_code, 200, taken.json())
+        self.assertEqual(taken.json()["hourly_rate_per_gpu"], "2.50")
+
+    def test_the_budget_rule_stops_a_run_on_hourly_accrual_at_its_fraction(self) -> None:
+        campaign = make_plannable(
+            self.team, title="capped", hourly_rate_per_gpu=Decimal("2.00"), budget=Decimal("10")
+        )
+        StopRule.objects.create(campaign=campaign, kind="budget_overrun", threshold=0.8)
+        from campaigns.services import commit_plan
+
+        commit_plan(campaign=campaign)
+        loop = ingest_client(campaign)
+        loop.post(
+            f"/api/v1/campaigns/{campaign.pk}/runs/", {"run_id": "c-1", "gpus": 2}, format="json"
+        )
+        point = {"points": [{"name": "loss", "step": 1, "value": 2.0}]}
+        loop.post("/api/v1/runs/c-1/metrics/", point, format="json")
+        self.assertEqual(Run.objects.get(run_id="c-1").status, "running")
+        _started_hours_ago("c-1", 2.5)  # 2.5 h × 2 GPUs × 2.00 = 10.00 > 80% of 10.00
+        loop.post("/api/v1/runs/c-1/metrics/", point, format="json")
+        run = Run.objects.get(run_id="c-1")
+        self.assertEqual(run.status, "stopped")
+        self.assertIn(
+            "budget: spent 10.00 USD is beyond 80% of the budget 10.00 USD", run.stop_reason
+        )
+        refused = loop.post("/api/v1/runs/c-1/metrics/", point, format="json")
+        self.assertEqual(refused.status_code, 409)
+
+    def test_a_campaign_without_a_budget_rule_is_never_stopped_for_money(self) -> None:
+        self.open("h-free")
+        _started_hours_ago("h-free", 100)  # 200.00 spent against a 100.00 budget
+        self.loop.post(
+            "/api/v1/runs/h-free/metrics/",
+            {"points": [{"name": "loss", "step": 1, "value": 2.0}]},
+            format="json",
+        )
+        self.assertEqual(Run.objects.get(run_id="h-free").status, "running")
