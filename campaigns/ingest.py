@@ -222,13 +222,13 @@ def budget_firing(run: Run, specs: Sequence[rules.StopRuleSpec], now: Any) -> ru
     campaign = Campaign.objects.only("budget", "currency").get(pk=run.campaign_id)
     if campaign.budget is None:
         return None
-    answers = [
-        answer
-        for _receiver, answer in signals.spend_requested.send(
-            sender=Campaign, campaign_id=run.campaign_id, now=now
-        )
-        if isinstance(answer, Decimal)
-    ]
+    answers: list[Decimal] = []
+    for _receiver, answer in signals.spend_requested.send(
+        sender=Campaign, campaign_id=run.campaign_id, now=now
+    ):
+        spent: object = answer
+        if isinstance(spent, Decimal):
+            answers.append(spent)
     if not answers:
         return None
     return rules.evaluate_spend(specs, sum(answers, Decimal(0)), campaign.budget, campaign.currency)

@@ -173,8 +173,9 @@ class Campaign(models.Model):
     currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
     # Paying by the hour instead of (or beyond) reserved lots: a run costs its GPU-hours × this
     # rate and posts it to the ledger when it finishes (docs/domain.md §18).
-    hourly_rate_per_gpu = models.DecimalField(  # type: ignore[call-overload]
-        **MONEY,
+    hourly_rate_per_gpu = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
         null=True,
         blank=True,
         validators=[MinValueValidator(0)],
