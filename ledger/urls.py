@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import spend_api, views
 
 app_name = "ledger"
 
@@ -19,6 +19,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/ledger/<int:pk>/",
         views.LedgerEntryDetail.as_view(),
         name="ledger-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/spend/",
+        spend_api.CampaignSpend.as_view(),
+        name="campaign-spend",
     ),
     path(
         "campaigns/<int:campaign_id>/deliverables/",

@@ -221,3 +221,78 @@ class HourlyTests(TestCase):
             format="json",
         )
         self.assertEqual(Run.objects.get(run_id="h-free").status, "running")
+
+
+@pytest.mark.postgres
+class SpendOverTimeTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.other = Team.objects.create(name="vision")
+        cls.viewer = make_user("vic", team=cls.team, role="viewer")
+        cls.outsider = make_user("otto", team=cls.other)
+        cls.lots = committed_campaign(cls.team)
+        cls.hourly = committed_campaign(
+            cls.team,
+            lots=0,
+            title="hourly",
+            hourly_rate_per_gpu=Decimal("2.00"),
+            budget=Decimal("50.00"),
+        )
+
+    def test_a_lot_campaign_spends_its_lots_and_burns_nothing_more(self) -> None:
+        ingest_client(self.lots).post(
+            f"/api/v1/campaigns/{self.lots.pk}/runs/", {"run_id": "l-1", "gpus": 1}, format="json"
+        )
+        _started_hours_ago("l-1", 6)
+        body = client_for(self.viewer).get(f"/api/v1/campaigns/{self.lots.pk}/spend/").json()
+        self.assertEqual([p["cumulative"] for p in body["series"]], ["47.14", "47.14"])
+        self.assertEqual((body["spent"], body["budget"]), ("47.14", "110.00"))
+        self.assertEqual(body["burn_rate_per_hour"], "0.00")
+        self.assertEqual(body["projection"]["amount"], "47.14")
+        self.assertIn("paid up front", body["projection"]["uncertainty"])
+        [lot] = body["lots"]
+        self.assertEqual(lot["start"], self.lots.committed_at.isoformat())
+        self.assertAlmostEqual(float(lot["hours_left"]), 72, delta=0.05)
+        self.assertAlmostEqual(float(body["window_hours_left"]), 72, delta=0.05)
+
+    def test_an_hourly_campaign_accrues_a_running_run_and_projects_it(self) -> None:
+        loop = ingest_client(self.hourly)
+        for run_id in ("h-a", "h-b"):
+            loop.post(
+                f"/api/v1/campaigns/{self.hourly.pk}/runs/",
+                {"run_id": run_id, "gpus": 2},
+                format="json",
+            )
+        _started_hours_ago("h-a", 3)
+        loop.post(
+            "/api/v1/runs/h-a/finish/",
+            {"status": "completed", "observed_hours": "3"},
+            format="json",
+        )
+        _started_hours_ago("h-b", 1)
+        body = client_for(self.viewer).get(f"/api/v1/campaigns/{self.hourly.pk}/spend/").json()
+        # h-a posted 12.00 to the ledger; h-b accrues 1 h × 2 GPUs × 2.00 = 4.00 on top.
+        self.assertEqual([p["cumulative"] for p in body["series"]], ["12.00", "16.00"])
+        self.assertEqual(body["burn_rate_per_hour"], "4.00")
+        projection = body["projection"]
+        self.assertEqual(projection["low"], "16.00")
+        self.assertGreater(Decimal(projection["amount"]), Decimal("16.00"))
+        self.assertLessEqual(Decimal(projection["amount"]), Decimal(projection["high"]))
+        self.assertEqual(body["lots"], [])
+
+    def test_another_teams_campaign_is_not_found_and_ingest_keys_are_refused(self) -> None:
+        url = f"/api/v1/campaigns/{self.lots.pk}/spend/"
+        self.assertEqual(client_for(self.outsider).get(url).status_code, 404)
+        self.assertIn(ingest_client(self.lots).get(url).status_code, (401, 403))
+
+    def test_the_campaign_page_draws_the_burn_down_with_its_budget_line(self) -> None:
+        from django.urls import reverse
+
+        self.client.force_login(self.viewer)
+        page = self.client.get(reverse("admin:campaigns_campaign_change", args=[self.lots.pk]))
+        self.assertEqual(page.status_code, 200)
+        html = page.content.decode()
+        self.assertIn('id="spend-chart"', html)
+        self.assertIn('class="budget"', html)
+        self.assertIn("spent 47.14 USD of a 110.00 USD budget", html)
