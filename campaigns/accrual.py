@@ -82,3 +82,21 @@ def cost_so_far(run: Run, now: datetime | None = None) -> dict[str, Any] | None:
         return None
     amount, rate = found
     return {"amount": str(amount), "currency": campaign.currency, "basis": rate.basis}
+
+
+def point_costs(
+    run: Run, points: Iterable[tuple[int, datetime]], *, now: datetime | None = None
+) -> list[Decimal] | None:
+    """Each point's cost, for `GET /runs/{run_id}/metrics/?x=cost` (docs/api.md): `points` are
+    (step, logged_at). A finished run's cost is spread over its steps (its hours are final);
+    a running run's is the wall time it had run when the point was logged. None when nothing
+    prices an hour in this campaign."""
+    gpu = run.variant.gpu if run.variant_id and run.variant else ""
+    rate = pricing(run.campaign).rate(gpu)
+    if rate is None:
+        return None
+    if run.finished_at is not None or run.stopped_at is not None:
+        total = costs.run_cost(run_hours(run, now), run.gpus, rate)
+        last = run.last_step or 0
+        return [costs.cost_at_step(step, last, total) for step, _at in points]
+    return [costs.cost_at_time(at, run.created_at, run.gpus, rate) for _step, at in points]

@@ -146,3 +146,18 @@ def unposted_accrual(runs: Iterable[RunAccrual]) -> Decimal:
 def campaign_spend(ledger_incurred: Decimal, runs: Iterable[RunAccrual]) -> Decimal:
     """What the campaign has spent: the ledger's incurred total plus the unposted accrual."""
     return money(ledger_incurred + unposted_accrual(runs))
+
+
+def cost_at_step(step: int, last_step: int, total: Decimal) -> Decimal:
+    """A finished run's cost at `step`: its total spread evenly over its steps (0 at step 0,
+    the total at its last step and beyond)."""
+    if last_step <= 0:
+        return money(total)
+    fraction = Decimal(min(max(step, 0), last_step)) / Decimal(last_step)
+    return money(total * fraction)
+
+
+def cost_at_time(at: datetime, started: datetime, gpus: int, rate: Rate) -> Decimal:
+    """A running run's cost when a point was logged: the wall hours it had run then."""
+    hours = run_hours(observed_hours=None, started=started, ended=at, now=at)
+    return run_cost(hours, gpus, rate)

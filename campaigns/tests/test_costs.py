@@ -11,6 +11,8 @@ from campaigns.costs import (
     Rate,
     RunAccrual,
     campaign_spend,
+    cost_at_step,
+    cost_at_time,
     effective_rate,
     lot_rate,
     money,
@@ -142,3 +144,23 @@ def test_a_budget_threshold_is_a_positive_fraction() -> None:
     assert rule_problems("budget_overrun", "", None, 0.0)
     assert rule_problems("budget_overrun", "", None, float("nan"))
     assert not rule_problems("budget_overrun", "", None, 0.8)
+
+
+def test_a_finished_runs_cost_is_spread_over_its_steps() -> None:
+    assert cost_at_step(0, 1000, Decimal("12.00")) == 0
+    assert cost_at_step(250, 1000, Decimal("12.00")) == Decimal("3.00")
+    assert cost_at_step(5000, 1000, Decimal("12.00")) == Decimal("12.00")
+    assert cost_at_step(7, 0, Decimal("12.00")) == Decimal("12.00")
+
+
+def test_a_running_runs_point_costs_the_time_it_had_run() -> None:
+    rate = Rate(Decimal("2.00"), "hourly")
+    assert cost_at_time(T0 + timedelta(minutes=90), T0, 2, rate) == Decimal("6.00")
+
+
+@given(steps=st.lists(st.integers(0, 10_000), min_size=1), last=st.integers(1, 10_000))
+def test_point_costs_never_pass_the_runs_cost_and_grow_with_the_step(
+    steps: list[int], last: int
+) -> None:
+    spread = [cost_at_step(s, last, Decimal("99.99")) for s in sorted(steps)]
+    assert spread == sorted(spread) and spread[-1] <= Decimal("99.99")

@@ -87,6 +87,24 @@ class LotShareTests(TestCase):
         self.assertEqual([e.amount for e in entries], [Decimal("47.14")])
         self.assertEqual(campaign_spend(self.campaign), Decimal("47.14"))
 
+    def test_each_metric_point_gets_its_cost_for_a_loss_against_money_curve(self) -> None:
+        from campaigns.accrual import point_costs
+        from campaigns.models import MetricPoint
+
+        self.open("r-curve")
+        points = [{"name": "loss", "step": s, "value": 3.0 - s / 100} for s in (0, 50, 100)]
+        self.loop.post("/api/v1/runs/r-curve/metrics/", {"points": points}, format="json")
+        self.loop.post(
+            "/api/v1/runs/r-curve/finish/",
+            {"status": "completed", "observed_hours": "10"},
+            format="json",
+        )
+        run = Run.objects.get(run_id="r-curve")
+        logged = MetricPoint.objects.filter(run=run).order_by("step")
+        costs = point_costs(run, [(p.step, p.created_at) for p in logged])
+        # 10 h × 0.6547 = 6.55 in all, spread over the 100 steps.
+        self.assertEqual(costs, [Decimal("0.00"), Decimal("3.28"), Decimal("6.55")])
+
     def test_a_running_run_accrues_by_the_wall_clock(self) -> None:
         self.open("r-live")
         _started_hours_ago("r-live", 5)
