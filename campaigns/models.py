@@ -58,6 +58,15 @@ class CommitRefused(Exception):
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Alerts are also POSTed here, signed with the secret (docs/domain.md §19); owners set both.
+    webhook_url = models.URLField(
+        max_length=500, blank=True, help_text="Alerts are POSTed here as JSON, if set."
+    )
+    webhook_secret = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Signs each alert: X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>.",
+    )
     members: models.ManyToManyField[Any, Any] = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )

@@ -524,6 +524,10 @@ class CheckpointSerializer(serializers.ModelSerializer[Checkpoint]):
     resume_verified = serializers.BooleanField(
         default=False, help_text="Reloaded and checked in a new process."
     )
+    retrieved = serializers.BooleanField(
+        default=False,
+        help_text="Copied off the rented machine (else it ends with the lot: an alert says so).",
+    )
     stopped = serializers.SerializerMethodField()
     stop = serializers.SerializerMethodField()
 
@@ -538,6 +542,7 @@ class CheckpointSerializer(serializers.ModelSerializer[Checkpoint]):
             "restore_seconds",
             "location",
             "resume_verified",
+            "retrieved",
             "created_at",
             "stopped",
             "stop",
