@@ -169,7 +169,7 @@ class Receiver(BaseHTTPRequestHandler):
     received: list[tuple[dict[str, str], bytes]] = []
     fail_first = 0
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         type(self).received.append((dict(self.headers), body))
         failing = type(self).fail_first > 0
