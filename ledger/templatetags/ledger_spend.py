@@ -17,6 +17,7 @@ from django.utils.safestring import SafeString, mark_safe
 from campaigns.models import Campaign
 
 from .. import burn
+from ..models import Alert
 from ..spend import spend_over_time
 
 register = template.Library()
@@ -57,3 +58,20 @@ def spend_chart(campaign: Campaign) -> SafeString:
     if campaign.pk is None or campaign.committed_at is None:
         return mark_safe("")
     return spend_chart_html(spend_over_time(campaign))
+
+
+@register.simple_tag
+def money_panel(campaign: Campaign) -> SafeString:
+    """The campaign page's money panel: its open alerts (docs/domain.md §19), then the spend
+    burn-down (§18.4). Nothing while the campaign is a draft."""
+    if campaign.pk is None or campaign.committed_at is None:
+        return mark_safe("")
+    open_alerts = list(
+        Alert.objects.filter(campaign=campaign, resolved_at=None).order_by("-raised_at")[:20]
+    )
+    return mark_safe(
+        render_to_string(
+            "ledger/_money_panel.html",
+            {"alerts": open_alerts, "chart": spend_chart_html(spend_over_time(campaign))},
+        )
+    )

@@ -314,3 +314,24 @@ class SpendOverTimeTests(TestCase):
         self.assertIn('id="spend-chart"', html)
         self.assertIn('class="budget"', html)
         self.assertIn("spent 47.14 USD of a 110.00 USD budget", html)
+
+    def test_the_campaign_page_lists_the_open_alerts(self) -> None:
+        from django.urls import reverse
+
+        from ledger.models import Alert
+
+        Alert.objects.create(campaign=self.lots, kind="budget", key="budget:80", message="80%!")
+        Alert.objects.create(
+            campaign=self.lots,
+            kind="run_silent",
+            key="run:x",
+            message="old news",
+            resolved_at=timezone.now(),
+        )
+        self.client.force_login(self.viewer)
+        html = self.client.get(
+            reverse("admin:campaigns_campaign_change", args=[self.lots.pk])
+        ).content.decode()
+        self.assertIn('id="campaign-alerts"', html)
+        self.assertIn("80%!", html)
+        self.assertNotIn("old news", html)
