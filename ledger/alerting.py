@@ -1,8 +1,10 @@
 """Reading what the alert scan needs, and delivering an alert (docs/domain.md §19).
 
 `campaign_facts` gathers one campaign's facts for the pure `ledger.alerts.conditions` in a
-fixed number of queries; `deliver_email` and `deliver_webhook` send one stored alert. The
-writes (storing, resolving, marking delivered) are in `ledger.services`.
+fixed number of queries; `store_alerts` stores and resolves (called by `ledger.services.
+scan_alerts`, which enqueues the deliveries, and by the beat task); `deliver_email` and
+`deliver_webhook` send one stored alert, and the `mark_*`/`record_*` functions record that it
+was. This module imports neither the services nor the tasks: both call it.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db.models import Count, Max, Min
+from django.db import IntegrityError, transaction
+from django.db.models import Count, F, Max, Min
+from django.utils import timezone
 
 from campaigns.models import (
     Campaign,
@@ -152,3 +156,54 @@ def deliver_webhook(alert: Alert, url: str, secret: str) -> int:
     timeout = float(getattr(settings, "ALERT_WEBHOOK_TIMEOUT", 10))
     with urllib.request.urlopen(request, timeout=timeout) as answer:
         return int(answer.status)
+
+
+@transaction.atomic
+def store_alerts(campaign: Campaign, now: datetime | None = None) -> list[Alert]:
+    """Store each condition that holds and has no open alert yet; resolve the open alerts whose
+    condition no longer holds. The partial unique constraint (one open alert per campaign, kind
+    and key) is the last word when two scans race: the loser stores nothing."""
+    now = now or timezone.now()
+    found = alerts.conditions(
+        campaign_facts(campaign, now),
+        lot_hours=float(getattr(settings, "ALERT_LOT_HOURS", 12)),
+    )
+    open_alerts = {
+        (a.kind, a.key): a for a in Alert.objects.filter(campaign=campaign, resolved_at=None)
+    }
+    holding = {(c.kind, c.key) for c in found}
+    for key, alert in open_alerts.items():
+        if key not in holding:
+            Alert.objects.filter(pk=alert.pk, resolved_at=None).update(resolved_at=now)
+    raised = []
+    for condition in found:
+        if (condition.kind, condition.key) in open_alerts:
+            continue
+        try:
+            with transaction.atomic():
+                raised.append(
+                    Alert.objects.create(
+                        campaign=campaign,
+                        kind=condition.kind,
+                        key=condition.key,
+                        message=condition.message,
+                    )
+                )
+        except IntegrityError:
+            continue
+    return raised
+
+
+def mark_emailed(alert: Alert) -> bool:
+    """Record the email as sent, once: False when another delivery got there first."""
+    return bool(
+        Alert.objects.filter(pk=alert.pk, emailed_at=None).update(emailed_at=timezone.now())
+    )
+
+
+def record_webhook_attempt(alert: Alert, *, error: str = "") -> None:
+    Alert.objects.filter(pk=alert.pk).update(
+        webhook_attempts=F("webhook_attempts") + 1,
+        webhook_error=error[:2000],
+        webhook_delivered_at=None if error else timezone.now(),
+    )

@@ -24,7 +24,7 @@ from campaigns import accrual
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.units import format_hours
 
-from . import alerting, alerts, tasks
+from . import alerting, tasks
 from .checks import FileEntry, check_deliverable
 from .models import Alert, Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 from .ratios import format_money
@@ -283,67 +283,16 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
 # --- Alerts (docs/domain.md §19) ---------------------------------------------------------------
 
 
-@transaction.atomic
 def scan_alerts(*, campaign: Campaign, now: Any = None) -> list[Alert]:
-    """Store each alert condition that holds and has no open alert yet, resolve the open alerts
-    whose condition no longer holds, and enqueue the delivery of the new ones after commit.
-
-    The partial unique constraint (one open alert per campaign, kind and key) is the last word
-    when two scans race: the loser's insert is refused and nothing is delivered twice.
-    """
-    from django.conf import settings
-    from django.utils import timezone
-
-    now = now or timezone.now()
-    found = alerts.conditions(
-        alerting.campaign_facts(campaign, now),
-        lot_hours=float(getattr(settings, "ALERT_LOT_HOURS", 12)),
-    )
-    open_alerts = {
-        (a.kind, a.key): a for a in Alert.objects.filter(campaign=campaign, resolved_at=None)
-    }
-    holding = {(c.kind, c.key) for c in found}
-    for key, alert in open_alerts.items():
-        if key not in holding:
-            Alert.objects.filter(pk=alert.pk, resolved_at=None).update(resolved_at=now)
-    raised = []
-    for condition in found:
-        if (condition.kind, condition.key) in open_alerts:
-            continue
-        try:
-            with transaction.atomic():
-                alert = Alert.objects.create(
-                    campaign=campaign,
-                    kind=condition.kind,
-                    key=condition.key,
-                    message=condition.message,
-                )
-        except IntegrityError:
-            continue
-        raised.append(alert)
-        transaction.on_commit(_deliver_later(alert.pk))
+    """Store the campaign's new alerts and resolve those whose condition ended
+    (`ledger.alerting.store_alerts`, one transaction), then deliver each new one by email and
+    webhook on a worker, enqueued once the transaction has committed."""
+    with transaction.atomic():
+        raised = alerting.store_alerts(campaign, now)
+        for alert in raised:
+            transaction.on_commit(_deliver_later(alert.pk))
     return raised
 
 
 def _deliver_later(alert_id: int) -> Any:
     return lambda: tasks.deliver_alert.delay(alert_id)
-
-
-def mark_alert_emailed(alert: Alert) -> bool:
-    """Record the email as sent, once: False when another delivery got there first."""
-    from django.utils import timezone
-
-    return bool(
-        Alert.objects.filter(pk=alert.pk, emailed_at=None).update(emailed_at=timezone.now())
-    )
-
-
-def record_webhook_attempt(alert: Alert, *, error: str = "") -> None:
-    from django.db.models import F
-    from django.utils import timezone
-
-    Alert.objects.filter(pk=alert.pk).update(
-        webhook_attempts=F("webhook_attempts") + 1,
-        webhook_error=error[:2000],
-        webhook_delivered_at=None if error else timezone.now(),
-    )

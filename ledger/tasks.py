@@ -66,13 +66,16 @@ def scan_alerts() -> int:
     an open alert is never stored again."""
     from campaigns.models import Campaign, CampaignStatus
 
-    from .services import scan_alerts as scan
+    from .alerting import store_alerts
 
     raised = 0
     for campaign in Campaign.objects.filter(
         status__in=[CampaignStatus.COMMITTED, CampaignStatus.RUNNING]
     ).order_by("id"):
-        raised += len(scan(campaign=campaign))
+        # store_alerts has committed when it returns: the deliveries find their rows.
+        for alert in store_alerts(campaign):
+            deliver_alert.delay(alert.pk)
+            raised += 1
     return raised
 
 
@@ -90,7 +93,6 @@ def deliver_alert(self: Any, alert_id: int) -> str:
 
     from . import alerting
     from .models import Alert
-    from .services import mark_alert_emailed, record_webhook_attempt
 
     alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
     if alert is None:
@@ -99,7 +101,7 @@ def deliver_alert(self: Any, alert_id: int) -> str:
     if (
         alert.emailed_at is None
         and alerting.owner_emails(alert.campaign.team_id)
-        and mark_alert_emailed(alert)
+        and alerting.mark_emailed(alert)
     ):
         alerting.deliver_email(alert)
     team = alert.campaign.team
@@ -108,8 +110,8 @@ def deliver_alert(self: Any, alert_id: int) -> str:
     try:
         alerting.deliver_webhook(alert, team.webhook_url, team.webhook_secret)
     except Exception as exc:
-        record_webhook_attempt(alert, error=f"{type(exc).__name__}: {exc}")
+        alerting.record_webhook_attempt(alert, error=f"{type(exc).__name__}: {exc}")
         backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))
         raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
-    record_webhook_attempt(alert)
+    alerting.record_webhook_attempt(alert)
     return "delivered"
