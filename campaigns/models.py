@@ -196,6 +196,12 @@ class Campaign(models.Model):
     conclusion = models.TextField(
         blank=True, help_text="The answer reached (a negative result is a valid answer)."
     )
+    # What the predecessor left open (deviation notes, cut items, failed checks) when this
+    # campaign was planned from it: the plan starts from them (docs/domain.md §21).
+    inherited_uncertainties = models.JSONField(default=list, blank=True)
+    planned_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="successors"
+    )
     required_checkpoint_components = models.JSONField(
         default=default_required_components,
         blank=True,

@@ -169,6 +169,14 @@ class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
     )
 
 
+class InheritedUncertaintySerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(
+        choices=["deviation", "cut_item", "failed_check", "calibrated_hours"]
+    )
+    subject = serializers.CharField()
+    text = serializers.CharField()
+
+
 class CampaignSerializer(serializers.ModelSerializer[Campaign]):
     team = WritableTeamField(required=False)
     closed_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
@@ -179,6 +187,11 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
     )
     window_hours = HoursField(required=False)
+    inherited_uncertainties = serializers.ListField(
+        child=InheritedUncertaintySerializer(),
+        read_only=True,
+        help_text="What the campaign it was planned from left open (docs/domain.md §21).",
+    )
     hourly_rate_per_gpu = MoneyField(
         max_digits=14,
         decimal_places=2,
@@ -207,6 +220,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
             "currency",
             "hourly_rate_per_gpu",
             "required_checkpoint_components",
+            "planned_from",
+            "inherited_uncertainties",
             "status",
             "conclusion",
             "created_at",
@@ -216,6 +231,8 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
         ]
         read_only_fields = [
             "id",
+            "planned_from",
+            "inherited_uncertainties",
             "status",
             "conclusion",
             "created_at",

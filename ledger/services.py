@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from campaigns import accrual
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.units import format_hours
+from estimates import services as estimate_services
 
 from . import alerting, tasks
 from .checks import FileEntry, check_deliverable
@@ -296,3 +297,27 @@ def scan_alerts(*, campaign: Campaign, now: Any = None) -> list[Alert]:
 
 def _deliver_later(alert_id: int) -> Any:
     return lambda: tasks.deliver_alert.delay(alert_id)
+
+
+# --- The next campaign (docs/domain.md §21) ------------------------------------------------------
+
+
+def plan_next_campaign(*, campaign: Campaign, user: Any = None) -> Campaign:
+    """A new draft planned from `campaign` (`estimates.services.clone_campaign`: same plan, hours
+    calibrated), inheriting also the ledger's failed checks: each rejected deliverable's
+    reasons. The API's clone and the admin action "Plan the next campaign from this one"."""
+    failed = [
+        {
+            "kind": "failed_check",
+            "subject": f"deliverable #{pk} ({kind}, {name}@{revision})",
+            "text": "; ".join(str(r) for r in reasons or []) or "rejected",
+        }
+        for pk, kind, name, revision, reasons in Deliverable.objects.filter(
+            campaign=campaign, accepted=False
+        )
+        .order_by("id")
+        .values_list("id", "kind", "corpus_name", "corpus_revision", "rejection_reasons")
+    ]
+    return estimate_services.clone_campaign(
+        campaign=campaign, user=user, extra_uncertainties=failed
+    )
