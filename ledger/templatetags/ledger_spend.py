@@ -62,16 +62,18 @@ def spend_chart(campaign: Campaign) -> SafeString:
 
 @register.simple_tag
 def money_panel(campaign: Campaign) -> SafeString:
-    """The campaign page's money panel: its open alerts (docs/domain.md §19), then the spend
-    burn-down (§18.4). Nothing while the campaign is a draft."""
-    if campaign.pk is None or campaign.committed_at is None:
+    """The campaign page's money panel: what it inherited from the campaign it was planned from
+    (docs/domain.md §21), its open alerts (§19), then the spend burn-down (§18.4); alerts and
+    chart only once committed (a draft has spent nothing)."""
+    if campaign.pk is None:
         return mark_safe("")
-    open_alerts = list(
-        Alert.objects.filter(campaign=campaign, resolved_at=None).order_by("-raised_at")[:20]
-    )
-    return mark_safe(
-        render_to_string(
-            "ledger/_money_panel.html",
-            {"alerts": open_alerts, "chart": spend_chart_html(spend_over_time(campaign))},
+    context: dict[str, Any] = {
+        "campaign": campaign,
+        "inherited": campaign.inherited_uncertainties or [],
+    }
+    if campaign.committed_at is not None:
+        context["alerts"] = list(
+            Alert.objects.filter(campaign=campaign, resolved_at=None).order_by("-raised_at")[:20]
         )
-    )
+        context["chart"] = spend_chart_html(spend_over_time(campaign))
+    return mark_safe(render_to_string("ledger/_money_panel.html", context))
