@@ -335,3 +335,35 @@ class SpendOverTimeTests(TestCase):
         self.assertIn('id="campaign-alerts"', html)
         self.assertIn("80%!", html)
         self.assertNotIn("old news", html)
+
+
+@pytest.mark.postgres
+class DemoHistoryTests(TestCase):
+    def test_the_demo_with_history_shows_a_calibrated_estimate_and_a_spend_chart(self) -> None:
+        from io import StringIO
+
+        from django.core.management import call_command
+        from django.urls import reverse
+
+        from campaigns.models import Campaign
+        from estimates.forecasts import compute_forecast
+
+        call_command("load_demo", "--history", stdout=StringIO())
+        call_command("load_demo", "--history", stdout=StringIO())  # idempotent
+        demo = Campaign.objects.get(team__name="demo", title__startswith="Baseline vs")
+        self.assertEqual(Campaign.objects.filter(team__name="demo").count(), 4)
+        forecast = compute_forecast(demo).as_json()
+        self.assertEqual(forecast["time_source"], "calibrated")
+        self.assertTrue(forecast["calibration"])
+        self.assertEqual(forecast["calibration"][0]["median_ratio"], 1.25)
+        earlier = Campaign.objects.get(title="Earlier: LoRA rank 8 on last quarter")
+        self.client.force_login(get_user("demo"))
+        page = self.client.get(reverse("admin:campaigns_campaign_change", args=[earlier.pk]))
+        self.assertContains(page, 'id="spend-chart"')
+        self.assertContains(page, "spent 50.64 USD of a 60.00 USD budget")
+
+
+def get_user(username: str):  # type: ignore[no-untyped-def]
+    from django.contrib.auth import get_user_model
+
+    return get_user_model().objects.get(username=username)
