@@ -230,6 +230,16 @@ class HourlyTests(TestCase):
         refused = loop.post("/api/v1/runs/c-1/metrics/", point, format="json")
         self.assertEqual(refused.status_code, 409)
 
+    def test_a_budget_rule_threshold_is_a_positive_fraction_or_a_400_naming_it(self) -> None:
+        draft = make_plannable(self.team, title="rules")
+        url = f"/api/v1/campaigns/{draft.pk}/stop-rules/"
+        for bad in (0, -0.5, 11):
+            answer = self.api.post(url, {"kind": "budget_overrun", "threshold": bad}, format="json")
+            self.assertEqual(answer.status_code, 400, (bad, answer.content))
+            self.assertIn("threshold", answer.json())
+        taken = self.api.post(url, {"kind": "budget_overrun", "threshold": 0.8}, format="json")
+        self.assertEqual(taken.status_code, 201, taken.content)
+
     def test_a_campaign_without_a_budget_rule_is_never_stopped_for_money(self) -> None:
         self.open("h-free")
         _started_hours_ago("h-free", 100)  # 200.00 spent against a 100.00 budget
