@@ -377,3 +377,19 @@ def get_user(username: str):  # type: ignore[no-untyped-def]
     from django.contrib.auth import get_user_model
 
     return get_user_model().objects.get(username=username)
+
+
+@pytest.mark.postgres
+class ReportSpendTests(TestCase):
+    def test_the_closing_report_carries_the_spend_series_and_draws_it(self) -> None:
+        from ledger.reports import collect, render_html
+
+        campaign = committed_campaign(Team.objects.create(name="nlp"))
+        data = collect(campaign)
+        self.assertEqual([p["cumulative"] for p in data["spend"]["series"]][-1], "47.14")
+        self.assertEqual(data["spend"]["budget"], "110.00")
+        html = render_html(data)
+        self.assertIn('id="spend-chart"', html)
+        self.assertIn("spent 47.14 USD of a 110.00 USD budget", html)
+        del data["spend"]  # a report stored before the section still renders
+        self.assertNotIn('id="spend-chart"', render_html(data))
