@@ -12,7 +12,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Q, QuerySet, URLField
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -504,6 +504,7 @@ CAMPAIGN_FIELDS = [
     "window_hours",
     "budget",
     "currency",
+    "hourly_rate_per_gpu",
     "required_checkpoint_components",
 ]
 
@@ -607,6 +608,7 @@ class CampaignAdmin(TeamScopedAdmin):
                         "window_hours",
                         "budget",
                         "currency",
+                        "hourly_rate_per_gpu",
                         "required_checkpoint_components",
                     ]
                 },
@@ -845,6 +847,8 @@ class MembershipForm(forms.ModelForm[Membership]):
 class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
     list_display = ["name", "created_at"]
     search_fields = ["name"]
+    # The alert webhook (docs/domain.md §19): a URL typed without a scheme means https.
+    formfield_overrides = {URLField: {"assume_scheme": "https"}}
 
     class MembershipInline(admin.TabularInline[Membership, Team]):
         model = Membership

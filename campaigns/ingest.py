@@ -25,7 +25,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from . import rules
+from . import rules, signals
 from .fields import identifier_problem
 from .models import (
     Campaign,
@@ -89,6 +89,7 @@ def open_run(
     variant: PlannedItem | None = None,
     kind: str = "full",
     config: dict[str, Any] | None = None,
+    gpus: int = 1,
 ) -> tuple[Run, bool]:
     """Create run `run_id`, or take up the same run again (False); another config → RunIdTaken.
 
@@ -113,6 +114,7 @@ def open_run(
                     run_id=run_id,
                     variant=variant,
                     kind=kind,
+                    gpus=gpus,
                     config=config,
                     config_digest=digest,
                 )
@@ -133,6 +135,12 @@ def open_run(
         raise RunIdTaken(
             f"run {run_id!r} exists as a {existing.kind} run of variant "
             f"{existing.variant_id}: a new run needs a new run id"
+        )
+    if existing.gpus != gpus:
+        # Its cost is its hours × GPUs: another GPU count is another run.
+        raise RunIdTaken(
+            f"run {run_id!r} exists on {existing.gpus} GPU(s), not {gpus}: "
+            "a new run needs a new run id"
         )
     return existing, False
 
@@ -202,11 +210,36 @@ def rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
     return specs
 
 
+def budget_firing(run: Run, specs: Sequence[rules.StopRuleSpec], now: Any) -> rules.Firing | None:
+    """The budget_overrun rule on the campaign's spend so far (docs/domain.md §18).
+
+    The spend is asked of the layers above (signals.spend_requested: the ledger answers with
+    its incurred total plus the hourly accrual not yet posted); this app never reads the ledger.
+    Only asked when the campaign has such a rule and a budget: the hot path stays one query.
+    """
+    if not any(spec.kind == "budget_overrun" for spec in specs):
+        return None
+    campaign = Campaign.objects.only("budget", "currency").get(pk=run.campaign_id)
+    if campaign.budget is None:
+        return None
+    answers: list[Decimal] = []
+    for _receiver, answer in signals.spend_requested.send(
+        sender=Campaign, campaign_id=run.campaign_id, now=now
+    ):
+        spent: object = answer
+        if isinstance(spent, Decimal):
+            answers.append(spent)
+    if not answers:
+        return None
+    return rules.evaluate_spend(specs, sum(answers, Decimal(0)), campaign.budget, campaign.currency)
+
+
 def _record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
     run.status = RunStatus.STOPPED
     run.stop_rule_id = firing.rule_id
     run.stop_reason = firing.reason
-    run.stop_step = firing.step
+    # A budget firing has no step of its own: the run stops where it had got to.
+    run.stop_step = firing.step if firing.step is not None else run.last_step
     run.stopped_at = now
 
 
@@ -234,6 +267,8 @@ def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     if run.last_step is None or top > run.last_step:
         run.last_step = top
         fields.append("last_step")
+    if firing is None:
+        firing = budget_firing(run, specs, now)
     if firing is not None:
         _record_stop(run, firing, now)
         fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
@@ -301,6 +336,15 @@ def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
     run = _locked(run)
     _refuse_if_finished(run)
     sample = ThroughputSample.objects.create(run=run, **measured)
+    if run.status == RunStatus.RUNNING:
+        # A throughput report says the run is still renting time: check the budget too.
+        now = timezone.now()
+        firing = budget_firing(run, rule_specs(run.campaign_id), now)
+        if firing is not None:
+            _record_stop(run, firing, now)
+            run.save(
+                update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+            )
     sample.run = run
     return sample
 
@@ -383,6 +427,8 @@ def finish_run(run: Run, *, status: str, observed_hours: Decimal | None = None) 
         run.observed_hours = observed_hours
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "observed_hours", "finished_at"])
+    # Its hours are final: the ledger posts an hourly run's cost, in this transaction.
+    signals.run_finished.send(sender=Run, run=run)
     return run
 
 
@@ -515,7 +561,8 @@ def _name_problem(name: Any) -> str:
         return "A metric name is a string."
     if not name or len(name) > MAX_NAME_LENGTH:
         return f"A metric name has 1 to {MAX_NAME_LENGTH} characters."
-    # One rule with the schema's pattern (campaigns/fields.py). Stop rules find their metric by exact name: " loss" would never be "loss".
+    # One rule, the schema's pattern (campaigns/fields.py). Stop rules find their metric by
+    # exact name: " loss" would never be "loss".
     return identifier_problem(name)
 
 

@@ -58,6 +58,15 @@ class CommitRefused(Exception):
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Alerts are also POSTed here, signed with the secret (docs/domain.md §19); owners set both.
+    webhook_url = models.URLField(
+        max_length=500, blank=True, help_text="Alerts are POSTed here as JSON, if set."
+    )
+    webhook_secret = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Signs each alert: X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>.",
+    )
     members: models.ManyToManyField[Any, Any] = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )
@@ -171,11 +180,27 @@ class Campaign(models.Model):
     window_hours = models.DecimalField(**HOURS, default=Decimal("72"))  # type: ignore[arg-type]
     budget = models.DecimalField(**MONEY, null=True, blank=True, validators=[MinValueValidator(0)])  # type: ignore[arg-type]
     currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
+    # Paying by the hour instead of (or beyond) reserved lots: a run costs its GPU-hours × this
+    # rate and posts it to the ledger when it finishes (docs/domain.md §18).
+    hourly_rate_per_gpu = models.DecimalField(
+        max_digits=14,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0)],
+        help_text="Price of one GPU-hour, in the campaign's currency, when not renting lots.",
+    )
     status = models.CharField(
         max_length=10, choices=CampaignStatus.choices, default=CampaignStatus.DRAFT
     )
     conclusion = models.TextField(
         blank=True, help_text="The answer reached (a negative result is a valid answer)."
+    )
+    # What the predecessor left open (deviation notes, cut items, failed checks) when this
+    # campaign was planned from it: the plan starts from them (docs/domain.md §21).
+    inherited_uncertainties = models.JSONField(default=list, blank=True)
+    planned_from = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="successors"
     )
     required_checkpoint_components = models.JSONField(
         default=default_required_components,
@@ -248,6 +273,9 @@ class Campaign(models.Model):
             "window_hours": str(self.window_hours),
             "budget": None if self.budget is None else str(self.budget),
             "currency": self.currency,
+            "hourly_rate_per_gpu": (
+                None if self.hourly_rate_per_gpu is None else str(self.hourly_rate_per_gpu)
+            ),
             "items": [item.as_plan() for item in items],
             "stop_rules": [rule.as_plan() for rule in self.stop_rules.order_by("id")],
             "stages": [stage.as_plan() for stage in stages],
@@ -406,6 +434,16 @@ class StopRule(models.Model):
                 raise ValidationError(errors)
         if self.kind == StopRuleKind.CUSTOM and not (self.description or "").strip():
             raise ValidationError({"description": "a custom rule is written out in words"})
+        # A budget rule's threshold is a fraction of the budget (docs/domain.md §18): 0.8 stops
+        # at 80% spent.
+        budget_rule = self.kind == StopRuleKind.BUDGET_OVERRUN and self.threshold is not None
+        if budget_rule and not 0 < self.threshold <= 10:  # type: ignore[operator]
+            raise ValidationError(
+                {
+                    "threshold": "a budget rule's threshold is a fraction of the budget, "
+                    "above 0 and at most 10 (1.0 = the whole budget)"
+                }
+            )
 
     def _refuse_if_frozen(self) -> None:
         campaign_status = Campaign.objects.filter(pk=self.campaign_id).values_list(
@@ -696,6 +734,8 @@ class Run(models.Model):
         PlannedItem, null=True, blank=True, on_delete=models.PROTECT, related_name="runs"
     )
     kind = models.CharField(max_length=10, choices=RunKind.choices, default=RunKind.FULL)
+    # GPUs the run occupies: its GPU-hours (hence its cost) are its hours × this.
+    gpus = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
     config = models.JSONField(default=dict, blank=True)
     config_digest = models.CharField(max_length=64)
     status = models.CharField(max_length=10, choices=RunStatus.choices, default=RunStatus.RUNNING)
@@ -781,6 +821,8 @@ class Checkpoint(models.Model):
     restore_seconds = models.FloatField(null=True, blank=True)
     location = models.CharField(max_length=500, blank=True)
     resume_verified = models.BooleanField(default=False)
+    # Copied off the rented machine: a checkpoint only on the lot's disk ends with the lot.
+    retrieved = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

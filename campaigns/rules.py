@@ -22,7 +22,9 @@ Rule kinds and when they fire:
     A checkpoint lacks a component the campaign requires, was not verified by a reload in a new
     process, or is behind the step the run already reached (see ``evaluate_checkpoint``).
 ``budget_overrun``
-    Observed hours exceed the reserved hours, or money spent exceeds the budget (strictly).
+    Observed hours exceed the reserved hours, or money spent exceeds the budget (strictly). On
+    ingest (``evaluate_spend``) the rule's ``threshold`` is a fraction of the budget (default
+    1.0): spend strictly beyond ``budget × threshold`` fires (docs/domain.md §18).
 ``custom``
     Free text applied by a person through the stop endpoint; never fires automatically.
 
@@ -121,6 +123,14 @@ def rule_problems(
         elif isinstance(threshold, bool) or not math.isfinite(threshold):
             # A NaN threshold would silently never fire; an infinite one is almost always a typo.
             problems.append(f"the threshold must be a finite number, not {threshold!r}")
+    if (
+        kind == "budget_overrun"
+        and threshold is not None
+        and (isinstance(threshold, bool) or not math.isfinite(threshold) or threshold <= 0)
+    ):
+        problems.append(
+            f"a budget rule's threshold is a fraction of the budget above 0, not {threshold!r}"
+        )
     return tuple(problems)
 
 
@@ -396,4 +406,35 @@ def evaluate_budget(
         return None
     return Firing(
         rule_id=rule.id, kind=rule.kind, reason=f"{'; '.join(problems)} ({rule.label})", step=None
+    )
+
+
+def evaluate_spend(
+    rules: Iterable[StopRuleSpec], spent: Decimal, budget: Decimal | None, currency: str = ""
+) -> Firing | None:
+    """Fire the first ``budget_overrun`` rule when ``spent`` is strictly beyond its fraction of
+    the budget (``threshold``, default 1.0); no budget, nothing to overrun.
+
+    The reason names the budget and the figures, e.g. ``"budget: spent 120.00 USD is beyond
+    100% of the budget 100.00 USD by 20.00 USD (rule #4: budget or time overrun)"``.
+    """
+    rule = next((r for r in rules if r.kind == "budget_overrun"), None)
+    if rule is None or budget is None:
+        return None
+    spent_d = _as_decimal(spent, "spent")
+    budget_d = _as_decimal(budget, "budget")
+    fraction = Decimal(1) if rule.threshold is None else _as_decimal(rule.threshold, "threshold")
+    limit = budget_d * fraction
+    if not spent_d > limit:
+        return None
+    unit = f" {currency}" if currency else ""
+    share = _plain((fraction * 100).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+    return Firing(
+        rule_id=rule.id,
+        kind=rule.kind,
+        reason=(
+            f"budget: spent {_money(spent_d)}{unit} is beyond {share}% of the budget "
+            f"{_money(budget_d)}{unit} by {_money(spent_d - limit)}{unit} ({rule.label})"
+        ),
+        step=None,
     )

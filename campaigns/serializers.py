@@ -17,7 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import rules
+from . import accrual, rules
 from .fields import (
     HoursField,
     IdentifierField,
@@ -180,6 +180,14 @@ class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
     )
 
 
+class InheritedUncertaintySerializer(serializers.Serializer[Any]):
+    kind = serializers.ChoiceField(
+        choices=["deviation", "cut_item", "failed_check", "calibrated_hours"]
+    )
+    subject = serializers.CharField()
+    text = serializers.CharField()
+
+
 class CampaignSerializer(StrictModelSerializer[Campaign]):
     team = WritableTeamField(required=False)
     closed_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
@@ -190,6 +198,20 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
         max_digits=14, decimal_places=2, min_value=0, allow_null=True, required=False
     )
     window_hours = HoursField(required=False)
+    inherited_uncertainties = serializers.ListField(
+        child=InheritedUncertaintySerializer(),
+        read_only=True,
+        help_text="What the campaign it was planned from left open (docs/domain.md §21).",
+    )
+    hourly_rate_per_gpu = MoneyField(
+        max_digits=14,
+        decimal_places=2,
+        min_value=0,
+        allow_null=True,
+        required=False,
+        help_text="Price of one GPU-hour when paying by the hour rather than by lots "
+        "(docs/domain.md §18).",
+    )
     required_checkpoint_components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER), required=False
     )
@@ -207,7 +229,10 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
             "window_hours",
             "budget",
             "currency",
+            "hourly_rate_per_gpu",
             "required_checkpoint_components",
+            "planned_from",
+            "inherited_uncertainties",
             "status",
             "conclusion",
             "created_at",
@@ -217,6 +242,8 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
         ]
         read_only_fields = [
             "id",
+            "planned_from",
+            "inherited_uncertainties",
             "status",
             "conclusion",
             "created_at",
@@ -410,6 +437,12 @@ class RunCreateSerializer(serializers.Serializer[Any]):
         queryset=PlannedItem.objects.none(), required=False, allow_null=True
     )
     kind = serializers.ChoiceField(choices=RunKind.choices, default=RunKind.FULL)
+    gpus = StrictIntegerField(
+        min_value=1,
+        max_value=INT_MAX,
+        default=1,
+        help_text="GPUs the run occupies: its cost is its hours × GPUs × the campaign's rate.",
+    )
     config = JSONObjectField(required=False, default=dict)
 
     def get_fields(self) -> dict[str, Any]:
@@ -448,6 +481,7 @@ class RunSerializer(StrictModelSerializer[Run]):
             "campaign",
             "variant",
             "kind",
+            "gpus",
             "config",
             "status",
             "stopped",
@@ -523,6 +557,10 @@ class CheckpointSerializer(StrictModelSerializer[Checkpoint]):
     resume_verified = StrictBooleanField(
         default=False, help_text="Reloaded and checked in a new process."
     )
+    retrieved = StrictBooleanField(
+        default=False,
+        help_text="Copied off the rented machine (else it ends with the lot: an alert says so).",
+    )
     stopped = serializers.SerializerMethodField()
     stop = serializers.SerializerMethodField()
 
@@ -537,6 +575,7 @@ class CheckpointSerializer(StrictModelSerializer[Checkpoint]):
             "restore_seconds",
             "location",
             "resume_verified",
+            "retrieved",
             "created_at",
             "stopped",
             "stop",
@@ -568,14 +607,30 @@ class RunArtifactSerializer(StrictModelSerializer[RunArtifact]):
         read_only_fields = fields
 
 
+class CostSoFarSerializer(serializers.Serializer[Any]):
+    amount = serializers.CharField(help_text="Decimal string in the campaign's currency.")
+    currency = serializers.CharField()
+    basis = serializers.ChoiceField(
+        choices=["lot_share", "hourly"],
+        help_text="lot_share: a share of the lots the ledger holds (never a second charge); "
+        "hourly: GPU-hours × the campaign's hourly rate.",
+    )
+
+
 class RunDetailSerializer(RunSerializer):
     latest = serializers.SerializerMethodField()
     # Files logged for the run (MLflow artifacts), with the server's own size and sha256.
     artifacts = RunArtifactSerializer(many=True, read_only=True)
+    cost_so_far = serializers.SerializerMethodField()
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "latest", "artifacts"]
+        fields = [*RunSerializer.Meta.fields, "latest", "artifacts", "cost_so_far"]
         read_only_fields = fields
+
+    @extend_schema_field(CostSoFarSerializer(allow_null=True))
+    def get_cost_so_far(self, run: Run) -> dict[str, Any] | None:
+        """Null when the campaign has neither lots nor an hourly rate (docs/domain.md §18)."""
+        return accrual.cost_so_far(run)
 
     @extend_schema_field(LatestFiguresSerializer)
     def get_latest(self, run: Run) -> dict[str, Any]:

@@ -42,6 +42,7 @@ from .models import (
     RunStatus,
     Stage,
     StopRule,
+    Team,
     Tier,
 )
 from .signals import campaign_closed, plan_committed
@@ -74,6 +75,26 @@ def check_campaign_change(campaign: Campaign, changed: Iterable[str]) -> None:
             f"the campaign is {campaign.status}: its plan is frozen ({', '.join(frozen)} "
             "cannot change)"
         )
+
+
+@transaction.atomic
+def set_team_webhook(
+    *,
+    team: Team,
+    user: Any = None,
+    webhook_url: str | None = None,
+    webhook_secret: str | None = None,
+) -> Team:
+    """Set where the team's alerts are POSTed and the secret that signs them (owners only: the
+    caller checked; docs/domain.md §19). None leaves a field as it is."""
+    locked = Team.objects.select_for_update().get(pk=team.pk)
+    if webhook_url is not None:
+        locked.webhook_url = webhook_url.strip()
+    if webhook_secret is not None:
+        locked.webhook_secret = webhook_secret
+    locked.full_clean()
+    locked.save()
+    return locked
 
 
 @transaction.atomic

@@ -12,3 +12,12 @@ plan_committed = Signal()
 
 # Sent by services.close_campaign once the campaign is closed; kwargs: campaign, user.
 campaign_closed = Signal()
+
+# Sent by ingest.finish_run the first time a run is finished (its hours are final); kwargs:
+# run. The ledger posts an hourly run's cost here (docs/domain.md §18).
+run_finished = Signal()
+
+# Asked by ingest before a budget_overrun rule is applied: each receiver answers the campaign's
+# spend so far (a Decimal in its currency) or None. kwargs: campaign_id, now. The ledger
+# answers (incurred + hourly accrual not yet posted); without a receiver nothing is spent.
+spend_requested = Signal()

@@ -2,7 +2,7 @@
 
 from django.urls import path, register_converter
 
-from . import api, api_keys
+from . import api, api_keys, teams_api
 from .serializers import RUN_ID_PATTERN
 
 
@@ -21,6 +21,7 @@ class RunIdConverter:
 register_converter(RunIdConverter, "run_id")
 
 urlpatterns = [
+    path("teams/<int:id>/", teams_api.TeamDetail.as_view(), name="team-detail"),
     path("campaigns/", api.CampaignList.as_view(), name="campaign-list"),
     path("campaigns/<int:id>/", api.CampaignDetail.as_view(), name="campaign-detail"),
     path("campaigns/<int:id>/commit/", api.CommitCampaign.as_view(), name="campaign-commit"),

@@ -268,7 +268,17 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ledger.sweep_stale_reports",
         "schedule": float(os.environ.get("REPORT_SWEEP_SECONDS", "60")),
     },
+    "scan-alerts": {
+        "task": "ledger.scan_alerts",
+        "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
+    },
 }
+
+# Alerts (docs/domain.md §19): a lot ending within this many hours raises one; webhook
+# deliveries are retried after ALERT_WEBHOOK_BACKOFF seconds, doubling each time.
+ALERT_LOT_HOURS = float(os.environ.get("ALERT_LOT_HOURS", "12"))
+ALERT_WEBHOOK_BACKOFF = float(os.environ.get("ALERT_WEBHOOK_BACKOFF", "30"))
+ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("ALERT_WEBHOOK_TIMEOUT", "10"))
 
 # Stored Idempotency-Key responses are kept this long (a week covers any sane retry).
 IDEMPOTENCY_RETENTION_HOURS = int(os.environ.get("IDEMPOTENCY_RETENTION_HOURS", "168"))
@@ -298,3 +308,13 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
+
+# Email (alerts to team owners): the console by default; SMTP by configuration, e.g.
+# EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend EMAIL_HOST=smtp.example.org.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "campaign-desk@localhost")

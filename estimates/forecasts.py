@@ -51,14 +51,17 @@ from campaigns.models import (
 )
 from campaigns.planning import fmt_hours, stage_keys
 
-from . import formulas, plans
+from . import calibration, formulas, plans
 from .models import Estimate, EstimateStatus, GpuModel, RentalPlan
+from .observations import team_calibrations
 
 log = logging.getLogger(__name__)
 
 PILOT = "pilot"
 ASSUMED = "assumed"
 OBSERVED = "observed"
+# The team's median observed/estimated ratio applied to a planned figure (docs/domain.md §20).
+CALIBRATED = "calibrated"
 
 # The pilot measures training throughput: it rescales an item's training stages, not its
 # validation or checkpoint stages (unless the item has no training stage at all).
@@ -147,6 +150,8 @@ class Forecast:
     lots: dict[str, Any]
     critical_path: tuple[str, ...] = ()
     inputs: dict[str, Any] = field(default_factory=dict)
+    # Items whose planned hours were calibrated: raw and calibrated figures, and the sources.
+    calibration: tuple[dict[str, Any], ...] = ()
 
     @property
     def fits_in_window(self) -> bool:
@@ -167,11 +172,12 @@ class Forecast:
             "uncommitted_hours": _h(self.window_hours - self.forecast_hours),
             "over_hours": _h(max(0.0, self.forecast_hours - self.window_hours)),
             "time_source": self.time_source,
-            "time_sources": {k: sources.get(k, 0) for k in (PILOT, ASSUMED, OBSERVED)},
+            "time_sources": {k: sources.get(k, 0) for k in (PILOT, ASSUMED, OBSERVED, CALIBRATED)},
             "critical_path": list(self.critical_path),
             "items": [i.as_json() for i in self.items],
             "lots": self.lots,
             "advice": list(self.advice),
+            "calibration": list(self.calibration),
         }
 
 
@@ -548,6 +554,10 @@ def compute_forecast(campaign: Campaign) -> Forecast:
     gpu_rows = {plans.normalize_gpu(g.name): g for g in GpuModel.objects.all()}
     reserved_lots = list(campaign.lots.select_related("plan__gpu").order_by("id"))
     advice: list[str] = []
+    # The team's other campaigns: what their training stages took against their estimates.
+    calibrations = team_calibrations(campaign.team_id, exclude_campaign_id=campaign.pk)
+    known_gpus = [g.name for g in gpu_rows.values()]
+    calibrated: list[dict[str, Any]] = []
 
     # Observed hours: an item's come from its runs, else from its stages, never both.
     run_observed: dict[int, float] = defaultdict(float)
@@ -600,6 +610,28 @@ def compute_forecast(campaign: Campaign) -> Forecast:
         else:
             hours, source = planned, ASSUMED
             note = f"no pilot yet: the planned {fmt_hours(planned)} h are assumed"
+            found = calibration.applicable(
+                calibrations, "training", calibration.gpu_in(item.gpu, known_gpus)
+            )
+            if found is not None and planned > 0:
+                hours, source = planned * found.median, CALIBRATED
+                note = (
+                    f"no pilot yet: the planned {fmt_hours(planned)} h × {found.median:.2f}, the "
+                    f"median observed/estimated of {found.count} training stages in "
+                    f"{found.source_names()}"
+                )
+                calibrated.append(
+                    {
+                        "item": item.name,
+                        "raw_hours": _h(planned),
+                        "calibrated_hours": _h(hours),
+                        "median_ratio": round(found.median, 4),
+                        "count": found.count,
+                        "source_campaigns": [
+                            {"id": pk, "title": title} for pk, title in found.sources
+                        ],
+                    }
+                )
         if calc_note:
             note = f"{note}; {calc_note}"
         if calc is not None and not calc["fits_in_memory"]:
@@ -793,6 +825,8 @@ def compute_forecast(campaign: Campaign) -> Forecast:
 
     live = [f for f in forecasts if f.status != ItemStatus.CUT]
     source = PILOT if any(f.time_source == PILOT for f in live) else ASSUMED
+    if source == ASSUMED and any(f.time_source == CALIBRATED for f in live):
+        source = CALIBRATED
     return Forecast(
         window_hours=window,
         committed=snapshot is not None,
@@ -804,6 +838,7 @@ def compute_forecast(campaign: Campaign) -> Forecast:
         advice=(headline, *advice, *lot_lines),
         lots=lots,
         critical_path=critical,
+        calibration=tuple(calibrated),
         inputs={
             "window_hours": _h(window),
             "committed": snapshot is not None,
@@ -1011,6 +1046,7 @@ def panel_context(estimate: Estimate) -> dict[str, Any]:
         "totals": outputs.get("totals", {}),
         "advice": outputs.get("advice", []),
         "lots": outputs.get("lots", {}),
+        "calibration": outputs.get("calibration", []),
     }
 
 

@@ -1,8 +1,13 @@
 from django.urls import path
 
-from . import views
+from . import calibration_api, views
 
 urlpatterns = [
+    path(
+        "teams/<int:id>/calibration/",
+        calibration_api.TeamCalibration.as_view(),
+        name="team-calibration",
+    ),
     path("estimates/preview/", views.EstimatePreviewView.as_view(), name="estimate-preview"),
     path(
         "estimates/compute-optimal/",

@@ -330,7 +330,30 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
     report" action. The ledger sits above the campaigns app, so it extends the page rather than
     the page importing the ledger (docs/domain.md §17)."""
 
-    actions = [*campaigns_admin.CampaignAdmin.actions, "generate_closing_report"]
+    actions = [
+        *campaigns_admin.CampaignAdmin.actions,
+        "generate_closing_report",
+        "plan_next_campaign",
+    ]
+
+    @admin.action(description="Plan the next campaign from this one")
+    def plan_next_campaign(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in queryset:
+            if not Membership.objects.can_write(request.user, campaign.team_id):
+                messages.error(request, f"“{campaign}”: viewers cannot plan a campaign.")
+                continue
+            clone = services.plan_next_campaign(campaign=campaign, user=request.user)
+            messages.success(
+                request,
+                format_html(
+                    "“{}” is planned from “{}”, with {} inherited uncertainties: "
+                    '<a href="{}">open the draft</a>',
+                    clone,
+                    campaign,
+                    len(clone.inherited_uncertainties),
+                    reverse("admin:campaigns_campaign_change", args=[clone.pk]),
+                ),
+            )
 
     @admin.action(description="Generate closing report")
     def generate_closing_report(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

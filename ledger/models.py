@@ -39,6 +39,14 @@ class LedgerEntry(models.Model):
         related_name="ledger_entry",
         help_text="The committed lot this rental entry posts (once per lot).",
     )
+    run = models.OneToOneField(
+        Run,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="ledger_entry",
+        help_text="The finished hourly run whose cost this rental entry posts (once per run).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -145,3 +153,44 @@ class Report(models.Model):
 
 
 ZERO = Decimal("0.00")
+
+
+# --- Alerts (docs/domain.md §19) --------------------------------------------------------------
+
+
+class AlertKind(models.TextChoices):
+    LOT_ENDING = "lot_ending", "Lot ending while runs run"
+    CHECKPOINT_NOT_RETRIEVED = "checkpoint_not_retrieved", "Checkpoint not retrieved"
+    BUDGET = "budget", "Budget"
+    CALENDAR_SLACK = "calendar_slack", "Calendar slack negative"
+    RUN_SILENT = "run_silent", "Run silent"
+
+
+class Alert(models.Model):
+    """A condition found by the alert scan, stored once while it holds (`key` names it: the
+    lot, the budget share, the run), delivered by email and webhook."""
+
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="alerts")
+    kind = models.CharField(max_length=30, choices=AlertKind.choices)
+    key = models.CharField(max_length=200)
+    message = models.TextField()
+    raised_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    emailed_at = models.DateTimeField(null=True, blank=True)
+    webhook_delivered_at = models.DateTimeField(null=True, blank=True)
+    webhook_attempts = models.PositiveIntegerField(default=0)
+    webhook_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-raised_at", "-id"]
+        constraints = [
+            # One open alert per condition: the scan runs every few minutes and never repeats.
+            models.UniqueConstraint(
+                fields=["campaign", "kind", "key"],
+                condition=models.Q(resolved_at__isnull=True),
+                name="one_open_alert_per_condition",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message[:60]}"

@@ -49,6 +49,8 @@ from .ratios import (
     ratios_by_kind,
     summarize,
 )
+from .spend import spend_over_time
+from .spend_chart import spend_chart_html
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +131,13 @@ def render_markdown(data: dict[str, Any]) -> str:
 def render_html(data: dict[str, Any]) -> str:
     return render_to_string(
         "ledger/closing_report.html",
-        {"r": data, "timeline": timeline_of(data), "costs": costs_of(data)},
+        {
+            "r": data,
+            "timeline": timeline_of(data),
+            "costs": costs_of(data),
+            # Reports stored before the spend section have none: no chart, not a failure.
+            "spend_chart": spend_chart_html(data["spend"]) if data.get("spend") else "",
+        },
     )
 
 
@@ -278,6 +286,8 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "plan": _plan_section(snapshot, baseline is not None, hours),
         "costs": costs,
         "cost_per_accepted": _cost_per_accepted(campaign, summary),
+        # Spend over time to the close (or now): docs/domain.md §18.4.
+        "spend": spend_over_time(campaign, campaign.closed_at),
         "hours": hours,
         "decisions": [
             {

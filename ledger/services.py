@@ -20,11 +20,14 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from campaigns import accrual
 from campaigns.models import Campaign, Run, RunStatus
+from campaigns.units import format_hours
+from estimates import services as estimate_services
 
-from . import tasks
+from . import alerting, tasks
 from .checks import FileEntry, check_deliverable
-from .models import Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
+from .models import Alert, Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 from .ratios import format_money
 
 # --- Entries ---------------------------------------------------------------------------------
@@ -168,6 +171,41 @@ def post_reserved_lots(*, campaign: Campaign, user: Any = None) -> list[LedgerEn
     return entries
 
 
+@transaction.atomic
+def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
+    """Post a finished hourly run's cost as a rental entry, once (docs/domain.md §18).
+
+    A lot-covered run posts nothing: its lot share is an allocation of the lot already posted.
+    The one-to-one `run` column makes the database refuse a second entry for the same run.
+    """
+    campaign = Campaign.objects.get(pk=run.campaign_id)
+    prices = accrual.pricing(campaign)
+    gpu = run.variant.gpu if run.variant_id and run.variant else ""
+    priced = accrual.run_cost(run, prices, gpu=gpu)
+    if priced is None or priced[1].basis != "hourly":
+        return None
+    if LedgerEntry.objects.filter(run=run).exists():
+        return None
+    amount, rate = priced
+    hours = accrual.run_hours(run)
+    try:
+        with transaction.atomic():
+            return LedgerEntry.objects.create(
+                campaign=campaign,
+                kind=EntryKind.RENTAL,
+                description=(
+                    f"Run {run.run_id}: {format_hours(hours)} h × {run.gpus} GPU × "
+                    f"{rate.per_gpu_hour:f} {campaign.currency}/GPU-hour"
+                )[:300],
+                amount=amount,
+                currency=campaign.currency,
+                run=run,
+                created_by=user if getattr(user, "pk", None) else None,
+            )
+    except IntegrityError:
+        return None
+
+
 # --- Deliverables ----------------------------------------------------------------------------
 
 
@@ -259,3 +297,45 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
     # On commit: a worker must find the row, and a rolled-back request enqueues nothing.
     transaction.on_commit(lambda: tasks.build_closing_report.delay(report.pk))
     return report
+
+
+# --- Alerts (docs/domain.md §19) ---------------------------------------------------------------
+
+
+def scan_alerts(*, campaign: Campaign, now: Any = None) -> list[Alert]:
+    """Store the campaign's new alerts and resolve those whose condition ended
+    (`ledger.alerting.store_alerts`, one transaction), then deliver each new one by email and
+    webhook on a worker, enqueued once the transaction has committed."""
+    with transaction.atomic():
+        raised = alerting.store_alerts(campaign, now)
+        for alert in raised:
+            transaction.on_commit(_deliver_later(alert.pk))
+    return raised
+
+
+def _deliver_later(alert_id: int) -> Any:
+    return lambda: tasks.deliver_alert.delay(alert_id)
+
+
+# --- The next campaign (docs/domain.md §21) ------------------------------------------------------
+
+
+def plan_next_campaign(*, campaign: Campaign, user: Any = None) -> Campaign:
+    """A new draft planned from `campaign` (`estimates.services.clone_campaign`: same plan, hours
+    calibrated), inheriting also the ledger's failed checks: each rejected deliverable's
+    reasons. The API's clone and the admin action "Plan the next campaign from this one"."""
+    failed = [
+        {
+            "kind": "failed_check",
+            "subject": f"deliverable #{pk} ({kind}, {name}@{revision})",
+            "text": "; ".join(str(r) for r in reasons or []) or "rejected",
+        }
+        for pk, kind, name, revision, reasons in Deliverable.objects.filter(
+            campaign=campaign, accepted=False
+        )
+        .order_by("id")
+        .values_list("id", "kind", "corpus_name", "corpus_revision", "rejection_reasons")
+    ]
+    return estimate_services.clone_campaign(
+        campaign=campaign, user=user, extra_uncertainties=failed
+    )

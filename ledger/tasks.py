@@ -6,6 +6,8 @@ so a module-level import back would make the two import each other.
 
 from __future__ import annotations
 
+from typing import Any
+
 from celery import shared_task
 
 
@@ -53,3 +55,63 @@ def sweep_stale_reports() -> int:
     for report_id in due:
         build_closing_report.delay(report_id)
     return len(due)
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    name="ledger.scan_alerts", acks_late=True, reject_on_worker_lost=True
+)
+def scan_alerts() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): scan every committed or running campaign for alert
+    conditions (docs/domain.md §19); returns how many alerts were raised. Safe to run twice:
+    an open alert is never stored again."""
+    from campaigns.models import Campaign, CampaignStatus
+
+    from .alerting import store_alerts
+
+    raised = 0
+    for campaign in Campaign.objects.filter(
+        status__in=[CampaignStatus.COMMITTED, CampaignStatus.RUNNING]
+    ).order_by("id"):
+        # store_alerts has committed when it returns: the deliveries find their rows.
+        for alert in store_alerts(campaign):
+            deliver_alert.delay(alert.pk)
+            raised += 1
+    return raised
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    bind=True,
+    name="ledger.deliver_alert",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=6,
+)
+def deliver_alert(self: Any, alert_id: int) -> str:
+    """Email alert `alert_id` to the team's owners (once) and POST it to the team's webhook,
+    retrying the webhook with exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n)."""
+    from django.conf import settings
+
+    from . import alerting
+    from .models import Alert
+
+    alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
+    if alert is None:
+        return "gone"
+    # Marked first (at most once): a retry for the webhook never sends the email again.
+    if (
+        alert.emailed_at is None
+        and alerting.owner_emails(alert.campaign.team_id)
+        and alerting.mark_emailed(alert)
+    ):
+        alerting.deliver_email(alert)
+    team = alert.campaign.team
+    if not team.webhook_url or alert.webhook_delivered_at is not None:
+        return "emailed"
+    try:
+        alerting.deliver_webhook(alert, team.webhook_url, team.webhook_secret)
+    except Exception as exc:
+        alerting.record_webhook_attempt(alert, error=f"{type(exc).__name__}: {exc}")
+        backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))
+        raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
+    alerting.record_webhook_attempt(alert)
+    return "delivered"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import alerts_api, clone_api, spend_api, views
 
 app_name = "ledger"
 
@@ -19,6 +19,21 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/ledger/<int:pk>/",
         views.LedgerEntryDetail.as_view(),
         name="ledger-detail",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/clone/",
+        clone_api.CloneCampaign.as_view(),
+        name="campaign-clone",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/alerts/",
+        alerts_api.CampaignAlerts.as_view(),
+        name="campaign-alerts",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/spend/",
+        spend_api.CampaignSpend.as_view(),
+        name="campaign-spend",
     ),
     path(
         "campaigns/<int:campaign_id>/deliverables/",

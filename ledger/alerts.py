@@ -1,0 +1,157 @@
+"""Which alert conditions hold for a campaign now (pure: no Django, no I/O; docs/domain.md §19).
+
+Each condition has a `key` naming what it is about (the lot, the budget share, the checkpoint,
+the run): the store keeps one open alert per (kind, key), so a scan every few minutes never
+repeats one, and an alert whose condition no longer holds is resolved.
+
+- ``lot_ending``: a lot ends within ``lot_hours`` (default 12) while runs are running.
+- ``checkpoint_not_retrieved``: a lot ends within ``lot_hours`` (or has ended) and the latest
+  verified checkpoint of the campaign was not copied off the rented machine.
+- ``budget``: spend reached 80% of the budget, then 100% (two conditions, each raised once).
+- ``calendar_slack``: the landed forecast runs past the window (slack below zero).
+- ``run_silent``: a running run logged nothing for longer than ``silence_factor`` × its own
+  logging interval (the mean gap between its points), and at least ``min_silence_minutes``.
+
+Units: hours and minutes of wall time; money ``Decimal`` in the campaign's currency.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Final
+
+BUDGET_SHARES: Final = (Decimal("0.8"), Decimal("1.0"))
+
+
+@dataclass(frozen=True)
+class LotEnd:
+    key: str  # e.g. "lot:12"
+    label: str
+    end: datetime
+
+
+@dataclass(frozen=True)
+class LatestCheckpoint:
+    key: str  # e.g. "checkpoint:55"
+    run_id: str
+    step: int
+    location: str
+    retrieved: bool
+
+
+@dataclass(frozen=True)
+class RunActivity:
+    run_id: str
+    points: int
+    first_at: datetime
+    last_at: datetime
+
+
+@dataclass(frozen=True)
+class CampaignFacts:
+    now: datetime
+    currency: str
+    lots: tuple[LotEnd, ...] = ()
+    running_runs: tuple[str, ...] = ()
+    latest_checkpoint: LatestCheckpoint | None = None
+    spent: Decimal | None = None
+    budget: Decimal | None = None
+    over_hours: float | None = None
+    activity: tuple[RunActivity, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True)
+class Condition:
+    kind: str
+    key: str
+    message: str
+
+
+def _hours(delta: timedelta) -> str:
+    hours = Decimal(repr(delta.total_seconds() / 3600)).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    return f"{max(hours, Decimal(0))} h"
+
+
+def _money(amount: Decimal) -> str:
+    return format(amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), "f")
+
+
+def conditions(
+    facts: CampaignFacts,
+    *,
+    lot_hours: float = 12,
+    silence_factor: float = 3,
+    min_silence_minutes: float = 10,
+) -> list[Condition]:
+    """Every condition that holds now, in a stable order."""
+    found: list[Condition] = []
+    soon = facts.now + timedelta(hours=lot_hours)
+    for lot in facts.lots:
+        if lot.end > soon:
+            continue
+        left = lot.end - facts.now
+        when = f"ends in {_hours(left)}" if left.total_seconds() > 0 else "has ended"
+        if facts.running_runs and left.total_seconds() > 0:
+            found.append(
+                Condition(
+                    "lot_ending",
+                    lot.key,
+                    f"{lot.label} {when} ({lot.end:%Y-%m-%d %H:%M} UTC) while "
+                    f"{len(facts.running_runs)} run(s) run: {', '.join(facts.running_runs)}",
+                )
+            )
+        checkpoint = facts.latest_checkpoint
+        if checkpoint is not None and not checkpoint.retrieved:
+            where = checkpoint.location or "no location recorded"
+            found.append(
+                Condition(
+                    "checkpoint_not_retrieved",
+                    f"{lot.key}:{checkpoint.key}",
+                    f"{lot.label} {when}: the latest verified checkpoint (run "
+                    f"{checkpoint.run_id}, step {checkpoint.step}, at {where}) is not copied off "
+                    "the rented machine",
+                )
+            )
+    if facts.spent is not None and facts.budget is not None and facts.budget > 0:
+        for share in BUDGET_SHARES:
+            if facts.spent >= facts.budget * share:
+                found.append(
+                    Condition(
+                        "budget",
+                        f"budget:{int(share * 100)}",
+                        f"budget: spent {_money(facts.spent)} {facts.currency} reached "
+                        f"{int(share * 100)}% of the budget {_money(facts.budget)} "
+                        f"{facts.currency}",
+                    )
+                )
+    if facts.over_hours is not None and facts.over_hours > 0:
+        found.append(
+            Condition(
+                "calendar_slack",
+                "forecast",
+                f"the forecast runs {facts.over_hours:g} h past the window: the calendar's "
+                "slack is negative",
+            )
+        )
+    for run in facts.activity:
+        if run.run_id not in facts.running_runs:
+            continue
+        interval = (
+            (run.last_at - run.first_at).total_seconds() / (run.points - 1)
+            if run.points > 1
+            else 0.0
+        )
+        limit = max(interval * silence_factor, min_silence_minutes * 60)
+        silent = (facts.now - run.last_at).total_seconds()
+        if silent > limit:
+            found.append(
+                Condition(
+                    "run_silent",
+                    f"run:{run.run_id}:{run.last_at.isoformat()}",
+                    f"run {run.run_id} has logged nothing for {_hours(facts.now - run.last_at)} "
+                    f"(it logged every {interval / 60:.1f} min)",
+                )
+            )
+    return found

@@ -1,0 +1,279 @@
+"""Alerts: the conditions (pure), stored once per condition, listed, and delivered by email
+and by a signed webhook to a real loopback receiver (docs/domain.md §19)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import subprocess
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.core.management import call_command
+from django.test import TestCase, override_settings
+from django.utils import timezone
+
+from campaigns.models import Checkpoint, Run, Team
+from campaigns.tests.factories import make_user
+from ledger import alerts
+from ledger.models import Alert
+from ledger.services import scan_alerts
+from ledger.tasks import deliver_alert
+
+from .helpers import celery_eager, client_for, committed_campaign, ingest_client
+
+T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
+
+
+# --- The conditions, pure ---------------------------------------------------------------------
+
+
+def test_a_lot_ending_soon_alerts_only_while_runs_run() -> None:
+    lot = alerts.LotEnd("lot:1", "lot IteraGPU RTX 4090, 3 days", T0 + timedelta(hours=10))
+    idle = alerts.CampaignFacts(now=T0, currency="USD", lots=(lot,))
+    assert alerts.conditions(idle) == []
+    busy = alerts.CampaignFacts(now=T0, currency="USD", lots=(lot,), running_runs=("r-1",))
+    [found] = alerts.conditions(busy)
+    assert (found.kind, found.key) == ("lot_ending", "lot:1")
+    assert "ends in 10.0 h" in found.message and "r-1" in found.message
+    assert alerts.conditions(busy, lot_hours=6) == []
+
+
+def test_a_checkpoint_left_on_the_rented_machine_alerts_before_the_lot_ends() -> None:
+    lot = alerts.LotEnd("lot:1", "lot A", T0 + timedelta(hours=2))
+    on_disk = alerts.LatestCheckpoint("checkpoint:9", "r-1", 900, "/workspace/ckpt-900", False)
+    [found] = alerts.conditions(
+        alerts.CampaignFacts(now=T0, currency="USD", lots=(lot,), latest_checkpoint=on_disk)
+    )
+    assert found.kind == "checkpoint_not_retrieved"
+    assert "step 900, at /workspace/ckpt-900" in found.message
+    copied = alerts.LatestCheckpoint("checkpoint:9", "r-1", 900, "s3://b/ckpt-900", True)
+    assert not alerts.conditions(
+        alerts.CampaignFacts(now=T0, currency="USD", lots=(lot,), latest_checkpoint=copied)
+    )
+
+
+def test_budget_alerts_at_80_then_100_percent() -> None:
+    def kinds(spent: str) -> list[str]:
+        facts = alerts.CampaignFacts(
+            now=T0, currency="USD", spent=Decimal(spent), budget=Decimal("100")
+        )
+        return [c.key for c in alerts.conditions(facts)]
+
+    assert kinds("79.99") == []
+    assert kinds("80.00") == ["budget:80"]
+    assert kinds("100.00") == ["budget:80", "budget:100"]
+
+
+def test_negative_slack_and_a_silent_run_alert() -> None:
+    activity = alerts.RunActivity("r-1", 11, T0, T0 + timedelta(minutes=10))  # every minute
+    facts = alerts.CampaignFacts(
+        now=T0 + timedelta(minutes=25),
+        currency="USD",
+        running_runs=("r-1",),
+        over_hours=6.5,
+        activity=(activity,),
+    )
+    found = {c.kind: c for c in alerts.conditions(facts)}
+    assert "6.5 h past the window" in found["calendar_slack"].message
+    assert "logged nothing for 0.3 h" in found["run_silent"].message
+    # Ten minutes is the floor: a loop logging every minute is not silent after five.
+    quiet = alerts.CampaignFacts(
+        now=T0 + timedelta(minutes=15), currency="USD", running_runs=("r-1",), activity=(activity,)
+    )
+    assert alerts.conditions(quiet) == []
+
+
+# --- Stored once, listed, emailed ---------------------------------------------------------------
+
+
+@pytest.mark.postgres
+@override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend")
+class AlertScanTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner", email="olga@example.org")
+        make_user("nomail", team=cls.team, role="owner")
+        cls.planner = make_user("pia", team=cls.team, email="pia@example.org")
+        cls.outsider = make_user("otto", team=Team.objects.create(name="vision"))
+        cls.campaign = committed_campaign(cls.team)  # one 72 h lot from the commit
+
+    def near_the_end(self) -> datetime:
+        return self.campaign.committed_at + timedelta(hours=66)
+
+    def test_each_alert_is_stored_once_and_resolved_when_its_condition_ends(self) -> None:
+        loop = ingest_client(self.campaign)
+        loop.post(f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "r-1"}, format="json")
+        loop.post(
+            "/api/v1/runs/r-1/checkpoints/",
+            {
+                "step": 100,
+                "components": ["model", "optimizer", "progress"],
+                "resume_verified": True,
+                "location": "/workspace/ckpt-100",
+            },
+            format="json",
+        )
+        with celery_eager():
+            first = scan_alerts(campaign=self.campaign, now=self.near_the_end())
+            again = scan_alerts(campaign=self.campaign, now=self.near_the_end())
+        self.assertEqual(sorted(a.kind for a in first), ["checkpoint_not_retrieved", "lot_ending"])
+        self.assertEqual(again, [])
+        self.assertEqual(Alert.objects.filter(campaign=self.campaign).count(), 2)
+
+        Checkpoint.objects.filter(run__run_id="r-1").update(retrieved=True)
+        Run.objects.filter(run_id="r-1").update(status="completed", finished_at=timezone.now())
+        with celery_eager():
+            self.assertEqual(scan_alerts(campaign=self.campaign, now=self.near_the_end()), [])
+        self.assertFalse(Alert.objects.filter(campaign=self.campaign, resolved_at=None).exists())
+
+        body = client_for(self.planner).get(f"/api/v1/campaigns/{self.campaign.pk}/alerts/")
+        self.assertEqual(body.status_code, 200)
+        listed = body.json()["results"] if "results" in body.json() else body.json()
+        self.assertEqual(len(listed), 2)
+        self.assertTrue(all(a["resolved_at"] for a in listed))
+        self.assertEqual(
+            client_for(self.outsider)
+            .get(f"/api/v1/campaigns/{self.campaign.pk}/alerts/")
+            .status_code,
+            404,
+        )
+
+    def test_an_alert_is_emailed_once_to_the_owners_with_an_address(self) -> None:
+        self.campaign.budget = Decimal("40.00")
+        self.campaign.save(update_fields=["budget"])
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
+            raised = scan_alerts(campaign=self.campaign)
+        self.assertEqual(sorted(a.key for a in raised), ["budget:100", "budget:80"])
+        self.assertEqual(len(mail.outbox), 2)
+        self.assertEqual(mail.outbox[0].to, ["olga@example.org"])
+        self.assertIn("budget: spent 47.14 USD reached", mail.outbox[0].body)
+        deliver_alert.apply(args=[raised[0].pk])  # a duplicate delivery sends nothing again
+        self.assertEqual(len(mail.outbox), 2)
+
+
+# --- The webhook, against a real receiver ---------------------------------------------------------
+
+
+class Receiver(BaseHTTPRequestHandler):
+    received: list[tuple[dict[str, str], bytes]] = []
+    fail_first = 0
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        type(self).received.append((dict(self.headers), body))
+        failing = type(self).fail_first > 0
+        type(self).fail_first -= 1
+        self.send_response(500 if failing else 204)
+        self.end_headers()
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def receiver() -> Iterator[str]:
+    Receiver.received = []
+    Receiver.fail_first = 0
+    server = HTTPServer(("127.0.0.1", 0), Receiver)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/desk"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _signed_right(headers: dict[str, str], body: bytes, secret: str) -> bool:
+    expected = "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+    return hmac.compare_digest(headers["X-Desk-Signature"], expected)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_owners_set_the_webhook_and_an_alert_is_posted_signed(
+    receiver: str, django_capture_on_commit_callbacks: Any
+) -> None:
+    team = Team.objects.create(name="nlp")
+    owner = make_user("olga", team=team, role="owner")
+    planner = make_user("pia", team=team)
+    url = f"/api/v1/teams/{team.pk}/"
+    refused = client_for(planner).patch(url, {"webhook_url": receiver}, format="json")
+    assert refused.status_code == 403
+    bad = client_for(owner).patch(url, {"webhook_url": "not a url"}, format="json")
+    assert bad.status_code == 400 and "webhook_url" in bad.json()
+    answer = client_for(owner).patch(
+        url, {"webhook_url": receiver, "webhook_secret": "s3cret"}, format="json"
+    )
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["webhook_secret_set"] is True
+    assert "webhook_secret" not in answer.json()
+
+    campaign = committed_campaign(team, budget=Decimal("40.00"))
+    with celery_eager(), django_capture_on_commit_callbacks(execute=True):
+        raised = scan_alerts(campaign=campaign)
+    assert len(raised) == 2
+    assert len(Receiver.received) == 2
+    headers, body = Receiver.received[0]
+    assert _signed_right(headers, body, "s3cret")
+    payload = json.loads(body)
+    assert payload["campaign"]["id"] == campaign.pk and payload["kind"] == "budget"
+    assert Alert.objects.filter(webhook_delivered_at__isnull=False).count() == 2
+
+
+@pytest.mark.celery_worker
+def test_a_worker_retries_a_failing_webhook_with_backoff(
+    transactional_db: None, receiver: str
+) -> None:
+    from conftest import start_worker, stop_worker, wait_for
+
+    team = Team.objects.create(name="nlp", webhook_url=receiver, webhook_secret="k")
+    campaign = committed_campaign(team, budget=Decimal("40.00"))
+    Receiver.fail_first = 2
+    worker: subprocess.Popen[bytes] = start_worker({"ALERT_WEBHOOK_BACKOFF": "0.2"})
+    try:
+        raised = scan_alerts(campaign=campaign)  # enqueued on commit (autocommit here)
+        assert len(raised) == 2
+        delivered = wait_for(
+            lambda: Alert.objects.filter(webhook_delivered_at__isnull=False).count() == 2,
+            timeout=60,
+        )
+        assert delivered
+    finally:
+        stop_worker(worker)
+    assert len(Receiver.received) == 4  # two failures, then each alert once
+    assert all(_signed_right(h, b, "k") for h, b in Receiver.received)
+    attempts = sorted(Alert.objects.values_list("webhook_attempts", flat=True))
+    assert sum(attempts) == 4
+
+
+@pytest.mark.django_db
+def test_create_team_takes_an_email_for_each_member() -> None:
+    out = StringIO()
+    call_command(
+        "create_team",
+        "nlp",
+        "--member",
+        "olga:owner:olga@example.org",
+        "--member",
+        "pia",
+        stdout=out,
+    )
+    users = get_user_model().objects
+    assert users.get(username="olga").email == "olga@example.org"
+    assert users.get(username="pia").email == ""
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="not an email address"):
+        call_command("create_team", "nlp", "--member", "x:owner:nope", stdout=out)
