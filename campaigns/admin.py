@@ -17,8 +17,10 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 
-from . import services
+from . import readings, services
+from .curves import curve_svg as curves_svg
 from .models import (
     AMENDABLE_ITEM_FIELDS,
     Campaign,
@@ -931,10 +933,120 @@ class RunAdmin(TeamScopedAdmin):
         "last_step",
         "created_at",
         "finished_at",
+        "stop",
+        "curves",
+        "checkpoint_table",
+        "throughput_table",
     ]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    ("run_id", "campaign", "team"),
+                    ("variant", "kind", "status"),
+                    ("last_step", "observed_hours"),
+                    ("created_at", "finished_at"),
+                ]
+            },
+        ),
+        ("Stop", {"fields": ["stop"]}),
+        ("Curves", {"fields": ["curves"]}),
+        ("Checkpoints", {"fields": ["checkpoint_table"]}),
+        ("Throughput", {"fields": ["throughput_table"]}),
+        ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
+    ]
+
+    @admin.display(description="Stop")
+    def stop(self, run: Run) -> str:
+        if run.status != "stopped":
+            return f"not stopped ({run.get_status_display().lower()})"
+        rule = run.stop_rule.get_kind_display() if run.stop_rule is not None else "by hand"
+        at = run.stopped_at.strftime("%Y-%m-%d %H:%M %Z") if run.stopped_at else "?"
+        return format_html(
+            "<strong>{}</strong> at step {}, {}: {}", rule, run.stop_step, at, run.stop_reason
+        )
+
+    @admin.display(description="Curves")
+    def curves(self, run: Run) -> str:
+        """Each metric downsampled (campaigns/series.py) and drawn (campaigns/curves.py)."""
+        names = readings.metric_names(run)
+        if not names:
+            return "no metrics logged"
+        stop_step = run.stop_step if run.status == "stopped" else None
+        drawings = []
+        for name, _count in names[:8]:
+            found = readings.metric_series(run, name, 600)
+            drawings.append(curves_svg(name, found.points, count=found.count, stop_step=stop_step))
+        return mark_safe("".join(f"<div>{d}</div>" for d in drawings))  # parts escaped above
+
+    @admin.display(description="Checkpoints")
+    def checkpoint_table(self, run: Run) -> str:
+        rows = [
+            format_html(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                "<td><code>{}</code></td><td>{}</td></tr>",
+                c.step,
+                ", ".join(str(x) for x in c.components) or "–",
+                _size(c.size_bytes),
+                _seconds(c.write_seconds),
+                _seconds(c.restore_seconds),
+                c.location or "–",
+                "yes" if c.resume_verified else "no",
+            )
+            for c in run.checkpoints.order_by("step", "id")
+        ]
+        if not rows:
+            return "no checkpoints"
+        head = (
+            "<table><thead><tr><th>step</th><th>components</th><th>size</th>"
+            "<th>write s</th><th>restore s</th><th>location</th><th>verified</th></tr>"
+            "</thead><tbody>"
+        )
+        return mark_safe(head + "".join(rows) + "</tbody></table>")  # parts escaped above
+
+    @admin.display(description="Throughput")
+    def throughput_table(self, run: Run) -> str:
+        rows = [
+            format_html(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                t.created_at.strftime("%Y-%m-%d %H:%M %Z"),
+                _rate(t.tokens_per_second),
+                _rate(t.samples_per_second),
+                t.gpus,
+                _seconds(t.measured_seconds),
+            )
+            for t in run.throughputs.all()
+        ]
+        if not rows:
+            return "no throughput measured"
+        head = (
+            "<table><thead><tr><th>at</th><th>tokens/s</th><th>samples/s</th><th>GPUs</th>"
+            "<th>measured over s</th></tr></thead><tbody>"
+        )
+        return mark_safe(head + "".join(rows) + "</tbody></table>")  # parts escaped above
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False  # runs come from training loops, through the API
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "–"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:.3g} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"

@@ -640,6 +640,34 @@ class MetricsAcceptedSerializer(serializers.Serializer[Any]):
     stop = StopInfoSerializer(allow_null=True)
 
 
+class MetricNameCountSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class MetricNamesSerializer(serializers.Serializer[Any]):
+    """`GET /runs/{run_id}/metrics/` without `name`: what the run logged."""
+
+    run_id = serializers.CharField()
+    metrics = MetricNameCountSerializer(many=True)
+
+
+class SeriesPointSerializer(serializers.Serializer[Any]):
+    step = serializers.IntegerField()
+    value = serializers.JSONField(help_text='A number, or "NaN", "Infinity", "-Infinity".')
+
+
+class MetricSeriesSerializer(serializers.Serializer[Any]):
+    """`GET /runs/{run_id}/metrics/?name=…`: the series, downsampled (campaigns/series.py)."""
+
+    run_id = serializers.CharField()
+    name = serializers.CharField()
+    count = serializers.IntegerField(help_text="Points stored for this metric (all of them).")
+    returned = serializers.IntegerField(help_text="Points in `points` (at most `max_points`).")
+    max_points = serializers.IntegerField()
+    points = SeriesPointSerializer(many=True)
+
+
 class CommittedSerializer(CampaignSerializer):
     """The campaign after commit, with the frozen baseline's fingerprint."""
 
