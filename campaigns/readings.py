@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Count
+from django.db.models import Count, Q, QuerySet
 
-from . import series
-from .models import MetricPoint, Run
+from . import fates, series
+from .models import ItemStatus, MetricPoint, PlannedItem, Run, RunKind
 
 DEFAULT_MAX_POINTS = 1000
 LIMIT_MAX_POINTS = 10_000
@@ -59,3 +59,30 @@ def metric_series(run: Run, name: str, max_points: int = DEFAULT_MAX_POINTS) -> 
     """One metric of ``run``, downsampled to at most ``max_points`` (campaigns/series.py)."""
     points = full_series(run, name)
     return Series(name=name, count=len(points), points=series.downsample(points, max_points))
+
+
+_RUN_STATUSES = ("running", "stopped", "completed", "failed")
+
+
+def with_full_run_counts(items: QuerySet[PlannedItem]) -> QuerySet[PlannedItem]:
+    """``items`` annotated with their full runs by status (``full_<status>``), for ``fate_of``."""
+    return items.annotate(
+        **{
+            f"full_{s}": Count("runs", filter=Q(runs__kind=RunKind.FULL, runs__status=s))
+            for s in _RUN_STATUSES
+        }
+    )
+
+
+def fate_of(item: PlannedItem) -> fates.Fate:
+    """The item's fate (campaigns/fates.py), from annotations when present, else one query."""
+    if hasattr(item, "full_completed"):
+        counts = {s: getattr(item, f"full_{s}") for s in _RUN_STATUSES}
+    else:
+        counts = dict(
+            Run.objects.filter(variant=item, kind=RunKind.FULL)
+            .order_by()
+            .values_list("status")
+            .annotate(n=Count("id"))
+        )
+    return fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=counts)

@@ -17,7 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import rules
+from . import fates, readings, rules
 from .fields import HoursField, IdentifierField, MoneyField
 from .models import (
     Campaign,
@@ -246,6 +246,13 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
         allow_blank=True,
         help_text="Required once the plan is committed: why this item is added.",
     )
+    status = serializers.SerializerMethodField(
+        help_text="planned, done, cut or stopped: from the fate (campaigns/fates.py)."
+    )
+    fate = serializers.SerializerMethodField(
+        help_text="done, cut, stopped, running, failed or planned, from the item's full runs "
+        "(pilots do not settle an item); the closing report says the same."
+    )
 
     class Meta:
         model = PlannedItem
@@ -260,9 +267,20 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
             "rationale",
             "gpu",
             "status",
+            "fate",
             "amendment_reason",
         ]
-        read_only_fields = ["id", "status"]
+        read_only_fields = ["id", "status", "fate"]
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=["planned", "done", "cut", "stopped"])  # type: ignore[arg-type]
+    )
+    def get_status(self, item: PlannedItem) -> str:
+        return fates.status_of(readings.fate_of(item))
+
+    @extend_schema_field(serializers.ChoiceField(choices=list(fates.FATES)))  # type: ignore[arg-type]
+    def get_fate(self, item: PlannedItem) -> str:
+        return readings.fate_of(item)
 
 
 class StopRuleSerializer(serializers.ModelSerializer[StopRule]):

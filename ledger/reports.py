@@ -22,7 +22,7 @@ from django.db.models import Avg, Count, Max, Q, Sum
 from django.template.loader import render_to_string
 from django.utils import timezone
 
-from campaigns import calendar
+from campaigns import calendar, fates
 from campaigns.models import (
     Amendment,
     Campaign,
@@ -33,6 +33,7 @@ from campaigns.models import (
     PlanBaseline,
     PlannedItem,
     Run,
+    RunKind,
     RunStatus,
     Stage,
     Tier,
@@ -49,6 +50,7 @@ from .ratios import (
     ratios_by_kind,
     summarize,
 )
+from .resume import CheckpointFacts, ResumeChoice, choose_resume_point
 
 logger = logging.getLogger(__name__)
 
@@ -233,6 +235,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         .order_by("-created_at", "-id")
         .values(
             "run__run_id",
+            "run__status",
             "step",
             "components",
             "location",
@@ -605,6 +608,11 @@ def _items_section(
     ended_runs: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     counts = _run_counts(run_groups)
+    full_counts: dict[int | None, dict[str, int]] = defaultdict(dict)
+    for g in run_groups:
+        if g["kind"] == RunKind.FULL:
+            by_status = full_counts[g["variant_id"]]
+            by_status[g["status"]] = by_status.get(g["status"], 0) + g["n"]
     cut_by: dict[int, DecisionPoint] = {}
     for d in decisions:
         for cut in d.cut_variants.all():
@@ -628,20 +636,19 @@ def _items_section(
         runs = {s: c.get(s, 0) for s in RunStatus.values}
         ended = stopped.get(item.pk, [])
         decision = cut_by.get(item.pk)
-        if item.status == ItemStatus.CUT:
-            fate = "cut"
+        full = full_counts.get(item.pk, {})
+        pilots = sum(g["n"] for g in run_groups if g["variant_id"] == item.pk) - sum(full.values())
+        # One derivation with the API's item status (campaigns/fates.py): pilots never settle it.
+        fate = fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=full)
+        if fate == "cut":
             detail = (
                 f"cut at the decision '{decision.label}': {decision.rationale}"
                 if decision
                 else "cut"
             )
-        elif item.status == ItemStatus.DONE or runs[RunStatus.COMPLETED]:
-            fate = "done"
-            detail = f"{runs[RunStatus.COMPLETED]} completed run(s)"
-        elif item.status == ItemStatus.STOPPED or (
-            runs[RunStatus.STOPPED] and not runs[RunStatus.RUNNING]
-        ):
-            fate = "stopped"
+        elif fate == "done":
+            detail = f"{full['completed']} completed full run(s)"
+        elif fate == "stopped":
             detail = (
                 "; ".join(
                     f"run {r['run_id']} stopped: {r['reason'] or 'no reason given'}"
@@ -650,14 +657,13 @@ def _items_section(
                 )
                 or "stopped"
             )
-        elif runs[RunStatus.RUNNING]:
-            fate = "running"
-            detail = f"{runs[RunStatus.RUNNING]} run(s) still running"
-        elif runs[RunStatus.FAILED]:
-            fate = "failed"
-            detail = f"{runs[RunStatus.FAILED]} failed run(s), none completed"
+        elif fate == "running":
+            detail = f"{full['running']} full run(s) still running"
+        elif fate == "failed":
+            detail = f"{full['failed']} failed full run(s), none completed"
+        elif pilots:
+            detail = f"only pilots ran ({pilots}): no full run"
         else:
-            fate = "not run"
             detail = "no run was logged for it"
         if fate != "stopped":
             # A fate of done (or cut, running) can hide runs that a rule stopped on the way.
@@ -687,7 +693,7 @@ def _items_section(
         "tiers": [{"tier": t, "items": rows} for t, rows in tiers.items()],
         "fates": {
             fate: sum(1 for rows in tiers.values() for i in rows if i["fate"] == fate)
-            for fate in ("done", "cut", "stopped", "running", "failed", "not run")
+            for fate in fates.FATES
         },
     }
 
@@ -760,7 +766,14 @@ def _checkpoints_section(
     verified: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     required = list(campaign.required_checkpoint_components or [])
-    usable = [c for c in verified if set(required) <= set(c["components"] or [])]
+    choice = _resume_choice(campaign, verified)
+    usable = [
+        c
+        for c in verified
+        if choice.checkpoint
+        and c["run__run_id"] == choice.checkpoint.run_id
+        and c["step"] == choice.checkpoint.step
+    ]
     best = usable[0] if usable else (verified[0] if verified else None)
 
     def shown(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -792,13 +805,8 @@ def _checkpoints_section(
             f"A resume was verified in a new process: run {best['run__run_id']} at step "  # type: ignore[index]
             f"{best['step']} holds {', '.join(best['components'])}."  # type: ignore[index]
         )
-    elif verified:
-        statement = (
-            "Checkpoints were reloaded, but none holds every required component "
-            f"({', '.join(required)}): no usable resume."
-        )
     else:
-        statement = "No checkpoint was verified by a reload in a new process: no usable resume."
+        statement = "No valid resume point: " + "; ".join(choice.why_not) + "."
     return {
         "required_components": required,
         "total": totals["total"],
@@ -813,6 +821,25 @@ def _checkpoints_section(
         "resume_items": resume_items,
         "statement": statement,
     }
+
+
+def _resume_choice(campaign: Campaign, verified: Sequence[Mapping[str, Any]]) -> ResumeChoice:
+    """The resume point by the rule of ledger/resume.py (verified checkpoints, newest first)."""
+    return choose_resume_point(
+        [
+            CheckpointFacts(
+                run_id=c["run__run_id"],
+                run_status=c["run__status"],
+                step=c["step"],
+                components=tuple(c["components"] or ()),
+                location=c["location"] or "",
+                verified=True,
+                restore_seconds=c["restore_seconds"],
+            )
+            for c in verified
+        ],
+        frozenset(campaign.required_checkpoint_components or ()),
+    )
 
 
 def _reload_instructions(
@@ -835,24 +862,23 @@ def _reload_instructions(
         if d.kind == "adapter":
             step += f" Load the base model at revision {d.base_revision}, then apply the adapter."
         steps.append(step)
-    required = set(campaign.required_checkpoint_components or [])
-    usable = [c for c in verified if required <= set(c["components"] or [])]
-    if usable:
-        c = usable[0]
+    choice = _resume_choice(campaign, verified)
+    c = choice.checkpoint
+    if c is not None:
         steps.append(
-            f"Resume from {c['location'] or 'the recorded location'} (run {c['run__run_id']}, "
-            f"step {c['step']}): it holds {', '.join(c['components'])}"
+            f"Resume from {c.location} (run {c.run_id}, step {c.step}): it holds "
+            f"{', '.join(c.components)}"
             + (
-                f" and was restored in {c['restore_seconds']:.0f} s in a new process."
-                if c["restore_seconds"] is not None
+                f" and was restored in {c.restore_seconds:.0f} s in a new process."
+                if c.restore_seconds is not None
                 else " and was restored in a new process."
             )
         )
     else:
         steps.append(
-            "No verified checkpoint holds "
-            f"{', '.join(sorted(required)) or 'the required components'}: plan a resume check "
-            "before relying on a restart."
+            "There is no valid resume point: "
+            + "; ".join(choice.why_not)
+            + ". Plan a resume check before relying on a restart."
         )
     return steps
 
