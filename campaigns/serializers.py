@@ -272,13 +272,11 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
         ]
         read_only_fields = ["id", "status", "fate"]
 
-    @extend_schema_field(
-        serializers.ChoiceField(choices=["planned", "done", "cut", "stopped"])  # type: ignore[arg-type]
-    )
+    @extend_schema_field(serializers.ChoiceField(choices=["planned", "done", "cut", "stopped"]))
     def get_status(self, item: PlannedItem) -> str:
         return fates.status_of(readings.fate_of(item))
 
-    @extend_schema_field(serializers.ChoiceField(choices=list(fates.FATES)))  # type: ignore[arg-type]
+    @extend_schema_field(serializers.ChoiceField(choices=list(fates.FATES)))
     def get_fate(self, item: PlannedItem) -> str:
         return readings.fate_of(item)
 

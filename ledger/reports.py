@@ -36,8 +36,10 @@ from campaigns.models import (
     RunKind,
     RunStatus,
     Stage,
+    ThroughputSample,
     Tier,
 )
+from estimates.models import Estimate
 
 from . import charts
 from .models import Deliverable, EntryKind, LedgerEntry, Report, ReportStatus
@@ -145,7 +147,11 @@ def _hours(value: Decimal | float | None) -> str | None:
 
 
 def _iso(value: Any) -> str | None:
-    return value.isoformat() if value else None
+    """A moment to the minute with its time zone ("2026-11-30 19:06 UTC"): seconds and
+    microseconds say nothing a reader of a closing report needs."""
+    if not value:
+        return None
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _percent(delta: Decimal, planned: Decimal) -> str | None:
@@ -245,6 +251,31 @@ def collect(campaign: Campaign) -> dict[str, Any]:
             "created_at",
         )
     )
+    pilot_samples = list(
+        ThroughputSample.objects.filter(
+            run__campaign=campaign, run__kind=RunKind.PILOT, run__variant__isnull=False
+        )
+        .filter(Q(tokens_per_second__gt=0) | Q(samples_per_second__gt=0))
+        .order_by("created_at", "id")
+        .values(
+            "run__variant_id",
+            "run__run_id",
+            "tokens_per_second",
+            "samples_per_second",
+            "gpus",
+            "created_at",
+        )
+    )
+    item_estimates = {
+        e["item_id"]: {
+            "time_source": e["time_source"],
+            "forecast_hours": (e["outputs"] or {}).get("forecast_hours"),
+            "note": (e["outputs"] or {}).get("note"),
+        }
+        for e in Estimate.objects.filter(campaign=campaign, item__isnull=False).values(
+            "item_id", "time_source", "outputs"
+        )
+    }
     deliverables = list(
         Deliverable.objects.filter(campaign=campaign)
         .select_related("run")
@@ -257,7 +288,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
     costs, summary = _costs_section(campaign, snapshot, entries, deliverables)
     return {
         "schema": REPORT_SCHEMA,
-        "generated_at": timezone.now().isoformat(),
+        "generated_at": _iso(timezone.now()),
         "campaign": {
             "id": campaign.pk,
             "title": campaign.title,
@@ -299,12 +330,14 @@ def collect(campaign: Campaign) -> dict[str, Any]:
                 "reason": a.reason,
                 "before": a.changes.get("before", {}),
                 "after": a.changes.get("after", {}),
+                "changes": _changes(a.changes.get("before", {}), a.changes.get("after", {})),
                 "made_by": a.made_by.get_username() if a.made_by else None,
                 "made_at": _iso(a.made_at),
             }
             for a in amendments
         ],
         "items": _items_section(items, decisions, run_groups, ended_runs),
+        "pilots": _pilots_section(items, pilot_samples, item_estimates),
         "runs": _runs_section(run_groups, ended_runs, metrics, items_by_id),
         "deliverables": _deliverables_section(deliverables),
         "checkpoints": _checkpoints_section(
@@ -314,6 +347,67 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "next_campaign": _next_campaign(hours),
         "currency": currency,
     }
+
+
+def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each amended field with its old and new value, ``old → new`` in words ("—": none)."""
+
+    def shown(value: Any) -> str:
+        if value is None or value == "" or value == {}:
+            return "—"
+        return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else str(value)
+
+    return [
+        {
+            "field": f,
+            "before": before.get(f),
+            "after": after.get(f),
+            "text": f"{f}: {shown(before.get(f))} → {shown(after.get(f))}",
+        }
+        for f in sorted(set(before) | set(after))
+        if before.get(f) != after.get(f)
+    ]
+
+
+def _pilots_section(
+    items: list[PlannedItem],
+    samples: Sequence[Mapping[str, Any]],
+    estimates: dict[int, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Per item with a pilot: the throughput it measured and the estimate it replaced."""
+    latest: dict[int, Mapping[str, Any]] = {}
+    for sample in samples:  # oldest first: a newer pilot supersedes
+        latest[sample["run__variant_id"]] = sample
+    rows = []
+    for item in items:
+        s = latest.get(item.pk)
+        if s is None:
+            continue
+        cfg = item.config if isinstance(item.config, dict) else {}
+        if s["tokens_per_second"]:
+            measured, unit = s["tokens_per_second"], "tokens/s"
+            assumed = cfg.get("assumed_tokens_per_second")
+        else:
+            measured, unit = s["samples_per_second"], "samples/s"
+            assumed = cfg.get("assumed_samples_per_second")
+        estimate = estimates.get(item.pk) or {}
+        rows.append(
+            {
+                "item": item.name,
+                "run": s["run__run_id"],
+                "measured": f"{measured:,.0f} {unit} on {s['gpus']} GPU(s)",
+                "measured_at": _iso(s["created_at"]),
+                "replaced": (
+                    f"assumed {float(assumed):,.0f} {unit}, {item.planned_hours} h planned"
+                    if assumed
+                    else f"{item.planned_hours} h planned"
+                ),
+                "forecast_hours": estimate.get("forecast_hours"),
+                "time_source": estimate.get("time_source"),
+                "note": estimate.get("note"),
+            }
+        )
+    return rows
 
 
 def _plan_section(
@@ -950,17 +1044,13 @@ def timeline_of(data: dict[str, Any]) -> charts.Chart:
 
 
 def costs_of(data: dict[str, Any]) -> charts.Chart:
-    costs, ratio = data["costs"], data["cost_per_accepted"]
+    # Sums only: the cost per accepted deliverable is a ratio, not a sum, and is shown as a
+    # figure beside the chart rather than as a bar among them.
+    costs = data["costs"]
     rows = [
         charts.CostRow("Rental (committed lots)", Decimal(costs["rental"]), charts.RENTAL),
         charts.CostRow("Included expenses", Decimal(costs["included"]), charts.INCLUDED),
         charts.CostRow("Incurred (rental + included)", Decimal(costs["incurred"]), charts.INCURRED),
         charts.CostRow("External (listed apart)", Decimal(costs["external"]), charts.EXTERNAL),
     ]
-    if ratio["cost_per_accepted"] is not None:
-        rows.append(
-            charts.CostRow(
-                "Per accepted deliverable", Decimal(ratio["cost_per_accepted"]), charts.PER_ACCEPTED
-            )
-        )
     return charts.cost_chart(rows, costs["currency"])

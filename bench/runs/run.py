@@ -103,13 +103,14 @@ def main() -> int:
         token, _ = Token.objects.get_or_create(user=user)
         client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
         url = "/api/v1/runs/big/metrics/"
-        answer = client.get(url, {"name": "loss", "max_points": 500})
+        query = {"name": "loss", "max_points": "500"}
+        answer = client.get(url, query)
         body = answer.json()
         assert answer.status_code == 200, answer.content
         kept = {p["step"]: p["value"] for p in body["points"]}
         assert body["count"] == args.points and len(body["points"]) <= 500
         assert kept.get(spike) == 50.0 and all(kept.get(s) == "NaN" for s in nans)
-        series_ms = timed(lambda: client.get(url, {"name": "loss", "max_points": 500}), args.repeat)
+        series_ms = timed(lambda: client.get(url, query), args.repeat)
         names_ms = timed(lambda: client.get(url), args.repeat)
         client.force_login(user)
         page = reverse("admin:campaigns_run_change", args=[run.pk])
