@@ -45,7 +45,7 @@ def full_series(run: Run, name: str) -> list[series.Point]:
     q = connection.ops.quote_name
     sql = (
         f"SELECT {q('step')}, {q('value')}, {q('non_finite')} FROM {q(opts.db_table)} "
-        f"WHERE {q('run_id')} = %s AND {q('name')} = %s ORDER BY {q('step')}, {q('id')}"
+        f"WHERE {q('run_id')} = %s AND {q('name')} = %s ORDER BY {q('step')}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [run.pk, name])

@@ -119,7 +119,7 @@ def main() -> int:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"EXPLAIN SELECT step, value, non_finite FROM {table} "
-                "WHERE run_id = %s AND name = %s ORDER BY step, id",
+                "WHERE run_id = %s AND name = %s ORDER BY step",
                 [run.pk, "loss"],
             )
             plan = "\n".join(row[0] for row in cursor.fetchall())
