@@ -21,6 +21,7 @@ from django.utils.safestring import mark_safe
 
 from . import readings, services
 from .curves import curve_svg as curves_svg
+from .gantt import GanttLot, GanttStage, gantt_svg
 from .models import (
     AMENDABLE_ITEM_FIELDS,
     Campaign,
@@ -125,7 +126,8 @@ class TeamScopedAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Any]):
 
 
 class CampaignInline(admin.TabularInline[Any, Any]):
-    extra = 0
+    # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
+    extra = 1
     # The plan's rows are written while drafting and frozen with the plan at commit.
     frozen_after_commit = True
 
@@ -189,7 +191,7 @@ ITEM_FIELDS = [
 class PlannedItemForm(CampaignChildForm):
     amendment_reason = forms.CharField(
         required=False,
-        widget=forms.TextInput(attrs={"size": 30}),
+        widget=forms.TextInput(attrs={"size": 16}),
         help_text="After commit: why this item is added or changes (recorded as an amendment).",
     )
 
@@ -197,8 +199,9 @@ class PlannedItemForm(CampaignChildForm):
         model = PlannedItem
         fields = ITEM_FIELDS
         widgets = {
-            "rationale": forms.Textarea(attrs={"rows": 2, "cols": 30}),
-            "config": forms.Textarea(attrs={"rows": 2, "cols": 24}),
+            "name": forms.TextInput(attrs={"size": 14}),
+            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
         }
 
     def changes(self) -> dict[str, Any]:
@@ -330,7 +333,10 @@ class StageInline(CampaignInline):
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "depends_on":
             kwargs["queryset"] = Stage.objects.filter(campaign_id=_object_id(request))
-            kwargs["widget"] = forms.SelectMultiple(attrs={"size": 3})
+            # One line tall (ctrl/cmd-click for several): a stage row stays one row.
+            kwargs["widget"] = forms.SelectMultiple(
+                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+            )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -382,7 +388,9 @@ class DecisionPointInline(CampaignInline):
             kwargs["queryset"] = PlannedItem.objects.filter(
                 campaign_id=_object_id(request)
             ).exclude(tier="mandatory")
-            kwargs["widget"] = forms.SelectMultiple(attrs={"size": 3})
+            kwargs["widget"] = forms.SelectMultiple(
+                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+            )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -627,6 +635,27 @@ class CampaignAdmin(TeamScopedAdmin):
             ),
         ]
 
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial = dict(super().get_changeform_initial_data(request))
+        writable = _team_ids(request, write=True)
+        if "team" not in initial and len(writable) == 1:
+            initial["team"] = next(iter(writable))  # the user's one team, preselected
+        return initial
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
+    ) -> Any:
+        context["error_links"] = _error_links(
+            context.get("adminform"), context.get("inline_admin_formsets") or []
+        )
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "team" and not request.user.is_superuser:
             kwargs["queryset"] = Team.objects.filter(pk__in=_team_ids(request, write=True))
@@ -696,6 +725,29 @@ class CampaignAdmin(TeamScopedAdmin):
                 }
                 for e in sorted(summary.schedule.entries, key=lambda e: (e.start_hours, e.key))
             ]
+            extra_context["gantt"] = mark_safe(  # escaped by campaigns/gantt.py
+                gantt_svg(
+                    [
+                        GanttStage(
+                            key=e.key,
+                            resource=e.resource if e.machine else None,
+                            start_hours=e.start_hours,
+                            end_hours=e.end_hours,
+                            critical=e.key in critical,
+                        )
+                        for e in summary.schedule.entries
+                    ],
+                    float(campaign.window_hours),
+                    [
+                        GanttLot(
+                            label=f"{lot.plan} ×{lot.quantity}",
+                            hours=float(lot.plan.duration_hours),
+                            quantity=lot.quantity,
+                        )
+                        for lot in campaign.lots.select_related("plan")
+                    ],
+                )
+            )
         writer = _role_in(request, campaign.team_id, WRITERS)
         extra_context["can_commit"] = campaign.is_draft and writer
         extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
@@ -1050,3 +1102,32 @@ def _seconds(value: float | None) -> str:
 
 def _rate(value: float | None) -> str:
     return "–" if value is None else f"{value:,.0f}"
+
+
+def _error_links(adminform: Any, inline_formsets: Any) -> list[dict[str, str]]:
+    """Every error on the page as a link to its field (``#id_<field>``), for the summary at
+    the top: the first screen then says what is wrong and where."""
+    links: list[dict[str, str]] = []
+
+    def add(form: Any, label_prefix: str) -> None:
+        for name, errors in form.errors.items():
+            if name == "__all__" or name not in form.fields:
+                anchor = f"#{form.prefix}" if form.prefix else "#content"
+                label = label_prefix.rstrip(": ") or "Form"
+            else:
+                anchor = f"#{form[name].auto_id}"
+                label = f"{label_prefix}{form.fields[name].label or name}"
+            for error in errors:
+                links.append({"href": anchor, "label": label, "message": str(error)})
+
+    if adminform is not None:
+        add(adminform.form, "")
+    for inline in inline_formsets:
+        formset = inline.formset
+        title = str(inline.opts.verbose_name_plural).capitalize()
+        for error in formset.non_form_errors():
+            links.append({"href": f"#{formset.prefix}-group", "label": title, "message": error})
+        for i, form in enumerate(formset.forms):
+            if form.errors:
+                add(form, f"{title} row {i + 1}: ")
+    return links

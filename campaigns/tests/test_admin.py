@@ -179,7 +179,10 @@ class AdminPlanningTests(TestCase):
             formset = inline.formset
             for key, value in formset.management_form.initial.items():
                 data[f"{formset.prefix}-{key}"] = str(value)
-            for i, f in enumerate(formset.forms):
+            # The stored rows only: the empty row each inline offers is left out, as it would
+            # be if the browser's user removed it.
+            data[f"{formset.prefix}-TOTAL_FORMS"] = str(formset.initial_form_count())
+            for i, f in enumerate(formset.initial_forms):
                 for name, field in f.fields.items():
                     if field.disabled:
                         continue
