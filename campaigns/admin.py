@@ -43,7 +43,7 @@ from .models import (
     Team,
     team_ids_for,
 )
-from .planning import campaign_summary, fmt_hours
+from .planning import campaign_summary, commit_warnings, fmt_hours
 
 
 def _team_ids(request: HttpRequest, *, write: bool = False) -> list[int]:
@@ -777,10 +777,26 @@ class CampaignAdmin(TeamScopedAdmin):
         return campaign
 
     def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The confirmation page: the plan's warnings and what commit freezes; commit only on
+        its explicit second click (a POST carrying ``confirm``)."""
         campaign = self._writable_campaign(request, object_id)
-        if request.method == "POST":
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
             self._commit(request, campaign)
-        return HttpResponseRedirect(reverse("admin:campaigns_campaign_change", args=[object_id]))
+            return HttpResponseRedirect(change_url)
+        if not campaign.is_draft:
+            messages.warning(request, f"“{campaign}” is already committed.")
+            return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Commit “{campaign}”?",
+            "campaign": campaign,
+            "problems": campaign.commit_problems(),
+            "warnings": commit_warnings(campaign),
+            "opts": self.model._meta,
+            "change_url": change_url,
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/commit.html", context)
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""

@@ -61,10 +61,30 @@ class AdminScopingTests(TestCase):
         self.assertContains(page, "22 h reserved of a 72 h window: 50 h uncommitted")
         self.assertContains(page, "Commit the plan")
         commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
-        done = self.client.post(commit, follow=True)
+        confirm = self.client.get(commit)
+        self.assertContains(confirm, "What commit freezes")
+        self.ours.refresh_from_db()
+        self.assertEqual(self.ours.status, "draft")  # looking is not committing
+        done = self.client.post(commit, {"confirm": "yes"}, follow=True)
         self.assertContains(done, "is committed")
         self.ours.refresh_from_db()
         self.assertEqual(self.ours.status, "committed")
+
+    def test_the_commit_page_lists_the_warnings_and_a_post_without_confirm_commits_nothing(
+        self,
+    ) -> None:
+        PlannedItem.objects.create(
+            campaign=self.ours, name="Data check", role="data_check", tier="mandatory"
+        )
+        self.client.force_login(self.planner)
+        commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
+        page = self.client.get(commit)
+        self.assertContains(page, "Data check has no stage")
+        self.assertContains(page, "No lot is reserved")
+        self.assertContains(page, 'id="confirm-commit"')
+        self.client.post(commit)
+        self.ours.refresh_from_db()
+        self.assertEqual(self.ours.status, "draft")
 
     def test_commit_from_the_admin_says_what_is_missing(self) -> None:
         empty = make_campaign(self.nlp, title="Empty")
