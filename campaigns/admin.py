@@ -254,6 +254,7 @@ class StopRuleForm(CampaignChildForm):
     class Meta:
         model = StopRule
         fields = ["kind", "metric", "comparator", "threshold", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 1, "cols": 24})}
 
 
 class StopRuleInline(CampaignInline):
@@ -604,19 +605,18 @@ class CampaignAdmin(TeamScopedAdmin):
         return ro
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Short fields share a line; the outcome stays folded until there is one.
         return [
-            (None, {"fields": ["team", "title", "status", "question", "decision_threshold"]}),
+            (None, {"fields": [("team", "title", "status"), "question", "decision_threshold"]}),
             (
                 "Corpus and deliverables",
-                {"fields": ["corpus_name", "corpus_revision", "expected_deliverables"]},
+                {"fields": [("corpus_name", "corpus_revision"), "expected_deliverables"]},
             ),
             (
                 "Window and budget",
                 {
                     "fields": [
-                        "window_hours",
-                        "budget",
-                        "currency",
+                        ("window_hours", "budget", "currency"),
                         "required_checkpoint_components",
                     ]
                 },
@@ -626,17 +626,16 @@ class CampaignAdmin(TeamScopedAdmin):
                 {
                     "fields": [
                         "conclusion",
-                        "committed_at",
-                        "committed_by",
-                        "closed_at",
-                        "closed_by",
-                    ]
+                        ("committed_at", "committed_by"),
+                        ("closed_at", "closed_by"),
+                    ],
+                    "classes": [] if obj is not None and obj.is_closed else ["collapse"],
                 },
             ),
         ]
 
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
-        initial = dict(super().get_changeform_initial_data(request))
+        initial: dict[str, Any] = dict(super().get_changeform_initial_data(request))
         writable = _team_ids(request, write=True)
         if "team" not in initial and len(writable) == 1:
             initial["team"] = next(iter(writable))  # the user's one team, preselected
@@ -651,6 +650,8 @@ class CampaignAdmin(TeamScopedAdmin):
         form_url: str = "",
         obj: Any = None,
     ) -> Any:
+        # The plan's tables need the width: no app list beside them (breadcrumbs lead back).
+        context["is_nav_sidebar_enabled"] = False
         context["error_links"] = _error_links(
             context.get("adminform"), context.get("inline_admin_formsets") or []
         )

@@ -20,7 +20,7 @@ WIDTH = 880
 LANE = 22
 LABEL = 120
 TOP = 20
-BOTTOM = 22
+BOTTOM = 34
 STAGE = "#79aec8"
 CRITICAL = "#1d3f57"
 HUMAN = "#c7b6e0"
@@ -75,12 +75,13 @@ def gantt_svg(
         f'patternTransform="rotate(45)"><rect width="3" height="6" fill="{SLACK}"/></pattern>'
         "</defs>",
     ]
-    for i, lane in enumerate(lanes):
-        y = TOP + i * LANE
+    for i, name in enumerate(lanes):
+        top = TOP + i * LANE
         out.append(
-            f'<text x="{LABEL - 6}" y="{y + 15}" font-size="11" text-anchor="end">'
-            f"{escape(lane)}</text>"
-            f'<line x1="{LABEL}" y1="{y + LANE}" x2="{WIDTH - 10}" y2="{y + LANE}" stroke="#eee"/>'
+            f'<text x="{LABEL - 6}" y="{top + 15}" font-size="11" text-anchor="end">'
+            f"{escape(name)}</text>"
+            f'<line x1="{LABEL}" y1="{top + LANE}" x2="{WIDTH - 10}" y2="{top + LANE}" '
+            'stroke="#eee"/>'
         )
     if lot_lane is not None:
         out.append(
@@ -132,12 +133,12 @@ def gantt_svg(
         wx = x(window_hours)
         out.append(
             f'<line class="window" x1="{wx:.1f}" y1="{TOP - 4}" x2="{wx:.1f}" y2="{plot_bottom}" '
-            f'stroke="{WINDOW}" stroke-width="2"/><text x="{wx - 3:.1f}" y="{plot_bottom + 14}" '
+            f'stroke="{WINDOW}" stroke-width="2"/><text x="{wx - 3:.1f}" y="{plot_bottom + 28}" '
             f'font-size="11" fill="{WINDOW}" text-anchor="end">window {_h(window_hours)} h</text>'
         )
     else:
         out.append(
-            f'<text class="window" x="{WIDTH - 10}" y="{plot_bottom + 14}" font-size="11" '
+            f'<text class="window" x="{WIDTH - 10}" y="{plot_bottom + 28}" font-size="11" '
             f'fill="{WINDOW}" text-anchor="end">window at {_h(window_hours)} h →</text>'
         )
     out.append(

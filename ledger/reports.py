@@ -21,8 +21,10 @@ from django.db import transaction
 from django.db.models import Avg, Count, Max, Q, Sum
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
 from campaigns import calendar, fates
+from campaigns.gantt import GanttLot, GanttStage, gantt_svg
 from campaigns.models import (
     Amendment,
     Campaign,
@@ -133,7 +135,12 @@ def render_markdown(data: dict[str, Any]) -> str:
 def render_html(data: dict[str, Any]) -> str:
     return render_to_string(
         "ledger/closing_report.html",
-        {"r": data, "timeline": timeline_of(data), "costs": costs_of(data)},
+        {
+            "r": data,
+            "timeline": timeline_of(data),
+            "costs": costs_of(data),
+            "gantt": mark_safe(gantt_of(data)),  # escaped by campaigns/gantt.py
+        },
     )
 
 
@@ -677,6 +684,7 @@ def _place_in_time(rows: list[dict[str, Any]], window: float) -> tuple[float | N
     for r in rows:
         p, a = plan.entry(str(r["id"])), actual.entry(str(r["id"]))
         r["planned_start"], r["planned_end"] = _hours(p.start_hours), _hours(p.end_hours)
+        r["critical"] = str(r["id"]) in plan.critical_path
         seen = r["observed_hours"] is not None
         r["observed_start"] = _hours(a.start_hours) if seen else None
         r["observed_end"] = _hours(a.end_hours) if seen else None
@@ -1041,6 +1049,29 @@ def timeline_of(data: dict[str, Any]) -> charts.Chart:
         )
     ]
     return charts.timeline_chart(rows, float(data["hours"]["totals"]["window_hours"]))
+
+
+def gantt_of(data: dict[str, Any]) -> str:
+    """The frozen plan's calendar drawn as on the campaign page (campaigns/gantt.py)."""
+    stages = [
+        GanttStage(
+            key=r["name"],
+            resource=(r["resource"] or "gpu") if r["machine"] else None,
+            start_hours=float(r["planned_start"]),
+            end_hours=float(r["planned_end"]),
+            critical=bool(r.get("critical")),
+        )
+        for r in data["hours"]["stages"]
+        if r.get("planned_start") is not None
+    ]
+    if not stages:
+        return ""
+    lots = [
+        GanttLot(label=lot["plan"], hours=float(lot["duration_hours"]), quantity=lot["quantity"])
+        for lot in data["plan"].get("lots", [])
+        if lot.get("duration_hours")
+    ]
+    return gantt_svg(stages, float(data["hours"]["totals"]["window_hours"]), lots)
 
 
 def costs_of(data: dict[str, Any]) -> charts.Chart:

@@ -104,3 +104,8 @@ class ReportTruth(TestCase):
         self.assertEqual(pilot["measured"], "41,500 tokens/s on 8 GPU(s)")
         self.assertIn("assumed 30,000 tokens/s", pilot["replaced"])
         self.assertIn("41,500 tokens/s", reports.render(self.data, "html"))
+
+    def test_the_html_report_draws_the_calendar_as_the_campaign_page_does(self) -> None:
+        html = reports.render(self.data, "html")
+        self.assertIn('id="calendar-gantt"', html)
+        self.assertIn('class="stage critical"', html)
