@@ -227,3 +227,4 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
             "return out;"
         )
         self.assertLessEqual(self.page_height(), 4000, parts)
+        print("demo campaign page height:", self.page_height())
