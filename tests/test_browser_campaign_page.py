@@ -214,7 +214,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         self.browser.get(f"{self.live_server_url}/admin/campaigns/campaign/{demo.pk}/change/")
         self.no_horizontal_scroll("the demo campaign")
         self.shot("campaign-page-demo.png")
-        stages = self.browser.find_element("id", "items-group")
+        stages = self.browser.find_element("id", "decisions-group")
         self.browser.execute_script("arguments[0].scrollIntoView();", stages)
         self.shot("campaign-page-demo-stages.png")
         self.browser.execute_script("window.scrollTo(0, 0);")
