@@ -16,7 +16,7 @@ from django.db.models import Count, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from . import readings, services
@@ -863,12 +863,7 @@ class CampaignAdmin(TeamScopedAdmin):
                 messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
                 continue
             _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
-            messages.warning(
-                request,
-                format_html(
-                    "Ingest key for “{}”, shown once, copy it now: <code>{}</code>", campaign, raw
-                ),
-            )
+            messages.warning(request, ingest_key_banner(campaign, raw, request))
 
     @admin.action(description="Revoke the ingest keys of the selected campaigns")
     def revoke_ingest_keys(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -1148,3 +1143,38 @@ def _error_links(adminform: Any, inline_formsets: Any) -> list[dict[str, str]]:
             if form.errors:
                 add(form, f"{title} row {i + 1}: ")
     return links
+
+
+def ingest_key_banner(campaign: Campaign, raw: str, request: HttpRequest) -> str:
+    """The once-shown key with what a training loop needs beside it: the campaign id, its items
+    with their ids, and copy-paste snippets (the shipped client, curl) with those ids filled in."""
+    items = list(campaign.items.exclude(status="cut").order_by("id").values_list("id", "name"))
+    item_id = items[0][0] if items else 0
+    base = request.build_absolute_uri("/").rstrip("/")
+    client = (
+        f"export CAMPAIGN_DESK_URL={base} CAMPAIGN_DESK_KEY={raw}\n"
+        "python3 - <<'PY'\n"
+        "from campaign_desk_client import CampaignDesk\n"
+        f'with CampaignDesk().run(campaign={campaign.pk}, run_id="first-run", '
+        f'variant={item_id}, kind="pilot", config={{}}) as run:\n'
+        "    run.log(1, loss=2.5)\n"
+        "PY"
+    )
+    curl = (
+        f'curl -sS -X POST "{base}/api/v1/campaigns/{campaign.pk}/runs/" '
+        f'-H "Authorization: Bearer {raw}" -H "Content-Type: application/json" '
+        f'-d \'{{"run_id": "first-run", "variant": {item_id}, "kind": "pilot", "config": {{}}}}\''
+    )
+    return format_html(
+        '<div id="ingest-key-banner">Ingest key for “{}” (campaign id <strong>{}</strong>), '
+        "shown once, copy it now: <code>{}</code><br>Items: {}"
+        '<br>With the shipped client:<pre class="snippet">{}</pre>'
+        'With curl:<pre class="snippet">{}</pre></div>',
+        campaign,
+        campaign.pk,
+        raw,
+        format_html_join(", ", "{} (id <strong>{}</strong>)", ((n, i) for i, n in items))
+        or "none yet",
+        client,
+        curl,
+    )

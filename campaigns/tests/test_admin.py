@@ -317,3 +317,28 @@ class TeamMembersAdminTests(TestCase):
         answer = self.post_members(self.planner, [("nico", "owner")])
         self.assertEqual(answer.status_code, 403)
         self.assertFalse(self.team.memberships.filter(user=self.newcomer).exists())
+
+
+class IngestKeyBannerTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.campaign = make_plannable(cls.team, title="Banner")
+
+    def test_the_key_banner_shows_the_campaign_and_item_ids_and_snippets_with_them(self) -> None:
+        self.client.force_login(self.owner)
+        page = self.client.post(
+            reverse("admin:campaigns_campaign_changelist"),
+            {"action": "issue_ingest_key", "_selected_action": [self.campaign.pk]},
+            follow=True,
+        )
+        html = page.content.decode()
+        self.assertIn('id="ingest-key-banner"', html)
+        self.assertIn(f"campaign id <strong>{self.campaign.pk}</strong>", html)
+        baseline = self.campaign.items.get(name="baseline")
+        self.assertIn(f"baseline (id <strong>{baseline.pk}</strong>)", html)
+        self.assertIn(f"CampaignDesk().run(campaign={self.campaign.pk}", html)
+        self.assertIn(f"/api/v1/campaigns/{self.campaign.pk}/runs/", html)
+        self.assertIn(f"&quot;variant&quot;: {baseline.pk}", html)
+        self.assertEqual(html.count("Bearer cdk_"), 1)
