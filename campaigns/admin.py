@@ -24,6 +24,7 @@ from .curves import curve_svg as curves_svg
 from .gantt import GanttLot, GanttStage, gantt_svg
 from .models import (
     AMENDABLE_ITEM_FIELDS,
+    WORK_FIELDS,
     Campaign,
     CampaignClosed,
     CommitRefused,
@@ -243,6 +244,48 @@ class PlannedItemInline(CampaignInline):
     readonly_fields = ["status"]
     # After commit an item may still be added or amended, with a reason.
     frozen_after_commit = False
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None or obj.is_draft:
+            return [f for f in self.fields if f != "amendment_reason"]
+        return self.fields
+
+
+class ItemWorkForm(PlannedItemForm):
+    """The forecast's inputs of an item (docs/domain.md §10), edited in their own table."""
+
+    class Meta:
+        model = PlannedItem
+        fields = list(WORK_FIELDS)
+        widgets = {
+            f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The model's ranges (positive, finite) checked on the form: this form skips the
+        # model's own validation (PlannedItemForm._post_clean).
+        for name in WORK_FIELDS:
+            field = self.fields[name]
+            field.validators = [*field.validators, *PlannedItem._meta.get_field(name).validators]
+
+
+class ItemWorkInline(CampaignInline):
+    """The same items as PlannedItemInline, with the work the forecast turns into hours."""
+
+    model = PlannedItem
+    form = ItemWorkForm
+    fields = ["name", *WORK_FIELDS, "amendment_reason"]
+    readonly_fields = ["name"]
+    verbose_name = "item's work (forecast inputs)"
+    verbose_name_plural = "Items' work (forecast inputs: the pilot rescales these)"
+    classes = ["collapse"]
+    extra = 0
+    can_delete = False
+    frozen_after_commit = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # items are added in the table above
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None or obj.is_draft:
@@ -572,6 +615,7 @@ class CampaignAdmin(TeamScopedAdmin):
     search_fields = ["title", "question", "corpus_name", "corpus_revision"]
     inlines = [
         PlannedItemInline,
+        ItemWorkInline,
         StopRuleInline,
         StageInline,
         DecisionPointInline,

@@ -20,6 +20,7 @@ from rest_framework import serializers
 from . import fates, readings, rules
 from .fields import HoursField, IdentifierField, MoneyField
 from .models import (
+    WORK_FIELDS,
     Campaign,
     Checkpoint,
     DecisionPoint,
@@ -238,6 +239,13 @@ class CampaignSerializer(serializers.ModelSerializer[Campaign]):
 
 class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
+    epochs = FiniteFloatField(required=False, allow_null=True, min_value=0.001, max_value=1e6)
+    assumed_tokens_per_second = FiniteFloatField(
+        required=False, allow_null=True, min_value=0.001, max_value=1e12
+    )
+    assumed_samples_per_second = FiniteFloatField(
+        required=False, allow_null=True, min_value=0.001, max_value=1e12
+    )
     planned_hours = HoursField(required=False)
     prep_hours = HoursField(required=False)
     amendment_reason = serializers.CharField(
@@ -266,6 +274,7 @@ class PlannedItemSerializer(serializers.ModelSerializer[PlannedItem]):
             "prep_hours",
             "rationale",
             "gpu",
+            *WORK_FIELDS,
             "status",
             "fate",
             "amendment_reason",
