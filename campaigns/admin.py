@@ -1070,7 +1070,7 @@ class RunAdmin(TeamScopedAdmin):
         if run.status != "stopped":
             return f"not stopped ({run.get_status_display().lower()})"
         rule = run.stop_rule.get_kind_display() if run.stop_rule is not None else "by hand"
-        at = run.stopped_at.strftime("%Y-%m-%d %H:%M %Z") if run.stopped_at else "?"
+        at = run.stopped_at.strftime("%Y-%m-%d %H:%M %Z") if run.stopped_at else "time unknown"
         return format_html(
             "<strong>{}</strong> at step {}, {}: {}", rule, run.stop_step, at, run.stop_reason
         )

@@ -16,7 +16,7 @@ import pytest
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
-from campaigns.models import Campaign, Team
+from campaigns.models import Campaign, Checkpoint, MetricPoint, Team
 from campaigns.tests.factories import make_user
 from estimates.models import RentalPlan
 from tests.browser import MISSING, start_chromium
@@ -205,6 +205,40 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         b.find_element(By.ID, "close-campaign").click()
         self.assertIn("What closing does", b.find_element(By.ID, "content").text)
         self.no_horizontal_scroll("the close page")
+
+        # A run's page: its curve with the NaN and the stop marked, its checkpoints.
+        run = campaign.runs.create(
+            team=self.team,
+            run_id="base-1",
+            variant=campaign.items.get(name="baseline"),
+            kind="full",
+            config_digest="-",
+            status="stopped",
+            stop_step=300,
+            stop_reason="loss is NaN at step 300",
+        )
+        MetricPoint.objects.bulk_create(
+            [MetricPoint(run=run, name="loss", step=s, value=3 - s / 200) for s in range(300)]
+            + [MetricPoint(run=run, name="loss", step=300, value=None, non_finite="NaN")]
+        )
+        Checkpoint.objects.create(
+            run=run,
+            step=200,
+            components=["model", "optimizer", "progress"],
+            size_bytes=1_400_000_000,
+            write_seconds=8.5,
+            restore_seconds=21,
+            location="s3://checkpoints/rank16/base-1/step-200",
+            resume_verified=True,
+        )
+        b.get(f"{self.live_server_url}/admin/campaigns/run/{run.pk}/change/")
+        curve = b.find_element(By.CSS_SELECTOR, "svg.metric-curve")
+        self.assertEqual(len(curve.find_elements(By.CSS_SELECTOR, "rect.non-finite")), 1)
+        self.assertEqual(len(curve.find_elements(By.CSS_SELECTOR, "line.stop")), 1)
+        self.no_horizontal_scroll("the run page")
+        self.shot("run-page.png")
+        b.execute_script("arguments[0].scrollIntoView();", curve)
+        self.shot("run-page-curves.png")
 
     def test_the_demo_campaign_page_fits_the_width_and_half_its_old_height(self) -> None:
         call_command("load_demo", stdout=StringIO())
