@@ -267,7 +267,10 @@ class ItemWorkForm(PlannedItemForm):
         # model's own validation (PlannedItemForm._post_clean).
         for name in WORK_FIELDS:
             field = self.fields[name]
-            field.validators = [*field.validators, *PlannedItem._meta.get_field(name).validators]
+            field.validators = [
+                *field.validators,
+                *getattr(PlannedItem._meta.get_field(name), "validators", []),
+            ]
 
 
 class ItemWorkInline(CampaignInline):

@@ -68,3 +68,14 @@ class ItemWork(TestCase):
         hours, note = _pilot_hours(item, sample)
         self.assertAlmostEqual(hours or 0, 10.0)
         self.assertIn("the pilot measured 100 tokens/s", note)
+
+    def test_the_admin_work_form_refuses_zero_epochs_naming_the_field(self) -> None:
+        from campaigns.admin import ItemWorkForm
+
+        item = self.campaign.items.get(name="baseline")
+        form = type("Bound", (ItemWorkForm,), {"parent_campaign": self.campaign})(
+            data={"epochs": "0", "gpus": "2"}, instance=item
+        )
+        self.assertFalse(form.is_valid())
+        self.assertIn("epochs", form.errors)
+        self.assertNotIn("gpus", form.errors)
