@@ -19,6 +19,7 @@ from django.core.management import call_command
 from campaigns.models import Campaign, Checkpoint, MetricPoint, Team
 from campaigns.tests.factories import make_user
 from estimates.models import RentalPlan
+from estimates.seeding import seed_catalog
 from tests.browser import MISSING, start_chromium
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
@@ -41,6 +42,8 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
         make_user("pia", team=self.team, role="planner")
+        if not RentalPlan.objects.exists():
+            seed_catalog()  # a live-server test before this one flushed the migrations' rows
         BUILD.mkdir(exist_ok=True)
 
     # --- helpers -------------------------------------------------------------------------
