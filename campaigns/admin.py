@@ -16,11 +16,15 @@ from django.db.models import Count, Q, QuerySet, URLField
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
-from . import services
+from . import readings, services
+from .curves import curve_svg as curves_svg
+from .gantt import GanttLot, GanttStage, gantt_svg
 from .models import (
     AMENDABLE_ITEM_FIELDS,
+    WORK_FIELDS,
     Campaign,
     CampaignClosed,
     CommitRefused,
@@ -40,7 +44,7 @@ from .models import (
     Team,
     team_ids_for,
 )
-from .planning import campaign_summary, fmt_hours
+from .planning import campaign_summary, commit_warnings, fmt_hours
 
 
 def _team_ids(request: HttpRequest, *, write: bool = False) -> list[int]:
@@ -123,7 +127,8 @@ class TeamScopedAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Any]):
 
 
 class CampaignInline(admin.TabularInline[Any, Any]):
-    extra = 0
+    # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
+    extra = 1
     # The plan's rows are written while drafting and frozen with the plan at commit.
     frozen_after_commit = True
 
@@ -187,7 +192,7 @@ ITEM_FIELDS = [
 class PlannedItemForm(CampaignChildForm):
     amendment_reason = forms.CharField(
         required=False,
-        widget=forms.TextInput(attrs={"size": 30}),
+        widget=forms.TextInput(attrs={"size": 16}),
         help_text="After commit: why this item is added or changes (recorded as an amendment).",
     )
 
@@ -195,8 +200,9 @@ class PlannedItemForm(CampaignChildForm):
         model = PlannedItem
         fields = ITEM_FIELDS
         widgets = {
-            "rationale": forms.Textarea(attrs={"rows": 2, "cols": 30}),
-            "config": forms.Textarea(attrs={"rows": 2, "cols": 24}),
+            "name": forms.TextInput(attrs={"size": 14}),
+            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
         }
 
     def changes(self) -> dict[str, Any]:
@@ -245,10 +251,56 @@ class PlannedItemInline(CampaignInline):
         return self.fields
 
 
+class ItemWorkForm(PlannedItemForm):
+    """The forecast's inputs of an item (docs/domain.md §10), edited in their own table."""
+
+    class Meta:
+        model = PlannedItem
+        fields = list(WORK_FIELDS)
+        widgets = {
+            f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The model's ranges (positive, finite) checked on the form: this form skips the
+        # model's own validation (PlannedItemForm._post_clean).
+        for name in WORK_FIELDS:
+            field = self.fields[name]
+            field.validators = [
+                *field.validators,
+                *getattr(PlannedItem._meta.get_field(name), "validators", []),
+            ]
+
+
+class ItemWorkInline(CampaignInline):
+    """The same items as PlannedItemInline, with the work the forecast turns into hours."""
+
+    model = PlannedItem
+    form = ItemWorkForm
+    fields = ["name", *WORK_FIELDS, "amendment_reason"]
+    readonly_fields = ["name"]
+    verbose_name = "item's work (forecast inputs)"
+    verbose_name_plural = "Items' work (forecast inputs: the pilot rescales these)"
+    classes = ["collapse"]
+    extra = 0
+    can_delete = False
+    frozen_after_commit = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False  # items are added in the table above
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None or obj.is_draft:
+            return [f for f in self.fields if f != "amendment_reason"]
+        return self.fields
+
+
 class StopRuleForm(CampaignChildForm):
     class Meta:
         model = StopRule
         fields = ["kind", "metric", "comparator", "threshold", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 1, "cols": 24})}
 
 
 class StopRuleInline(CampaignInline):
@@ -328,7 +380,10 @@ class StageInline(CampaignInline):
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "depends_on":
             kwargs["queryset"] = Stage.objects.filter(campaign_id=_object_id(request))
-            kwargs["widget"] = forms.SelectMultiple(attrs={"size": 3})
+            # One line tall (ctrl/cmd-click for several): a stage row stays one row.
+            kwargs["widget"] = forms.SelectMultiple(
+                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+            )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -380,7 +435,9 @@ class DecisionPointInline(CampaignInline):
             kwargs["queryset"] = PlannedItem.objects.filter(
                 campaign_id=_object_id(request)
             ).exclude(tier="mandatory")
-            kwargs["widget"] = forms.SelectMultiple(attrs={"size": 3})
+            kwargs["widget"] = forms.SelectMultiple(
+                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+            )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -562,6 +619,7 @@ class CampaignAdmin(TeamScopedAdmin):
     search_fields = ["title", "question", "corpus_name", "corpus_revision"]
     inlines = [
         PlannedItemInline,
+        ItemWorkInline,
         StopRuleInline,
         StageInline,
         DecisionPointInline,
@@ -595,19 +653,18 @@ class CampaignAdmin(TeamScopedAdmin):
         return ro
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Short fields share a line; the outcome stays folded until there is one.
         return [
-            (None, {"fields": ["team", "title", "status", "question", "decision_threshold"]}),
+            (None, {"fields": [("team", "title", "status"), "question", "decision_threshold"]}),
             (
                 "Corpus and deliverables",
-                {"fields": ["corpus_name", "corpus_revision", "expected_deliverables"]},
+                {"fields": [("corpus_name", "corpus_revision"), "expected_deliverables"]},
             ),
             (
                 "Window and budget",
                 {
                     "fields": [
-                        "window_hours",
-                        "budget",
-                        "currency",
+                        ("window_hours", "budget", "currency"),
                         "hourly_rate_per_gpu",
                         "required_checkpoint_components",
                     ]
@@ -618,14 +675,36 @@ class CampaignAdmin(TeamScopedAdmin):
                 {
                     "fields": [
                         "conclusion",
-                        "committed_at",
-                        "committed_by",
-                        "closed_at",
-                        "closed_by",
-                    ]
+                        ("committed_at", "committed_by"),
+                        ("closed_at", "closed_by"),
+                    ],
+                    "classes": [] if obj is not None and obj.is_closed else ["collapse"],
                 },
             ),
         ]
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial: dict[str, Any] = dict(super().get_changeform_initial_data(request))
+        writable = _team_ids(request, write=True)
+        if "team" not in initial and len(writable) == 1:
+            initial["team"] = next(iter(writable))  # the user's one team, preselected
+        return initial
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
+    ) -> Any:
+        # The plan's tables need the width: no app list beside them (breadcrumbs lead back).
+        context["is_nav_sidebar_enabled"] = False
+        context["error_links"] = _error_links(
+            context.get("adminform"), context.get("inline_admin_formsets") or []
+        )
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "team" and not request.user.is_superuser:
@@ -696,6 +775,29 @@ class CampaignAdmin(TeamScopedAdmin):
                 }
                 for e in sorted(summary.schedule.entries, key=lambda e: (e.start_hours, e.key))
             ]
+            extra_context["gantt"] = mark_safe(  # escaped by campaigns/gantt.py
+                gantt_svg(
+                    [
+                        GanttStage(
+                            key=e.key,
+                            resource=e.resource if e.machine else None,
+                            start_hours=e.start_hours,
+                            end_hours=e.end_hours,
+                            critical=e.key in critical,
+                        )
+                        for e in summary.schedule.entries
+                    ],
+                    float(campaign.window_hours),
+                    [
+                        GanttLot(
+                            label=f"{lot.plan} ×{lot.quantity}",
+                            hours=float(lot.plan.duration_hours),
+                            quantity=lot.quantity,
+                        )
+                        for lot in campaign.lots.select_related("plan")
+                    ],
+                )
+            )
         writer = _role_in(request, campaign.team_id, WRITERS)
         extra_context["can_commit"] = campaign.is_draft and writer
         extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
@@ -725,10 +827,26 @@ class CampaignAdmin(TeamScopedAdmin):
         return campaign
 
     def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The confirmation page: the plan's warnings and what commit freezes; commit only on
+        its explicit second click (a POST carrying ``confirm``)."""
         campaign = self._writable_campaign(request, object_id)
-        if request.method == "POST":
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
             self._commit(request, campaign)
-        return HttpResponseRedirect(reverse("admin:campaigns_campaign_change", args=[object_id]))
+            return HttpResponseRedirect(change_url)
+        if not campaign.is_draft:
+            messages.warning(request, f"“{campaign}” is already committed.")
+            return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Commit “{campaign}”?",
+            "campaign": campaign,
+            "problems": campaign.commit_problems(),
+            "warnings": commit_warnings(campaign),
+            "opts": self.model._meta,
+            "change_url": change_url,
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/commit.html", context)
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""
@@ -794,12 +912,7 @@ class CampaignAdmin(TeamScopedAdmin):
                 messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
                 continue
             _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
-            messages.warning(
-                request,
-                format_html(
-                    "Ingest key for “{}”, shown once, copy it now: <code>{}</code>", campaign, raw
-                ),
-            )
+            messages.warning(request, ingest_key_banner(campaign, raw, request))
 
     @admin.action(description="Revoke the ingest keys of the selected campaigns")
     def revoke_ingest_keys(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
@@ -935,10 +1048,184 @@ class RunAdmin(TeamScopedAdmin):
         "last_step",
         "created_at",
         "finished_at",
+        "stop",
+        "curves",
+        "checkpoint_table",
+        "throughput_table",
     ]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    ("run_id", "campaign", "team"),
+                    ("variant", "kind", "status"),
+                    ("last_step", "observed_hours"),
+                    ("created_at", "finished_at"),
+                ]
+            },
+        ),
+        ("Stop", {"fields": ["stop"]}),
+        ("Curves", {"fields": ["curves"]}),
+        ("Checkpoints", {"fields": ["checkpoint_table"]}),
+        ("Throughput", {"fields": ["throughput_table"]}),
+        ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
+    ]
+
+    @admin.display(description="Stop")
+    def stop(self, run: Run) -> str:
+        if run.status != "stopped":
+            return f"not stopped ({run.get_status_display().lower()})"
+        rule = run.stop_rule.get_kind_display() if run.stop_rule is not None else "by hand"
+        at = run.stopped_at.strftime("%Y-%m-%d %H:%M %Z") if run.stopped_at else "time unknown"
+        return format_html(
+            "<strong>{}</strong> at step {}, {}: {}", rule, run.stop_step, at, run.stop_reason
+        )
+
+    @admin.display(description="Curves")
+    def curves(self, run: Run) -> str:
+        """Each metric downsampled (campaigns/series.py) and drawn (campaigns/curves.py)."""
+        names = readings.metric_names(run)
+        if not names:
+            return "no metrics logged"
+        stop_step = run.stop_step if run.status == "stopped" else None
+        drawings = []
+        for name, _count in names[:8]:
+            found = readings.metric_series(run, name, 600)
+            drawings.append(curves_svg(name, found.points, count=found.count, stop_step=stop_step))
+        return mark_safe("".join(f"<div>{d}</div>" for d in drawings))  # parts escaped above
+
+    @admin.display(description="Checkpoints")
+    def checkpoint_table(self, run: Run) -> str:
+        rows = [
+            format_html(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                "<td><code>{}</code></td><td>{}</td></tr>",
+                c.step,
+                ", ".join(str(x) for x in c.components) or "–",
+                _size(c.size_bytes),
+                _seconds(c.write_seconds),
+                _seconds(c.restore_seconds),
+                c.location or "–",
+                "yes" if c.resume_verified else "no",
+            )
+            for c in run.checkpoints.order_by("step", "id")
+        ]
+        if not rows:
+            return "no checkpoints"
+        head = (
+            "<table><thead><tr><th>step</th><th>components</th><th>size</th>"
+            "<th>write s</th><th>restore s</th><th>location</th><th>verified</th></tr>"
+            "</thead><tbody>"
+        )
+        return mark_safe(head + "".join(rows) + "</tbody></table>")  # parts escaped above
+
+    @admin.display(description="Throughput")
+    def throughput_table(self, run: Run) -> str:
+        rows = [
+            format_html(
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                t.created_at.strftime("%Y-%m-%d %H:%M %Z"),
+                _rate(t.tokens_per_second),
+                _rate(t.samples_per_second),
+                t.gpus,
+                _seconds(t.measured_seconds),
+            )
+            for t in run.throughputs.all()
+        ]
+        if not rows:
+            return "no throughput measured"
+        head = (
+            "<table><thead><tr><th>at</th><th>tokens/s</th><th>samples/s</th><th>GPUs</th>"
+            "<th>measured over s</th></tr></thead><tbody>"
+        )
+        return mark_safe(head + "".join(rows) + "</tbody></table>")  # parts escaped above
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
         return False  # runs come from training loops, through the API
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "–"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:.3g} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"
+
+
+def _error_links(adminform: Any, inline_formsets: Any) -> list[dict[str, str]]:
+    """Every error on the page as a link to its field (``#id_<field>``), for the summary at
+    the top: the first screen then says what is wrong and where."""
+    links: list[dict[str, str]] = []
+
+    def add(form: Any, label_prefix: str) -> None:
+        for name, errors in form.errors.items():
+            if name == "__all__" or name not in form.fields:
+                anchor = f"#{form.prefix}" if form.prefix else "#content"
+                label = label_prefix.rstrip(": ") or "Form"
+            else:
+                anchor = f"#{form[name].auto_id}"
+                label = f"{label_prefix}{form.fields[name].label or name}"
+            for error in errors:
+                links.append({"href": anchor, "label": label, "message": str(error)})
+
+    if adminform is not None:
+        add(adminform.form, "")
+    for inline in inline_formsets:
+        formset = inline.formset
+        title = str(inline.opts.verbose_name_plural).capitalize()
+        for error in formset.non_form_errors():
+            links.append({"href": f"#{formset.prefix}-group", "label": title, "message": error})
+        for i, form in enumerate(formset.forms):
+            if form.errors:
+                add(form, f"{title} row {i + 1}: ")
+    return links
+
+
+def ingest_key_banner(campaign: Campaign, raw: str, request: HttpRequest) -> str:
+    """The once-shown key with what a training loop needs beside it: the campaign id, its items
+    with their ids, and copy-paste snippets (the shipped client, curl) with those ids filled in."""
+    items = list(campaign.items.exclude(status="cut").order_by("id").values_list("id", "name"))
+    item_id = items[0][0] if items else 0
+    base = request.build_absolute_uri("/").rstrip("/")
+    client = (
+        f"export CAMPAIGN_DESK_URL={base} CAMPAIGN_DESK_KEY={raw}\n"
+        "python3 - <<'PY'\n"
+        "from campaign_desk_client import CampaignDesk\n"
+        f'with CampaignDesk().run(campaign={campaign.pk}, run_id="first-run", '
+        f'variant={item_id}, kind="pilot", config={{}}) as run:\n'
+        "    run.log(1, loss=2.5)\n"
+        "PY"
+    )
+    curl = (
+        f'curl -sS -X POST "{base}/api/v1/campaigns/{campaign.pk}/runs/" '
+        f'-H "Authorization: Bearer {raw}" -H "Content-Type: application/json" '
+        f'-d \'{{"run_id": "first-run", "variant": {item_id}, "kind": "pilot", "config": {{}}}}\''
+    )
+    return format_html(
+        '<div id="ingest-key-banner">Ingest key for “{}” (campaign id <strong>{}</strong>), '
+        "shown once, copy it now: <code>{}</code><br>Items: {}"
+        '<br>With the shipped client:<pre class="snippet">{}</pre>'
+        'With curl:<pre class="snippet">{}</pre></div>',
+        campaign,
+        campaign.pk,
+        raw,
+        format_html_join(", ", "{} (id <strong>{}</strong>)", ((n, i) for i, n in items))
+        or "none yet",
+        client,
+        curl,
+    )

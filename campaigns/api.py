@@ -16,13 +16,18 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
 from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import ingest, services
+from . import ingest, readings, series, services
 from . import schema as _schema  # noqa: F401  (registers the ingest-key security scheme)
 from .models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from .permissions import campaign_for, campaigns_for, run_for
@@ -35,7 +40,9 @@ from .serializers import (
     DecisionSerializer,
     FinishRunSerializer,
     MetricBatchDocSerializer,
+    MetricNamesSerializer,
     MetricsAcceptedSerializer,
+    MetricSeriesSerializer,
     PlannedItemSerializer,
     RunCreateSerializer,
     RunDetailSerializer,
@@ -171,7 +178,9 @@ class CampaignVariants(CampaignChild, generics.ListCreateAPIView[PlannedItem]):
     serializer_class = PlannedItemSerializer
 
     def get_queryset(self) -> Any:
-        return PlannedItem.objects.filter(campaign=self.get_campaign())
+        return readings.with_full_run_counts(
+            PlannedItem.objects.filter(campaign=self.get_campaign())
+        )
 
     def perform_create(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
@@ -296,11 +305,73 @@ class RunDetail(RunView):
 
 
 class RunMetrics(RunView):
-    """Append up to 10,000 points in one transaction, then apply the stop rules.
+    """Read the run's metrics, or append up to 10,000 points and apply the stop rules.
 
-    The fast path of the API: the body is parsed with orjson and checked without serializers,
-    and the points go to the database in one COPY (PostgreSQL).
+    The write is the fast path of the API: the body is parsed with orjson and checked without
+    serializers, and the points go to the database in one COPY (PostgreSQL).
     """
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("name", str, description="One metric: its series, downsampled."),
+            OpenApiParameter(
+                "max_points",
+                int,
+                description=f"At most this many points (2 to {readings.LIMIT_MAX_POINTS}, "
+                f"default {readings.DEFAULT_MAX_POINTS}); each bucket keeps its minimum and "
+                "maximum, every non-finite point and the last point are kept.",
+            ),
+        ],
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="RunMetricsRead",
+                serializers=[MetricNamesSerializer, MetricSeriesSerializer],
+                resource_type_field_name=None,
+            )
+        },
+    )
+    def get(self, request: Request, run_id: str) -> HttpResponse:
+        """Without `name`: the run's metric names with counts. With it: that series."""
+        run = self.get_run()
+        name = request.query_params.get("name")
+        if name is None:
+            names = readings.metric_names(run)
+            return _json(
+                200,
+                {
+                    "run_id": run.run_id,
+                    "metrics": [{"name": n, "count": c} for n, c in names],
+                },
+            )
+        raw = request.query_params.get("max_points", str(readings.DEFAULT_MAX_POINTS))
+        try:
+            max_points = int(raw)
+        except ValueError:
+            max_points = 0
+        if not 2 <= max_points <= readings.LIMIT_MAX_POINTS:
+            return _json(
+                400,
+                {
+                    "max_points": [
+                        f"A whole number from 2 to {readings.LIMIT_MAX_POINTS}; got {raw!r}."
+                    ]
+                },
+            )
+        found = readings.metric_series(run, name, max_points)
+        return _json(
+            200,
+            {
+                "run_id": run.run_id,
+                "name": name,
+                "count": found.count,
+                "returned": len(found.points),
+                "max_points": max_points,
+                "points": [
+                    {"step": step, "value": series.as_json_value(value)}
+                    for step, value in found.points
+                ],
+            },
+        )
 
     @extend_schema(
         request=MetricBatchDocSerializer,

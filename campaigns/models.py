@@ -16,7 +16,7 @@ from typing import Any
 import pgtrigger
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
 
@@ -321,7 +321,26 @@ class ItemStatus(models.TextChoices):
     STOPPED = "stopped", "Stopped"
 
 
-AMENDABLE_ITEM_FIELDS = ("name", "tier", "config", "planned_hours", "prep_hours", "rationale")
+# The work of an item, which the forecast turns into hours (docs/domain.md §10): fields, not
+# config keys, so they are named, documented and validated (migrated from the config keys).
+WORK_FIELDS = (
+    "tokens",
+    "samples",
+    "tokens_per_sample",
+    "epochs",
+    "assumed_tokens_per_second",
+    "assumed_samples_per_second",
+    "gpus",
+)
+AMENDABLE_ITEM_FIELDS = (
+    "name",
+    "tier",
+    "config",
+    "planned_hours",
+    "prep_hours",
+    "rationale",
+    *WORK_FIELDS,
+)
 
 
 class PlannedItem(models.Model):
@@ -335,6 +354,49 @@ class PlannedItem(models.Model):
     rationale = models.TextField(blank=True, help_text="Which result would change the choice?")
     gpu = models.CharField(max_length=40, blank=True, help_text="GPU model it needs, if any.")
     status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PLANNED)
+    tokens = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Training tokens per epoch (the work, with epochs); or give samples.",
+    )
+    samples = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Training samples per epoch, when the work is counted in samples.",
+    )
+    tokens_per_sample = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Tokens in one sample: turns samples into tokens for a tokens/s pilot.",
+    )
+    epochs = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(1_000_000)],
+        help_text="Passes over the data (default 1).",
+    )
+    assumed_tokens_per_second = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(1e12)],
+        help_text="Throughput the planned hours assume, on this item's GPUs, until a pilot "
+        "measures it.",
+    )
+    assumed_samples_per_second = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(1e12)],
+        help_text="As above, in samples per second.",
+    )
+    gpus = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(100_000)],
+        help_text="GPUs the item trains on (default: as many as its pilot).",
+    )
 
     class Meta:
         ordering = ["id"]

@@ -106,3 +106,33 @@ def campaign_summary(campaign: Campaign) -> CampaignSummary:
         alerts=alerts,
         schedule=schedule,
     )
+
+
+def commit_warnings(campaign: Campaign) -> list[str]:
+    """What the commit confirmation page warns about before the plan freezes (none refuses the
+    commit; `Campaign.commit_problems` does): items with no stage, the page's alerts (stages
+    outgrowing the window, grid-like variants, no baseline), lots not covering the calendar."""
+    warnings: list[str] = []
+    staged = set(campaign.stages.exclude(variant=None).values_list("variant_id", flat=True))
+    for item in campaign.items.exclude(status=ItemStatus.CUT).order_by("id"):
+        if item.pk not in staged:
+            warnings.append(f"{item.name} has no stage: the calendar does not reserve its hours.")
+    summary = campaign_summary(campaign)
+    warnings.extend(summary.alerts)
+    lots = list(campaign.lots.select_related("plan"))
+    if summary.schedule is not None and summary.schedule.machine_hours:
+        machine_span = max(
+            (e.end_hours for e in summary.schedule.entries if e.machine), default=0.0
+        )
+        covered = sum(float(lot.plan.duration_hours) * lot.quantity for lot in lots)
+        if not lots:
+            warnings.append(
+                f"No lot is reserved: the calendar needs {format_hours(machine_span)} h of "
+                "machine time."
+            )
+        elif covered < machine_span:
+            warnings.append(
+                f"The reserved lots cover {format_hours(covered)} h; the calendar needs "
+                f"{format_hours(machine_span)} h of machine time."
+            )
+    return warnings

@@ -17,7 +17,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from . import accrual, rules
+from . import accrual, fates, readings, rules
 from .fields import (
     HoursField,
     IdentifierField,
@@ -31,6 +31,7 @@ from .fields import (
     StrictRegexField,
 )
 from .models import (
+    WORK_FIELDS,
     Campaign,
     Checkpoint,
     DecisionPoint,
@@ -281,6 +282,13 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
 
 class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
+    epochs = FiniteFloatField(required=False, allow_null=True, min_value=0.001, max_value=1e6)
+    assumed_tokens_per_second = FiniteFloatField(
+        required=False, allow_null=True, min_value=0.001, max_value=1e12
+    )
+    assumed_samples_per_second = FiniteFloatField(
+        required=False, allow_null=True, min_value=0.001, max_value=1e12
+    )
     planned_hours = HoursField(required=False)
     prep_hours = HoursField(required=False)
     amendment_reason = StrictCharField(
@@ -288,6 +296,13 @@ class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
         required=False,
         allow_blank=True,
         help_text="Required once the plan is committed: why this item is added.",
+    )
+    status = serializers.SerializerMethodField(
+        help_text="planned, done, cut or stopped: from the fate (campaigns/fates.py)."
+    )
+    fate = serializers.SerializerMethodField(
+        help_text="done, cut, stopped, running, failed or planned, from the item's full runs "
+        "(pilots do not settle an item); the closing report says the same."
     )
 
     class Meta:
@@ -302,10 +317,20 @@ class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
             "prep_hours",
             "rationale",
             "gpu",
+            *WORK_FIELDS,
             "status",
+            "fate",
             "amendment_reason",
         ]
-        read_only_fields = ["id", "status"]
+        read_only_fields = ["id", "status", "fate"]
+
+    @extend_schema_field(serializers.ChoiceField(choices=["planned", "done", "cut", "stopped"]))
+    def get_status(self, item: PlannedItem) -> str:
+        return fates.status_of(readings.fate_of(item))
+
+    @extend_schema_field(serializers.ChoiceField(choices=list(fates.FATES)))
+    def get_fate(self, item: PlannedItem) -> str:
+        return readings.fate_of(item)
 
 
 class StopRuleSerializer(StrictModelSerializer[StopRule]):
@@ -707,6 +732,34 @@ class MetricsAcceptedSerializer(serializers.Serializer[Any]):
     accepted = StrictIntegerField()
     stopped = StrictBooleanField()
     stop = StopInfoSerializer(allow_null=True)
+
+
+class MetricNameCountSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    count = serializers.IntegerField()
+
+
+class MetricNamesSerializer(serializers.Serializer[Any]):
+    """`GET /runs/{run_id}/metrics/` without `name`: what the run logged."""
+
+    run_id = serializers.CharField()
+    metrics = MetricNameCountSerializer(many=True)
+
+
+class SeriesPointSerializer(serializers.Serializer[Any]):
+    step = serializers.IntegerField()
+    value = serializers.JSONField(help_text='A number, or "NaN", "Infinity", "-Infinity".')
+
+
+class MetricSeriesSerializer(serializers.Serializer[Any]):
+    """`GET /runs/{run_id}/metrics/?name=…`: the series, downsampled (campaigns/series.py)."""
+
+    run_id = serializers.CharField()
+    name = serializers.CharField()
+    count = serializers.IntegerField(help_text="Points stored for this metric (all of them).")
+    returned = serializers.IntegerField(help_text="Points in `points` (at most `max_points`).")
+    max_points = serializers.IntegerField()
+    points = SeriesPointSerializer(many=True)
 
 
 class CommittedSerializer(CampaignSerializer):

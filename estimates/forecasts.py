@@ -38,6 +38,7 @@ from django.utils.safestring import SafeString
 
 from campaigns import calendar
 from campaigns.models import (
+    WORK_FIELDS,
     Campaign,
     CampaignStatus,
     ItemStatus,
@@ -88,7 +89,15 @@ def _count(value: Any) -> int | None:
 
 
 def _config(item: PlannedItem) -> dict[str, Any]:
-    return item.config if isinstance(item.config, dict) else {}
+    """The item's config with its work fields (tokens, samples, epochs, assumed throughput,
+    GPUs) over any config key of the same name: the fields are the inputs, the keys are only
+    read for items that still carry them (docs/domain.md §10)."""
+    cfg = dict(item.config) if isinstance(item.config, dict) else {}
+    for name in WORK_FIELDS:
+        value = getattr(item, name, None)
+        if value is not None:
+            cfg[name] = value
+    return cfg
 
 
 def _rate(value: float) -> str:

@@ -21,8 +21,10 @@ from django.db import transaction
 from django.db.models import Avg, Count, Max, Q, Sum
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.safestring import mark_safe
 
-from campaigns import calendar
+from campaigns import calendar, fates
+from campaigns.gantt import GanttLot, GanttStage, gantt_svg
 from campaigns.models import (
     Amendment,
     Campaign,
@@ -33,10 +35,13 @@ from campaigns.models import (
     PlanBaseline,
     PlannedItem,
     Run,
+    RunKind,
     RunStatus,
     Stage,
+    ThroughputSample,
     Tier,
 )
+from estimates.models import Estimate
 
 from . import charts
 from .models import Deliverable, EntryKind, LedgerEntry, Report, ReportStatus
@@ -49,6 +54,7 @@ from .ratios import (
     ratios_by_kind,
     summarize,
 )
+from .resume import CheckpointFacts, ResumeChoice, choose_resume_point
 from .spend import spend_over_time
 from .spend_chart import spend_chart_html
 
@@ -137,6 +143,7 @@ def render_html(data: dict[str, Any]) -> str:
             "costs": costs_of(data),
             # Reports stored before the spend section have none: no chart, not a failure.
             "spend_chart": spend_chart_html(data["spend"]) if data.get("spend") else "",
+            "gantt": mark_safe(gantt_of(data)),  # escaped by campaigns/gantt.py
         },
     )
 
@@ -151,7 +158,11 @@ def _hours(value: Decimal | float | None) -> str | None:
 
 
 def _iso(value: Any) -> str | None:
-    return value.isoformat() if value else None
+    """A moment to the minute with its time zone ("2026-11-30 19:06 UTC"): seconds and
+    microseconds say nothing a reader of a closing report needs."""
+    if not value:
+        return None
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def _percent(delta: Decimal, planned: Decimal) -> str | None:
@@ -241,6 +252,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         .order_by("-created_at", "-id")
         .values(
             "run__run_id",
+            "run__status",
             "step",
             "components",
             "location",
@@ -250,6 +262,31 @@ def collect(campaign: Campaign) -> dict[str, Any]:
             "created_at",
         )
     )
+    pilot_samples = list(
+        ThroughputSample.objects.filter(
+            run__campaign=campaign, run__kind=RunKind.PILOT, run__variant__isnull=False
+        )
+        .filter(Q(tokens_per_second__gt=0) | Q(samples_per_second__gt=0))
+        .order_by("created_at", "id")
+        .values(
+            "run__variant_id",
+            "run__run_id",
+            "tokens_per_second",
+            "samples_per_second",
+            "gpus",
+            "created_at",
+        )
+    )
+    item_estimates = {
+        e["item_id"]: {
+            "time_source": e["time_source"],
+            "forecast_hours": (e["outputs"] or {}).get("forecast_hours"),
+            "note": (e["outputs"] or {}).get("note"),
+        }
+        for e in Estimate.objects.filter(campaign=campaign, item__isnull=False).values(
+            "item_id", "time_source", "outputs"
+        )
+    }
     deliverables = list(
         Deliverable.objects.filter(campaign=campaign)
         .select_related("run")
@@ -262,7 +299,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
     costs, summary = _costs_section(campaign, snapshot, entries, deliverables)
     return {
         "schema": REPORT_SCHEMA,
-        "generated_at": timezone.now().isoformat(),
+        "generated_at": _iso(timezone.now()),
         "campaign": {
             "id": campaign.pk,
             "title": campaign.title,
@@ -306,12 +343,14 @@ def collect(campaign: Campaign) -> dict[str, Any]:
                 "reason": a.reason,
                 "before": a.changes.get("before", {}),
                 "after": a.changes.get("after", {}),
+                "changes": _changes(a.changes.get("before", {}), a.changes.get("after", {})),
                 "made_by": a.made_by.get_username() if a.made_by else None,
                 "made_at": _iso(a.made_at),
             }
             for a in amendments
         ],
         "items": _items_section(items, decisions, run_groups, ended_runs),
+        "pilots": _pilots_section(items, pilot_samples, item_estimates),
         "runs": _runs_section(run_groups, ended_runs, metrics, items_by_id),
         "deliverables": _deliverables_section(deliverables),
         "checkpoints": _checkpoints_section(
@@ -321,6 +360,67 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "next_campaign": _next_campaign(hours),
         "currency": currency,
     }
+
+
+def _changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each amended field with its old and new value, ``old → new`` in words ("—": none)."""
+
+    def shown(value: Any) -> str:
+        if value is None or value == "" or value == {}:
+            return "—"
+        return json.dumps(value, sort_keys=True) if isinstance(value, dict | list) else str(value)
+
+    return [
+        {
+            "field": f,
+            "before": before.get(f),
+            "after": after.get(f),
+            "text": f"{f}: {shown(before.get(f))} → {shown(after.get(f))}",
+        }
+        for f in sorted(set(before) | set(after))
+        if before.get(f) != after.get(f)
+    ]
+
+
+def _pilots_section(
+    items: list[PlannedItem],
+    samples: Sequence[Mapping[str, Any]],
+    estimates: dict[int, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Per item with a pilot: the throughput it measured and the estimate it replaced."""
+    latest: dict[int, Mapping[str, Any]] = {}
+    for sample in samples:  # oldest first: a newer pilot supersedes
+        latest[sample["run__variant_id"]] = sample
+    rows = []
+    for item in items:
+        s = latest.get(item.pk)
+        if s is None:
+            continue
+        cfg = item.config if isinstance(item.config, dict) else {}
+        if s["tokens_per_second"]:
+            measured, unit = s["tokens_per_second"], "tokens/s"
+            assumed = cfg.get("assumed_tokens_per_second")
+        else:
+            measured, unit = s["samples_per_second"], "samples/s"
+            assumed = cfg.get("assumed_samples_per_second")
+        estimate = estimates.get(item.pk) or {}
+        rows.append(
+            {
+                "item": item.name,
+                "run": s["run__run_id"],
+                "measured": f"{measured:,.0f} {unit} on {s['gpus']} GPU(s)",
+                "measured_at": _iso(s["created_at"]),
+                "replaced": (
+                    f"assumed {float(assumed):,.0f} {unit}, {item.planned_hours} h planned"
+                    if assumed
+                    else f"{item.planned_hours} h planned"
+                ),
+                "forecast_hours": estimate.get("forecast_hours"),
+                "time_source": estimate.get("time_source"),
+                "note": estimate.get("note"),
+            }
+        )
+    return rows
 
 
 def _plan_section(
@@ -590,6 +690,7 @@ def _place_in_time(rows: list[dict[str, Any]], window: float) -> tuple[float | N
     for r in rows:
         p, a = plan.entry(str(r["id"])), actual.entry(str(r["id"]))
         r["planned_start"], r["planned_end"] = _hours(p.start_hours), _hours(p.end_hours)
+        r["critical"] = str(r["id"]) in plan.critical_path
         seen = r["observed_hours"] is not None
         r["observed_start"] = _hours(a.start_hours) if seen else None
         r["observed_end"] = _hours(a.end_hours) if seen else None
@@ -615,6 +716,11 @@ def _items_section(
     ended_runs: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     counts = _run_counts(run_groups)
+    full_counts: dict[int | None, dict[str, int]] = defaultdict(dict)
+    for g in run_groups:
+        if g["kind"] == RunKind.FULL:
+            by_status = full_counts[g["variant_id"]]
+            by_status[g["status"]] = by_status.get(g["status"], 0) + g["n"]
     cut_by: dict[int, DecisionPoint] = {}
     for d in decisions:
         for cut in d.cut_variants.all():
@@ -638,20 +744,19 @@ def _items_section(
         runs = {s: c.get(s, 0) for s in RunStatus.values}
         ended = stopped.get(item.pk, [])
         decision = cut_by.get(item.pk)
-        if item.status == ItemStatus.CUT:
-            fate = "cut"
+        full = full_counts.get(item.pk, {})
+        pilots = sum(g["n"] for g in run_groups if g["variant_id"] == item.pk) - sum(full.values())
+        # One derivation with the API's item status (campaigns/fates.py): pilots never settle it.
+        fate = fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=full)
+        if fate == "cut":
             detail = (
                 f"cut at the decision '{decision.label}': {decision.rationale}"
                 if decision
                 else "cut"
             )
-        elif item.status == ItemStatus.DONE or runs[RunStatus.COMPLETED]:
-            fate = "done"
-            detail = f"{runs[RunStatus.COMPLETED]} completed run(s)"
-        elif item.status == ItemStatus.STOPPED or (
-            runs[RunStatus.STOPPED] and not runs[RunStatus.RUNNING]
-        ):
-            fate = "stopped"
+        elif fate == "done":
+            detail = f"{full['completed']} completed full run(s)"
+        elif fate == "stopped":
             detail = (
                 "; ".join(
                     f"run {r['run_id']} stopped: {r['reason'] or 'no reason given'}"
@@ -660,14 +765,13 @@ def _items_section(
                 )
                 or "stopped"
             )
-        elif runs[RunStatus.RUNNING]:
-            fate = "running"
-            detail = f"{runs[RunStatus.RUNNING]} run(s) still running"
-        elif runs[RunStatus.FAILED]:
-            fate = "failed"
-            detail = f"{runs[RunStatus.FAILED]} failed run(s), none completed"
+        elif fate == "running":
+            detail = f"{full['running']} full run(s) still running"
+        elif fate == "failed":
+            detail = f"{full['failed']} failed full run(s), none completed"
+        elif pilots:
+            detail = f"only pilots ran ({pilots}): no full run"
         else:
-            fate = "not run"
             detail = "no run was logged for it"
         if fate != "stopped":
             # A fate of done (or cut, running) can hide runs that a rule stopped on the way.
@@ -697,7 +801,7 @@ def _items_section(
         "tiers": [{"tier": t, "items": rows} for t, rows in tiers.items()],
         "fates": {
             fate: sum(1 for rows in tiers.values() for i in rows if i["fate"] == fate)
-            for fate in ("done", "cut", "stopped", "running", "failed", "not run")
+            for fate in fates.FATES
         },
     }
 
@@ -770,7 +874,14 @@ def _checkpoints_section(
     verified: Sequence[Mapping[str, Any]],
 ) -> dict[str, Any]:
     required = list(campaign.required_checkpoint_components or [])
-    usable = [c for c in verified if set(required) <= set(c["components"] or [])]
+    choice = _resume_choice(campaign, verified)
+    usable = [
+        c
+        for c in verified
+        if choice.checkpoint
+        and c["run__run_id"] == choice.checkpoint.run_id
+        and c["step"] == choice.checkpoint.step
+    ]
     best = usable[0] if usable else (verified[0] if verified else None)
 
     def shown(c: Mapping[str, Any]) -> dict[str, Any]:
@@ -802,13 +913,8 @@ def _checkpoints_section(
             f"A resume was verified in a new process: run {best['run__run_id']} at step "  # type: ignore[index]
             f"{best['step']} holds {', '.join(best['components'])}."  # type: ignore[index]
         )
-    elif verified:
-        statement = (
-            "Checkpoints were reloaded, but none holds every required component "
-            f"({', '.join(required)}): no usable resume."
-        )
     else:
-        statement = "No checkpoint was verified by a reload in a new process: no usable resume."
+        statement = "No valid resume point: " + "; ".join(choice.why_not) + "."
     return {
         "required_components": required,
         "total": totals["total"],
@@ -823,6 +929,25 @@ def _checkpoints_section(
         "resume_items": resume_items,
         "statement": statement,
     }
+
+
+def _resume_choice(campaign: Campaign, verified: Sequence[Mapping[str, Any]]) -> ResumeChoice:
+    """The resume point by the rule of ledger/resume.py (verified checkpoints, newest first)."""
+    return choose_resume_point(
+        [
+            CheckpointFacts(
+                run_id=c["run__run_id"],
+                run_status=c["run__status"],
+                step=c["step"],
+                components=tuple(c["components"] or ()),
+                location=c["location"] or "",
+                verified=True,
+                restore_seconds=c["restore_seconds"],
+            )
+            for c in verified
+        ],
+        frozenset(campaign.required_checkpoint_components or ()),
+    )
 
 
 def _reload_instructions(
@@ -845,24 +970,23 @@ def _reload_instructions(
         if d.kind == "adapter":
             step += f" Load the base model at revision {d.base_revision}, then apply the adapter."
         steps.append(step)
-    required = set(campaign.required_checkpoint_components or [])
-    usable = [c for c in verified if required <= set(c["components"] or [])]
-    if usable:
-        c = usable[0]
+    choice = _resume_choice(campaign, verified)
+    c = choice.checkpoint
+    if c is not None:
         steps.append(
-            f"Resume from {c['location'] or 'the recorded location'} (run {c['run__run_id']}, "
-            f"step {c['step']}): it holds {', '.join(c['components'])}"
+            f"Resume from {c.location} (run {c.run_id}, step {c.step}): it holds "
+            f"{', '.join(c.components)}"
             + (
-                f" and was restored in {c['restore_seconds']:.0f} s in a new process."
-                if c["restore_seconds"] is not None
+                f" and was restored in {c.restore_seconds:.0f} s in a new process."
+                if c.restore_seconds is not None
                 else " and was restored in a new process."
             )
         )
     else:
         steps.append(
-            "No verified checkpoint holds "
-            f"{', '.join(sorted(required)) or 'the required components'}: plan a resume check "
-            "before relying on a restart."
+            "There is no valid resume point: "
+            + "; ".join(choice.why_not)
+            + ". Plan a resume check before relying on a restart."
         )
     return steps
 
@@ -933,18 +1057,37 @@ def timeline_of(data: dict[str, Any]) -> charts.Chart:
     return charts.timeline_chart(rows, float(data["hours"]["totals"]["window_hours"]))
 
 
+def gantt_of(data: dict[str, Any]) -> str:
+    """The frozen plan's calendar drawn as on the campaign page (campaigns/gantt.py)."""
+    stages = [
+        GanttStage(
+            key=r["name"],
+            resource=(r["resource"] or "gpu") if r["machine"] else None,
+            start_hours=float(r["planned_start"]),
+            end_hours=float(r["planned_end"]),
+            critical=bool(r.get("critical")),
+        )
+        for r in data["hours"]["stages"]
+        if r.get("planned_start") is not None
+    ]
+    if not stages:
+        return ""
+    lots = [
+        GanttLot(label=lot["plan"], hours=float(lot["duration_hours"]), quantity=lot["quantity"])
+        for lot in data["plan"].get("lots", [])
+        if lot.get("duration_hours")
+    ]
+    return gantt_svg(stages, float(data["hours"]["totals"]["window_hours"]), lots)
+
+
 def costs_of(data: dict[str, Any]) -> charts.Chart:
-    costs, ratio = data["costs"], data["cost_per_accepted"]
+    # Sums only: the cost per accepted deliverable is a ratio, not a sum, and is shown as a
+    # figure beside the chart rather than as a bar among them.
+    costs = data["costs"]
     rows = [
         charts.CostRow("Rental (committed lots)", Decimal(costs["rental"]), charts.RENTAL),
         charts.CostRow("Included expenses", Decimal(costs["included"]), charts.INCLUDED),
         charts.CostRow("Incurred (rental + included)", Decimal(costs["incurred"]), charts.INCURRED),
         charts.CostRow("External (listed apart)", Decimal(costs["external"]), charts.EXTERNAL),
     ]
-    if ratio["cost_per_accepted"] is not None:
-        rows.append(
-            charts.CostRow(
-                "Per accepted deliverable", Decimal(ratio["cost_per_accepted"]), charts.PER_ACCEPTED
-            )
-        )
     return charts.cost_chart(rows, costs["currency"])

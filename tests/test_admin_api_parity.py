@@ -191,10 +191,10 @@ class AdminRefusesWhatTheApiRefuses(TestCase):
         self.assertEqual(api.status_code, 400)
         self.assertIn("metric", api.json())
         url, data = self.page(self.draft)
-        n = int(data["stop_rules-TOTAL_FORMS"])
+        # The inline's one empty row is at INITIAL_FORMS: fill it.
+        n = int(data["stop_rules-INITIAL_FORMS"])
         data.update(
             {
-                "stop_rules-TOTAL_FORMS": str(n + 1),
                 f"stop_rules-{n}-kind": "metric_threshold",
                 f"stop_rules-{n}-comparator": "gt",
                 f"stop_rules-{n}-threshold": "3",

@@ -73,8 +73,7 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
         self.fill("window_hours", "72")
         self.fill("budget", "47.14")
 
-        self.add_inline_row("items")
-        self.add_inline_row("items")
+        self.add_inline_row("items")  # row 0 is there already: one empty row to start
         self.fill("items-0-name", "baseline")
         self.select("items-0-role", "baseline")
         self.select("items-0-tier", "mandatory")
@@ -85,7 +84,6 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
         self.fill("items-1-planned_hours", "12")
         self.fill("items-1-prep_hours", "2")
 
-        self.add_inline_row("stop_rules")
         self.select("stop_rules-0-kind", "non_finite_loss")
         self.fill("stop_rules-0-metric", "loss")
 
@@ -100,6 +98,7 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
         self.assertEqual(headline, "24 h reserved of a 72 h window: 48 h uncommitted")
 
         b.find_element(By.ID, "commit-plan").click()
+        b.find_element(By.ID, "confirm-commit").click()
         self.assertIn("is committed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
         self.assertIn("Committed", b.find_element(By.ID, "campaign-summary").text)
         self.assertIn("mandatory: 1", b.find_element(By.ID, "summary-tiers").text)

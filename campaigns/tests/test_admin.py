@@ -61,10 +61,30 @@ class AdminScopingTests(TestCase):
         self.assertContains(page, "22 h reserved of a 72 h window: 50 h uncommitted")
         self.assertContains(page, "Commit the plan")
         commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
-        done = self.client.post(commit, follow=True)
+        confirm = self.client.get(commit)
+        self.assertContains(confirm, "What commit freezes")
+        self.ours.refresh_from_db()
+        self.assertEqual(self.ours.status, "draft")  # looking is not committing
+        done = self.client.post(commit, {"confirm": "yes"}, follow=True)
         self.assertContains(done, "is committed")
         self.ours.refresh_from_db()
         self.assertEqual(self.ours.status, "committed")
+
+    def test_the_commit_page_lists_the_warnings_and_a_post_without_confirm_commits_nothing(
+        self,
+    ) -> None:
+        PlannedItem.objects.create(
+            campaign=self.ours, name="Data check", role="data_check", tier="mandatory"
+        )
+        self.client.force_login(self.planner)
+        commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
+        page = self.client.get(commit)
+        self.assertContains(page, "Data check has no stage")
+        self.assertContains(page, "No lot is reserved")
+        self.assertContains(page, 'id="confirm-commit"')
+        self.client.post(commit)
+        self.ours.refresh_from_db()
+        self.assertEqual(self.ours.status, "draft")
 
     def test_commit_from_the_admin_says_what_is_missing(self) -> None:
         empty = make_campaign(self.nlp, title="Empty")
@@ -179,7 +199,10 @@ class AdminPlanningTests(TestCase):
             formset = inline.formset
             for key, value in formset.management_form.initial.items():
                 data[f"{formset.prefix}-{key}"] = str(value)
-            for i, f in enumerate(formset.forms):
+            # The stored rows only: the empty row each inline offers is left out, as it would
+            # be if the browser's user removed it.
+            data[f"{formset.prefix}-TOTAL_FORMS"] = str(formset.initial_form_count())
+            for i, f in enumerate(formset.initial_forms):
                 for name, field in f.fields.items():
                     if field.disabled:
                         continue
@@ -294,3 +317,28 @@ class TeamMembersAdminTests(TestCase):
         answer = self.post_members(self.planner, [("nico", "owner")])
         self.assertEqual(answer.status_code, 403)
         self.assertFalse(self.team.memberships.filter(user=self.newcomer).exists())
+
+
+class IngestKeyBannerTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.campaign = make_plannable(cls.team, title="Banner")
+
+    def test_the_key_banner_shows_the_campaign_and_item_ids_and_snippets_with_them(self) -> None:
+        self.client.force_login(self.owner)
+        page = self.client.post(
+            reverse("admin:campaigns_campaign_changelist"),
+            {"action": "issue_ingest_key", "_selected_action": [self.campaign.pk]},
+            follow=True,
+        )
+        html = page.content.decode()
+        self.assertIn('id="ingest-key-banner"', html)
+        self.assertIn(f"campaign id <strong>{self.campaign.pk}</strong>", html)
+        baseline = self.campaign.items.get(name="baseline")
+        self.assertIn(f"baseline (id <strong>{baseline.pk}</strong>)", html)
+        self.assertIn(f"CampaignDesk().run(campaign={self.campaign.pk}", html)
+        self.assertIn(f"/api/v1/campaigns/{self.campaign.pk}/runs/", html)
+        self.assertIn(f"&quot;variant&quot;: {baseline.pk}", html)
+        self.assertEqual(html.count("Bearer cdk_"), 1)

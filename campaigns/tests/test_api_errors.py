@@ -45,7 +45,7 @@ class JsonErrors(TestCase):
     def test_a_refused_method_is_a_json_405(self) -> None:
         body = self.assertJsonError(self.desk.delete(f"/api/v1/campaigns/{self.campaign.pk}/"), 405)
         self.assertIn("DELETE", body["detail"])
-        self.assertJsonError(self.desk.get("/api/v1/runs/x-1/metrics/"), 405)
+        self.assertJsonError(self.desk.get("/api/v1/runs/x-1/throughput/"), 405)
 
     def test_malformed_json_is_a_json_400(self) -> None:
         body = self.assertJsonError(self.send(self.runs, b'{"run_id": '), 400)

@@ -538,3 +538,54 @@ class NonFiniteValuesOnPostgres(RunApiTestCase):
         self.assertEqual(post(self.loop, RUN + "metrics/", points(*awkward)).status_code, 201)
         stored = list(MetricPoint.objects.order_by("step").values_list("name", "value"))
         self.assertEqual(stored, [(n, v) for n, _s, v in awkward])
+
+
+class ReadingMetrics(RunApiTestCase):
+    def setUp(self) -> None:
+        super().setUp()
+        self.start()
+        triples = [("loss", s, 2.0 - s / 1000) for s in range(300)]
+        triples[150] = ("loss", 150, 99.0)
+        triples += [("lr", s, 1e-4) for s in range(5)]
+        post(self.loop, f"{RUN}metrics/", points(*triples))
+        post(self.loop, f"{RUN}metrics/", points(("loss", 300, math.inf), ("loss", 301, 0.5)))
+
+    def test_without_a_name_it_lists_the_metric_names_with_counts(self) -> None:
+        answer = self.loop.get(f"{RUN}metrics/")
+        self.assertEqual(answer.status_code, 200)
+        self.assertEqual(
+            answer.json(),
+            {
+                "run_id": "lora-r16-s1",
+                "metrics": [{"name": "loss", "count": 302}, {"name": "lr", "count": 5}],
+            },
+        )
+
+    def test_with_a_name_it_downsamples_keeping_the_spike_the_infinity_and_the_last_point(
+        self,
+    ) -> None:
+        answer = as_user(self.owner).get(f"{RUN}metrics/", {"name": "loss", "max_points": 20})
+        self.assertEqual(answer.status_code, 200)
+        body = answer.json()
+        self.assertEqual((body["count"], body["max_points"]), (302, 20))
+        self.assertLessEqual(len(body["points"]), 20)
+        self.assertEqual(body["returned"], len(body["points"]))
+        self.assertIn({"step": 150, "value": 99.0}, body["points"])
+        self.assertIn({"step": 300, "value": "Infinity"}, body["points"])
+        self.assertEqual(body["points"][-1], {"step": 301, "value": 0.5})
+
+    def test_it_refuses_a_max_points_out_of_range_naming_the_field(self) -> None:
+        for bad in ("1", "10001", "many"):
+            answer = self.loop.get(f"{RUN}metrics/", {"name": "loss", "max_points": bad})
+            self.assertEqual(answer.status_code, 400, bad)
+            self.assertIn("max_points", answer.json())
+
+    def test_the_read_is_a_fixed_number_of_queries(self) -> None:
+        client = as_user(self.owner)
+        with CaptureQueriesContext(connection) as queries:
+            client.get(f"{RUN}metrics/", {"name": "loss", "max_points": 50})
+        self.assertLessEqual(len(queries), 8)
+
+    def test_another_teams_user_gets_404(self) -> None:
+        other = make_user("eve", team=Team.objects.create(name="vision"), role="owner")
+        self.assertEqual(as_user(other).get(f"{RUN}metrics/").status_code, 404)

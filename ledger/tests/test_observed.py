@@ -162,7 +162,8 @@ class ObservedHoursInTheAdminTests(TestCase):
         digest = PlanBaseline.objects.get(campaign=self.campaign).digest
         fields = _FormFields()
         fields.feed(page.content.decode())
-        data = {k: v if len(v) > 1 else (v[0] if v else "") for k, v in fields.data.items()}
+        # A multi-select with nothing selected sends nothing (the empty row's "cut variants").
+        data = {k: v if len(v) > 1 else v[0] for k, v in fields.data.items() if v}
         data["stages-0-observed_hours"] = "26.5"
         data["stages-0-deviation_note"] = "the pilot showed longer sequences"
         data["_continue"] = "Save and continue editing"

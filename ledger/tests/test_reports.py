@@ -305,7 +305,7 @@ class ClosingReportThroughTheApiTests(TestCase):
         self.assertEqual(fates["baseline"]["fate"], "done")
         self.assertEqual(fates["variant B"]["fate"], "cut")
         self.assertIn("B would not change the choice", fates["variant B"]["detail"])
-        self.assertEqual(fates["resume check"]["fate"], "not run")
+        self.assertEqual(fates["resume check"]["fate"], "planned")
         stopped = fates["variant A"]["stopped_runs"]
         self.assertEqual(
             [(s["run_id"], s["rule"]) for s in stopped], [("varA-1", "non_finite_loss")]

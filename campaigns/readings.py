@@ -1,0 +1,88 @@
+"""Reading a run's logged data back (docs/api.md: reading a run's metrics).
+
+The reads the API and the run admin page share. Series come off the ``(run, name, step)``
+index in step order as plain tuples (no model instances: a run can hold a million points), and
+are thinned by the pure rule in campaigns/series.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
+
+from . import fates, series
+from .models import ItemStatus, MetricPoint, PlannedItem, Run, RunKind
+
+DEFAULT_MAX_POINTS = 1000
+LIMIT_MAX_POINTS = 10_000
+
+_NON_FINITE = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+@dataclass(frozen=True)
+class Series:
+    name: str
+    count: int  # every stored point of this metric
+    points: list[series.Point]  # at most max_points of them
+
+
+def metric_names(run: Run) -> list[tuple[str, int]]:
+    """The run's metric names with their point counts, by name."""
+    rows = (
+        MetricPoint.objects.filter(run=run)
+        .values_list("name")
+        .annotate(count=Count("id"))
+        .order_by("name")
+    )
+    return [(name, count) for name, count in rows]
+
+
+def full_series(run: Run, name: str) -> list[series.Point]:
+    """Every point of one metric in step order, non-finite values as floats."""
+    opts = MetricPoint._meta
+    q = connection.ops.quote_name
+    sql = (
+        f"SELECT {q('step')}, {q('value')}, {q('non_finite')} FROM {q(opts.db_table)} "
+        f"WHERE {q('run_id')} = %s AND {q('name')} = %s ORDER BY {q('step')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [run.pk, name])
+        rows = cursor.fetchall()
+    nf = _NON_FINITE
+    # SQLite keeps NULL for a non-finite value; the token column says which.
+    return [(step, nf[tok] if tok else float(value)) for step, value, tok in rows]
+
+
+def metric_series(run: Run, name: str, max_points: int = DEFAULT_MAX_POINTS) -> Series:
+    """One metric of ``run``, downsampled to at most ``max_points`` (campaigns/series.py)."""
+    points = full_series(run, name)
+    return Series(name=name, count=len(points), points=series.downsample(points, max_points))
+
+
+_RUN_STATUSES = ("running", "stopped", "completed", "failed")
+
+
+def with_full_run_counts(items: QuerySet[PlannedItem]) -> QuerySet[PlannedItem]:
+    """``items`` annotated with their full runs by status (``full_<status>``), for ``fate_of``."""
+    return items.annotate(
+        **{
+            f"full_{s}": Count("runs", filter=Q(runs__kind=RunKind.FULL, runs__status=s))
+            for s in _RUN_STATUSES
+        }
+    )
+
+
+def fate_of(item: PlannedItem) -> fates.Fate:
+    """The item's fate (campaigns/fates.py), from annotations when present, else one query."""
+    if hasattr(item, "full_completed"):
+        counts = {s: getattr(item, f"full_{s}") for s in _RUN_STATUSES}
+    else:
+        counts = dict(
+            Run.objects.filter(variant=item, kind=RunKind.FULL)
+            .order_by()
+            .values_list("status")
+            .annotate(n=Count("id"))
+        )
+    return fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=counts)

@@ -1,0 +1,267 @@
+"""The campaign page a planner wants to live in (issue 9), in a 1366×768 headless Chromium.
+
+A planner plans a campaign from scratch through the admin (items, stop rules, stages with a
+dependency, a decision point, a lot), makes a save fail and finds the error in the first
+screen, commits through the confirmation page, and no page scrolls sideways. Screenshots go to
+build/.
+"""
+
+from __future__ import annotations
+
+from io import StringIO
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.contrib.staticfiles.testing import StaticLiveServerTestCase
+from django.core.management import call_command
+
+from campaigns.models import Campaign, Checkpoint, MetricPoint, Team
+from campaigns.tests.factories import make_user
+from estimates.models import RentalPlan
+from estimates.seeding import seed_catalog
+from tests.browser import MISSING, start_chromium
+
+BUILD = Path(__file__).resolve().parent.parent / "build"
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+class CampaignPageAt1366(StaticLiveServerTestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.browser = start_chromium(1366, 768)
+        cls.browser.implicitly_wait(3)
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.browser.quit()
+        super().tearDownClass()
+
+    def setUp(self) -> None:
+        self.team = Team.objects.create(name="nlp")
+        make_user("pia", team=self.team, role="planner")
+        if not RentalPlan.objects.exists():
+            seed_catalog()  # a live-server test before this one flushed the migrations' rows
+        BUILD.mkdir(exist_ok=True)
+
+    # --- helpers -------------------------------------------------------------------------
+
+    def fill(self, name: str, value: str) -> None:
+        from selenium.webdriver.common.by import By
+
+        field = self.browser.find_element(By.NAME, name)
+        field.clear()
+        field.send_keys(value)
+
+    def select(self, name: str, value: str) -> None:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.browser.find_element(By.NAME, name)).select_by_value(value)
+
+    def select_text(self, name: str, text: str) -> None:
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.browser.find_element(By.NAME, name)).select_by_visible_text(text)
+
+    def save(self) -> None:
+        from selenium.webdriver.common.by import By
+
+        button = self.browser.find_element(By.NAME, "_continue")
+        self.browser.execute_script("arguments[0].click();", button)
+
+    def no_horizontal_scroll(self, page: str) -> None:
+        width, inner = self.browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth];"
+        )
+        if width > inner:
+            self.shot(f"too-wide-{page.replace(' ', '-')}.png")
+        wide = self.browser.execute_script(
+            "var out = [];"
+            "document.querySelectorAll('body *').forEach(function (e) {"
+            "  var r = e.getBoundingClientRect();"
+            "  if (r.right > window.innerWidth + 1 && out.length < 6)"
+            "    out.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r.right));"
+            "});"
+            "return out;"
+        )
+        self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}: {wide}")
+
+    def shot(self, name: str) -> None:
+        self.browser.save_screenshot(str(BUILD / name))
+
+    def page_height(self) -> Any:
+        return self.browser.execute_script("return document.documentElement.scrollHeight;")
+
+    def log_in(self, username: str = "pia") -> None:
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        b = self.browser
+        b.get(f"{self.live_server_url}/admin/login/")
+        self.fill("username", username)
+        self.fill("password", f"pw-{username}")
+        self.browser.find_element("css selector", "input[type=submit]").click()
+        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
+
+    # --- the test ------------------------------------------------------------------------
+
+    def test_a_planner_plans_from_scratch_sees_errors_first_and_commits_after_confirming(
+        self,
+    ) -> None:
+        from selenium.webdriver.common.by import By
+
+        b = self.browser
+        self.log_in()
+        b.get(f"{self.live_server_url}/admin/campaigns/campaign/add/")
+        self.no_horizontal_scroll("the add page")
+        team = b.find_element(By.NAME, "team")
+        self.assertEqual(team.get_attribute("value"), str(self.team.pk), "team not preselected")
+        self.fill("title", "Rank 16 or rank 64?")
+        self.fill("question", "Does a LoRA variant beat the baseline by 1 F1?")
+        self.fill("corpus_name", "tickets")
+        self.fill("corpus_revision", "sha256:abc")
+        self.fill("window_hours", "72")
+        self.fill("budget", "47.14")
+        # Inlines start with one empty row.
+        self.fill("items-0-name", "baseline")
+        self.select("items-0-role", "baseline")
+        self.select("items-0-tier", "mandatory")
+        self.fill("items-0-planned_hours", "10")
+        self.select("stop_rules-0-kind", "non_finite_loss")
+        self.fill("stop_rules-0-metric", "loss")
+        self.save()
+        self.assertEqual(b.find_elements(By.CSS_SELECTOR, ".errornote, .errorlist"), [])
+        campaign = Campaign.objects.get(title="Rank 16 or rank 64?")
+
+        # A failed save: a second item with hours but no name.
+        self.fill("items-1-planned_hours", "12")
+        self.select("items-1-tier", "useful")
+        self.save()
+        note = b.find_element(By.ID, "error-summary")
+        self.assertIn("errornote", note.get_attribute("class"))
+        top, bottom, inner = b.execute_script(
+            "var r = arguments[0].getBoundingClientRect();"
+            "return [r.top, r.bottom, window.innerHeight];",
+            note,
+        )
+        self.assertGreaterEqual(top, 0)
+        self.assertLessEqual(bottom, inner, "the error summary is not in the first viewport")
+        link = note.find_element(By.CSS_SELECTOR, "a")
+        self.assertEqual(link.get_attribute("href").split("#")[1], "id_items-1-name")
+        self.no_horizontal_scroll("the page after a failed save")
+        self.shot("campaign-page-error.png")
+
+        # Fix it, and add a stage.
+        self.fill("items-1-name", "variant A")
+        self.select("items-1-role", "variant")
+        self.fill("stages-0-name", "Train baseline")
+        self.select("stages-0-kind", "training")
+        self.fill("stages-0-resource", "gpu-a")
+        self.select_text("stages-0-variant", "baseline (mandatory)")
+        self.fill("stages-0-planned_hours", "10")
+        self.save()
+        self.assertEqual(b.find_elements(By.CSS_SELECTOR, ".errornote, .errorlist"), [])
+
+        # A second stage depending on the first, a decision point, a lot.
+        self.fill("stages-1-name", "Train variant A")
+        self.select("stages-1-kind", "training")
+        self.fill("stages-1-resource", "gpu-a")
+        self.select_text("stages-1-variant", "variant A (useful)")
+        self.fill("stages-1-planned_hours", "12")
+        self.select_text("stages-1-depends_on", "Train baseline (10.00 h)")
+        self.fill("decisions-0-label", "After the pilot")
+        plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
+        self.select("lots-0-plan", str(plan.pk))
+        self.fill("lots-0-quantity", "1")
+        self.save()
+        self.assertEqual(
+            [e.text for e in b.find_elements(By.CSS_SELECTOR, ".errornote, .errorlist")], []
+        )
+        self.assertEqual(campaign.stages.count(), 2)
+        second = campaign.stages.get(name="Train variant A")
+        self.assertEqual([s.name for s in second.depends_on.all()], ["Train baseline"])
+        self.assertEqual(campaign.decisions.count(), 1)
+        self.assertEqual(campaign.lots.count(), 1)
+        gantt = b.find_element(By.ID, "calendar-gantt")
+        self.assertEqual(len(gantt.find_elements(By.CSS_SELECTOR, "rect.stage")), 2)
+        self.assertEqual(len(gantt.find_elements(By.CSS_SELECTOR, "rect.critical")), 2)
+        self.assertEqual(len(gantt.find_elements(By.CSS_SELECTOR, "rect.lot")), 1)
+        self.no_horizontal_scroll("the planned campaign")
+        self.shot("campaign-page-planned.png")
+
+        # Commit: the page asks first, then commits on the second click.
+        b.find_element(By.ID, "commit-plan").click()
+        self.assertIn("What commit freezes", b.find_element(By.ID, "content").text)
+        self.no_horizontal_scroll("the commit confirmation")
+        self.shot("campaign-commit-confirm.png")
+        campaign.refresh_from_db()
+        self.assertEqual(campaign.status, "draft")
+        b.find_element(By.ID, "confirm-commit").click()
+        self.assertIn("is committed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
+        campaign.refresh_from_db()
+        self.assertEqual(campaign.status, "committed")
+        self.no_horizontal_scroll("the committed campaign")
+
+        b.find_element(By.ID, "close-campaign").click()
+        self.assertIn("What closing does", b.find_element(By.ID, "content").text)
+        self.no_horizontal_scroll("the close page")
+
+        # A run's page: its curve with the NaN and the stop marked, its checkpoints.
+        run = campaign.runs.create(
+            team=self.team,
+            run_id="base-1",
+            variant=campaign.items.get(name="baseline"),
+            kind="full",
+            config_digest="-",
+            status="stopped",
+            stop_step=300,
+            stop_reason="loss is NaN at step 300",
+        )
+        MetricPoint.objects.bulk_create(
+            [MetricPoint(run=run, name="loss", step=s, value=3 - s / 200) for s in range(300)]
+            + [MetricPoint(run=run, name="loss", step=300, value=None, non_finite="NaN")]
+        )
+        Checkpoint.objects.create(
+            run=run,
+            step=200,
+            components=["model", "optimizer", "progress"],
+            size_bytes=1_400_000_000,
+            write_seconds=8.5,
+            restore_seconds=21,
+            location="s3://checkpoints/rank16/base-1/step-200",
+            resume_verified=True,
+        )
+        b.get(f"{self.live_server_url}/admin/campaigns/run/{run.pk}/change/")
+        curve = b.find_element(By.CSS_SELECTOR, "svg.metric-curve")
+        self.assertEqual(len(curve.find_elements(By.CSS_SELECTOR, "rect.non-finite")), 1)
+        self.assertEqual(len(curve.find_elements(By.CSS_SELECTOR, "line.stop")), 1)
+        self.no_horizontal_scroll("the run page")
+        self.shot("run-page.png")
+        b.execute_script("arguments[0].scrollIntoView();", curve)
+        self.shot("run-page-curves.png")
+
+    def test_the_demo_campaign_page_fits_the_width_and_half_its_old_height(self) -> None:
+        call_command("load_demo", stdout=StringIO())
+        demo = Campaign.objects.get(team__name="demo")
+        make_user("dora", team=demo.team, role="planner")
+        self.log_in("dora")
+        self.browser.get(f"{self.live_server_url}/admin/campaigns/campaign/{demo.pk}/change/")
+        self.no_horizontal_scroll("the demo campaign")
+        self.shot("campaign-page-demo.png")
+        stages = self.browser.find_element("id", "decisions-group")
+        self.browser.execute_script("arguments[0].scrollIntoView();", stages)
+        self.shot("campaign-page-demo-stages.png")
+        self.browser.execute_script("window.scrollTo(0, 0);")
+        parts = self.browser.execute_script(
+            "var out = [];"
+            "document.querySelectorAll('#campaign-summary > *, fieldset, .inline-group')"
+            ".forEach(function (e) {"
+            "  out.push((e.id || e.tagName) + ':' + Math.round(e.getBoundingClientRect().height));"
+            "});"
+            "return out;"
+        )
+        self.assertLessEqual(self.page_height(), 4000, parts)
+        print("demo campaign page height:", self.page_height())
