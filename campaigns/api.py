@@ -27,7 +27,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import ingest, readings, series, services
+from . import accrual, ingest, readings, series, services
 from . import schema as _schema  # noqa: F401  (registers the ingest-key security scheme)
 from .models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from .permissions import campaign_for, campaigns_for, run_for
@@ -315,6 +315,13 @@ class RunMetrics(RunView):
         parameters=[
             OpenApiParameter("name", str, description="One metric: its series, downsampled."),
             OpenApiParameter(
+                "x",
+                str,
+                enum=["step", "cost"],
+                description="`cost` adds each point's cost so far (`cost`, a decimal string in "
+                "the campaign's currency, or null when nothing prices an hour).",
+            ),
+            OpenApiParameter(
                 "max_points",
                 int,
                 description=f"At most this many points (2 to {readings.LIMIT_MAX_POINTS}, "
@@ -357,7 +364,20 @@ class RunMetrics(RunView):
                     ]
                 },
             )
+        x = request.query_params.get("x", "step")
+        if x not in ("step", "cost"):
+            return _json(400, {"x": [f'"step" (the default) or "cost"; got {x!r}.']})
         found = readings.metric_series(run, name, max_points)
+        points: list[dict[str, Any]] = [
+            {"step": step, "value": series.as_json_value(value)} for step, value in found.points
+        ]
+        if x == "cost":
+            # Each point's cost so far, so a loss-vs-money curve needs no client arithmetic
+            # (docs/domain.md §18); null where nothing prices an hour in this campaign.
+            priced = accrual.point_costs(run, readings.logged_at(run, name, found.points))
+            costs: list[Any] = list(priced) if priced is not None else [None] * len(points)
+            for point, cost in zip(points, costs, strict=True):
+                point["cost"] = None if cost is None else str(cost)
         return _json(
             200,
             {
@@ -366,10 +386,7 @@ class RunMetrics(RunView):
                 "count": found.count,
                 "returned": len(found.points),
                 "max_points": max_points,
-                "points": [
-                    {"step": step, "value": series.as_json_value(value)}
-                    for step, value in found.points
-                ],
+                "points": points,
             },
         )
 

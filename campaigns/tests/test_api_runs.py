@@ -550,6 +550,28 @@ class ReadingMetrics(RunApiTestCase):
         post(self.loop, f"{RUN}metrics/", points(*triples))
         post(self.loop, f"{RUN}metrics/", points(("loss", 300, math.inf), ("loss", 301, 0.5)))
 
+    def test_x_cost_gives_each_point_its_cost_so_far(self) -> None:
+        from decimal import Decimal
+
+        from campaigns.models import Campaign
+
+        unpriced = as_user(self.owner).get(f"{RUN}metrics/", {"name": "loss", "x": "cost"})
+        self.assertEqual(unpriced.status_code, 200)
+        self.assertTrue(all(p["cost"] is None for p in unpriced.json()["points"]))
+        # Hourly pricing (set here directly: the plan is committed), then a finished run's
+        # 2 h × 1 GPU × 3.00 are spread over its steps.
+        Campaign.objects.filter(pk=self.campaign.pk).update(hourly_rate_per_gpu=Decimal("3.00"))
+        post(self.loop, f"{RUN}finish/", {"status": "completed", "observed_hours": 2})
+        answer = as_user(self.owner).get(
+            f"{RUN}metrics/", {"name": "loss", "x": "cost", "max_points": 50}
+        )
+        costs = [Decimal(p["cost"]) for p in answer.json()["points"]]
+        self.assertEqual(costs, sorted(costs))
+        self.assertEqual(costs[-1], Decimal("6.00"))
+        bad = as_user(self.owner).get(f"{RUN}metrics/", {"name": "loss", "x": "dollars"})
+        self.assertEqual(bad.status_code, 400)
+        self.assertIn("x", bad.json())
+
     def test_without_a_name_it_lists_the_metric_names_with_counts(self) -> None:
         answer = self.loop.get(f"{RUN}metrics/")
         self.assertEqual(answer.status_code, 200)
