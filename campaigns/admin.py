@@ -664,8 +664,7 @@ class CampaignAdmin(TeamScopedAdmin):
                 "Window and budget",
                 {
                     "fields": [
-                        ("window_hours", "budget", "currency"),
-                        "hourly_rate_per_gpu",
+                        ("window_hours", "budget", "currency", "hourly_rate_per_gpu"),
                         "required_checkpoint_components",
                     ]
                 },
