@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from . import readings, services
+from .curves import PALETTE, Overlaid, overlay_svg
 from .curves import curve_svg as curves_svg
 from .gantt import GanttLot, GanttStage, gantt_svg
 from .models import (
@@ -817,6 +818,11 @@ class CampaignAdmin(TeamScopedAdmin):
                 self.admin_site.admin_view(self.close_view),
                 name="campaigns_campaign_close",
             ),
+            path(
+                "<path:object_id>/compare/",
+                self.admin_site.admin_view(self.compare_view),
+                name="campaigns_campaign_compare",
+            ),
             *super().get_urls(),
         ]
 
@@ -847,6 +853,58 @@ class CampaignAdmin(TeamScopedAdmin):
             "change_url": change_url,
         }
         return TemplateResponse(request, "admin/campaigns/campaign/commit.html", context)
+
+    def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Compare runs: one metric (``?metric=``, default the one most runs log) of every
+        run of the campaign on shared axes, coloured by item, pilots dashed, each series
+        downsampled (campaigns/series.py). Readers of the campaign's team only (else 404).
+        Queries: the campaign, the metric names, the runs, and one for every series."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not _role_in(request, campaign.team_id, READERS):
+            raise Http404("No such campaign.")
+        names = readings.campaign_metric_names(campaign.pk)
+        metric = request.GET.get("metric") or (names[0][0] if names else "")
+        if names and metric not in {n for n, _ in names}:
+            raise Http404("No such metric in this campaign.")
+        runs = list(
+            Run.objects.filter(campaign=campaign)
+            .select_related("variant")
+            .order_by("variant__name", "kind", "run_id")
+        )
+        by_run = readings.campaign_series(campaign.pk, metric) if metric else {}
+        colours: dict[int | None, str] = {}
+        legend: list[dict[str, Any]] = []
+        lines: list[Overlaid] = []
+        for run in runs:
+            shown = by_run.get(run.pk)
+            if shown is None:
+                continue
+            colour = colours.setdefault(run.variant_id, PALETTE[len(colours) % len(PALETTE)])
+            dashed = run.kind == "pilot"
+            lines.append(Overlaid(run.run_id, colour, dashed, shown.points))
+            legend.append(
+                {
+                    "run": run,
+                    "item": run.variant.name if run.variant else "—",
+                    "colour": colour,
+                    "dashed": dashed,
+                    "count": shown.count,
+                    "url": reverse("admin:campaigns_run_change", args=[run.pk]),
+                }
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Compare runs of “{campaign}”",
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
+            "names": names,
+            "metric": metric,
+            "legend": legend,
+            # escaped by campaigns/curves.py
+            "svg": mark_safe(overlay_svg(metric, lines)) if metric else "",
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""
