@@ -48,12 +48,43 @@ from .models import (
 from .planning import campaign_summary, commit_warnings, fmt_hours
 
 
+def _per_request(request: HttpRequest) -> dict[Any, Any]:
+    """Answers cached for one request: the admin asks the same role question for every inline
+    row, and one page must not cost a query per row (bench/campaign_page)."""
+    cache: dict[Any, Any] | None = getattr(request, "_campaign_desk_roles", None)
+    if cache is None:
+        cache = {}
+        request._campaign_desk_roles = cache  # type: ignore[attr-defined]
+    return cache
+
+
 def _team_ids(request: HttpRequest, *, write: bool = False) -> list[int]:
-    return team_ids_for(request.user, write=write)
+    cache = _per_request(request)
+    key = ("teams", write)
+    if key not in cache:
+        cache[key] = team_ids_for(request.user, write=write)
+    return list(cache[key])
 
 
 def _role_in(request: HttpRequest, team_id: int | None, roles: set[str]) -> bool:
-    return Membership.objects.has_role(request.user, team_id, roles)
+    cache = _per_request(request)
+    key = ("role", team_id, frozenset(roles))
+    if key not in cache:
+        cache[key] = Membership.objects.has_role(request.user, team_id, roles)
+    return bool(cache[key])
+
+
+def _choices_once(field: Any) -> Any:
+    """Evaluate a choice field's queryset once for the whole formset: Django re-runs it for
+    every inline row otherwise (a query per row). Validation still uses the queryset."""
+    if field is None or not hasattr(field, "queryset"):
+        return field
+    choices = list(field.choices)
+    field.choices = choices
+    inner = getattr(field.widget, "widget", None)  # the admin's related-object wrapper
+    if inner is not None:
+        inner.choices = choices
+    return field
 
 
 WRITERS: set[str] = {Role.PLANNER, Role.OWNER}
@@ -142,6 +173,12 @@ class CampaignInline(admin.TabularInline[Any, Any]):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return True
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        return _choices_once(super().formfield_for_foreignkey(db_field, request, **kwargs))
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        return _choices_once(super().formfield_for_manytomany(db_field, request, **kwargs))
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._writable(request, obj)
@@ -366,6 +403,10 @@ class StageInline(CampaignInline):
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_add_permission(request, obj) and (obj is None or obj.is_draft)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # Each row shows its dependencies: one query for all rows, not one per row.
+        return super().get_queryset(request).prefetch_related("depends_on")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
