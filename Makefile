@@ -52,6 +52,7 @@ bench: install-dev
 	$(BIN)/python bench/estimates/hardware_options.py
 	$(BIN)/python bench/ingest/run.py
 	$(BIN)/python bench/report/run.py
+	$(BIN)/python bench/campaign_page/run.py
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles build .pytest_cache .mypy_cache .ruff_cache

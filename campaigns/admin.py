@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from . import readings, services
+from .curves import PALETTE, Overlaid, overlay_svg
 from .curves import curve_svg as curves_svg
 from .gantt import GanttLot, GanttStage, gantt_svg
 from .models import (
@@ -47,12 +48,43 @@ from .models import (
 from .planning import campaign_summary, commit_warnings, fmt_hours
 
 
+def _per_request(request: HttpRequest) -> dict[Any, Any]:
+    """Answers cached for one request: the admin asks the same role question for every inline
+    row, and one page must not cost a query per row (bench/campaign_page)."""
+    cache: dict[Any, Any] | None = getattr(request, "_campaign_desk_roles", None)
+    if cache is None:
+        cache = {}
+        request._campaign_desk_roles = cache  # type: ignore[attr-defined]
+    return cache
+
+
 def _team_ids(request: HttpRequest, *, write: bool = False) -> list[int]:
-    return team_ids_for(request.user, write=write)
+    cache = _per_request(request)
+    key = ("teams", write)
+    if key not in cache:
+        cache[key] = team_ids_for(request.user, write=write)
+    return list(cache[key])
 
 
 def _role_in(request: HttpRequest, team_id: int | None, roles: set[str]) -> bool:
-    return Membership.objects.has_role(request.user, team_id, roles)
+    cache = _per_request(request)
+    key = ("role", team_id, frozenset(roles))
+    if key not in cache:
+        cache[key] = Membership.objects.has_role(request.user, team_id, roles)
+    return bool(cache[key])
+
+
+def _choices_once(field: Any) -> Any:
+    """Evaluate a choice field's queryset once for the whole formset: Django re-runs it for
+    every inline row otherwise (a query per row). Validation still uses the queryset."""
+    if field is None or not hasattr(field, "queryset"):
+        return field
+    choices = list(field.choices)
+    field.choices = choices
+    inner = getattr(field.widget, "widget", None)  # the admin's related-object wrapper
+    if inner is not None:
+        inner.choices = choices
+    return field
 
 
 WRITERS: set[str] = {Role.PLANNER, Role.OWNER}
@@ -141,6 +173,12 @@ class CampaignInline(admin.TabularInline[Any, Any]):
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return True
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        return _choices_once(super().formfield_for_foreignkey(db_field, request, **kwargs))
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        return _choices_once(super().formfield_for_manytomany(db_field, request, **kwargs))
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self._writable(request, obj)
@@ -365,6 +403,10 @@ class StageInline(CampaignInline):
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_add_permission(request, obj) and (obj is None or obj.is_draft)
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        # Each row shows its dependencies: one query for all rows, not one per row.
+        return super().get_queryset(request).prefetch_related("depends_on")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
@@ -816,6 +858,11 @@ class CampaignAdmin(TeamScopedAdmin):
                 self.admin_site.admin_view(self.close_view),
                 name="campaigns_campaign_close",
             ),
+            path(
+                "<path:object_id>/compare/",
+                self.admin_site.admin_view(self.compare_view),
+                name="campaigns_campaign_compare",
+            ),
             *super().get_urls(),
         ]
 
@@ -846,6 +893,58 @@ class CampaignAdmin(TeamScopedAdmin):
             "change_url": change_url,
         }
         return TemplateResponse(request, "admin/campaigns/campaign/commit.html", context)
+
+    def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Compare runs: one metric (``?metric=``, default the one most runs log) of every
+        run of the campaign on shared axes, coloured by item, pilots dashed, each series
+        downsampled (campaigns/series.py). Readers of the campaign's team only (else 404).
+        Queries: the campaign, the metric names, the runs, and one for every series."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not _role_in(request, campaign.team_id, READERS):
+            raise Http404("No such campaign.")
+        names = readings.campaign_metric_names(campaign.pk)
+        metric = request.GET.get("metric") or (names[0][0] if names else "")
+        if names and metric not in {n for n, _ in names}:
+            raise Http404("No such metric in this campaign.")
+        runs = list(
+            Run.objects.filter(campaign=campaign)
+            .select_related("variant")
+            .order_by("variant__name", "kind", "run_id")
+        )
+        by_run = readings.campaign_series(campaign.pk, metric) if metric else {}
+        colours: dict[int | None, str] = {}
+        legend: list[dict[str, Any]] = []
+        lines: list[Overlaid] = []
+        for run in runs:
+            shown = by_run.get(run.pk)
+            if shown is None:
+                continue
+            colour = colours.setdefault(run.variant_id, PALETTE[len(colours) % len(PALETTE)])
+            dashed = run.kind == "pilot"
+            lines.append(Overlaid(run.run_id, colour, dashed, shown.points))
+            legend.append(
+                {
+                    "run": run,
+                    "item": run.variant.name if run.variant else "—",
+                    "colour": colour,
+                    "dashed": dashed,
+                    "count": shown.count,
+                    "url": reverse("admin:campaigns_run_change", args=[run.pk]),
+                }
+            )
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Compare runs of “{campaign}”",
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
+            "names": names,
+            "metric": metric,
+            "legend": legend,
+            # escaped by campaigns/curves.py
+            "svg": mark_safe(overlay_svg(metric, lines)) if metric else "",
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""

@@ -9,7 +9,8 @@ as a dashed vertical line labelled "stop". Units: steps and metric values in, pi
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from html import escape
 
 from .series import Point, token
@@ -47,35 +48,36 @@ def curve_svg(
     lo_step, hi_step = min(steps), max(steps)
     if stop_step is not None:
         lo_step, hi_step = min(lo_step, stop_step), max(hi_step, stop_step)
-    finite = [v for _, v in points if math.isfinite(v)]
-    lo_val, hi_val = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    if hi_val == lo_val:
-        lo_val, hi_val = lo_val - 0.5, hi_val + 0.5
-    plot_w = WIDTH - _LEFT - _RIGHT
-    plot_h = HEIGHT - _TOP - _BOTTOM
-    span = max(hi_step - lo_step, 1)
-
-    def x(step: int) -> float:
-        return _LEFT + (step - lo_step) / span * plot_w
-
-    def y(value: float) -> float:
-        return _TOP + (hi_val - value) / (hi_val - lo_val) * plot_h
-
-    bottom = _TOP + plot_h
-    parts.append(
-        f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
-        'stroke="#ddd"/>'
-    )
-    for value, ypos in ((hi_val, _TOP + 4), (lo_val, bottom)):
+    lo_val, hi_val = _value_range([v for _, v in points])
+    x, y = _frame(parts, lo_step, hi_step, lo_val, hi_val)
+    bottom = HEIGHT - _BOTTOM
+    lines, marks = _lines(points, x, y, colour=LINE)
+    parts.extend(lines)
+    parts.extend(marks)
+    if stop_step is not None:
+        sx = x(stop_step)
         parts.append(
-            f'<text x="{_LEFT - 4}" y="{ypos:.1f}" font-size="10" text-anchor="end">'
-            f"{_fmt(value)}</text>"
+            f'<line class="stop" x1="{sx:.1f}" y1="{_TOP}" x2="{sx:.1f}" y2="{bottom}" '
+            f'stroke="{STOP}" stroke-dasharray="4 3"><title>stopped at step {stop_step}</title>'
+            f'</line><text x="{sx - 3:.1f}" y="{_TOP + 20}" font-size="10" fill="{STOP}" '
+            'text-anchor="end">stop</text>'
         )
-    for step, anchor in ((lo_step, "start"), (hi_step, "end")):
-        parts.append(
-            f'<text x="{x(step):.1f}" y="{HEIGHT - 8}" font-size="10" text-anchor="{anchor}">'
-            f"step {step}</text>"
-        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _lines(
+    points: Sequence[Point],
+    x: Callable[[int], float],
+    y: Callable[[float], float],
+    *,
+    colour: str,
+    dashed: bool = False,
+    label: str = "",
+) -> tuple[list[str], list[str]]:
+    """The polylines of the finite stretches of ``points`` and the marks of its non-finite
+    points (on the top edge), as SVG elements; ``label`` prefixes the marks' tooltips."""
+    dash = ' stroke-dasharray="5 3"' if dashed else ""
     segment: list[str] = []
     segments: list[list[str]] = []
     marks: list[str] = []
@@ -89,27 +91,99 @@ def curve_svg(
             segment = []
         marks.append(
             f'<rect class="non-finite" x="{x(step) - 2:.1f}" y="{_TOP}" width="4" height="8" '
-            f'fill="{NON_FINITE}"><title>{tok} at step {step}</title></rect>'
+            f'fill="{NON_FINITE}"><title>{escape(label)}{tok} at step {step}</title></rect>'
         )
     if segment:
         segments.append(segment)
+    lines: list[str] = []
     for seg in segments:
         if len(seg) == 1:
             cx, cy = seg[0].split(",")
-            parts.append(f'<circle cx="{cx}" cy="{cy}" r="1.5" fill="{LINE}"/>')
+            lines.append(f'<circle cx="{cx}" cy="{cy}" r="1.5" fill="{colour}"/>')
         else:
-            parts.append(
-                f'<polyline points="{" ".join(seg)}" fill="none" stroke="{LINE}" '
-                'stroke-width="1.2"/>'
+            lines.append(
+                f'<polyline points="{" ".join(seg)}" fill="none" stroke="{colour}" '
+                f'stroke-width="1.2"{dash}/>'
             )
-    parts.extend(marks)
-    if stop_step is not None:
-        sx = x(stop_step)
+    return lines, marks
+
+
+def _frame(
+    parts: list[str], lo_step: int, hi_step: int, lo_val: float, hi_val: float
+) -> tuple[Callable[[int], float], Callable[[float], float]]:
+    """Draw the plot box and its axis labels into ``parts``; the step→x and value→y maps."""
+    plot_w = WIDTH - _LEFT - _RIGHT
+    plot_h = HEIGHT - _TOP - _BOTTOM
+    span = max(hi_step - lo_step, 1)
+
+    def x(step: int) -> float:
+        return _LEFT + (step - lo_step) / span * plot_w
+
+    def y(value: float) -> float:
+        return _TOP + (hi_val - value) / (hi_val - lo_val) * plot_h
+
+    parts.append(
+        f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
+        'stroke="#ddd"/>'
+    )
+    for value, ypos in ((hi_val, _TOP + 4), (lo_val, _TOP + plot_h)):
         parts.append(
-            f'<line class="stop" x1="{sx:.1f}" y1="{_TOP}" x2="{sx:.1f}" y2="{bottom}" '
-            f'stroke="{STOP}" stroke-dasharray="4 3"><title>stopped at step {stop_step}</title>'
-            f'</line><text x="{sx - 3:.1f}" y="{_TOP + 20}" font-size="10" fill="{STOP}" '
-            'text-anchor="end">stop</text>'
+            f'<text x="{_LEFT - 4}" y="{ypos:.1f}" font-size="10" text-anchor="end">'
+            f"{_fmt(value)}</text>"
         )
+    for step, anchor in ((lo_step, "start"), (hi_step, "end")):
+        parts.append(
+            f'<text x="{x(step):.1f}" y="{HEIGHT - 8}" font-size="10" text-anchor="{anchor}">'
+            f"step {step}</text>"
+        )
+    return x, y
+
+
+def _value_range(values: Sequence[float]) -> tuple[float, float]:
+    finite = [v for v in values if math.isfinite(v)]
+    lo_val, hi_val = (min(finite), max(finite)) if finite else (0.0, 1.0)
+    if hi_val == lo_val:
+        lo_val, hi_val = lo_val - 0.5, hi_val + 0.5
+    return lo_val, hi_val
+
+
+# Item colours for the overlay (a colour-blind-safe qualitative palette), cycled.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+
+
+@dataclass(frozen=True)
+class Overlaid:
+    """One run's series on the overlay: its label (run id), colour and whether dashed."""
+
+    label: str
+    colour: str
+    dashed: bool
+    points: Sequence[Point]
+
+
+def overlay_svg(name: str, lines: Sequence[Overlaid]) -> str:
+    """One metric of several runs on shared axes (steps across, values up), each run a line
+    in its colour, dashed when asked (pilots); the legend is the page's, not the SVG's."""
+    title = f"{name}: {len(lines)} runs"
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="metric-overlay" width="{WIDTH}" '
+        f'height="{HEIGHT}" viewBox="0 0 {WIDTH} {HEIGHT}" role="img" '
+        f'aria-label="{escape(title)}">',
+        f'<text x="{_LEFT}" y="11" font-size="11">{escape(title)}</text>',
+    ]
+    steps = [s for line in lines for s, _ in line.points]
+    if not steps:
+        parts.append(f'<text x="{_LEFT}" y="{HEIGHT // 2}" font-size="12">no points</text></svg>')
+        return "".join(parts)
+    lo_val, hi_val = _value_range([v for line in lines for _, v in line.points])
+    x, y = _frame(parts, min(steps), max(steps), lo_val, hi_val)
+    all_marks: list[str] = []
+    for line in lines:
+        drawn, marks = _lines(
+            line.points, x, y, colour=line.colour, dashed=line.dashed, label=f"{line.label}: "
+        )
+        parts.append(f'<g class="run"><title>{escape(line.label)}</title>{"".join(drawn)}</g>')
+        all_marks.extend(marks)
+    parts.extend(all_marks)
     parts.append("</svg>")
     return "".join(parts)

@@ -99,3 +99,42 @@ def fate_of(item: PlannedItem) -> fates.Fate:
             .annotate(n=Count("id"))
         )
     return fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=counts)
+
+
+def campaign_metric_names(campaign_id: int) -> list[tuple[str, int]]:
+    """The metric names logged by the campaign's runs with the number of runs logging each,
+    most common first (ties by name): the compare page's choices, its default the first."""
+    rows = (
+        MetricPoint.objects.filter(run__campaign_id=campaign_id)
+        .values_list("name")
+        .annotate(runs=Count("run_id", distinct=True))
+        .order_by("-runs", "name")
+    )
+    return [(name, runs) for name, runs in rows]
+
+
+def campaign_series(
+    campaign_id: int, name: str, max_points: int = DEFAULT_MAX_POINTS
+) -> dict[int, Series]:
+    """One metric of every run of the campaign, by run pk, each downsampled to at most
+    ``max_points`` (campaigns/series.py). One query for all runs, however many there are."""
+    opts = MetricPoint._meta
+    q = connection.ops.quote_name
+    run_table = q(Run._meta.db_table)
+    sql = (
+        f"SELECT m.{q('run_id')}, m.{q('step')}, m.{q('value')}, m.{q('non_finite')} "
+        f"FROM {q(opts.db_table)} m JOIN {run_table} r ON r.{q('id')} = m.{q('run_id')} "
+        f"WHERE r.{q('campaign_id')} = %s AND m.{q('name')} = %s "
+        f"ORDER BY m.{q('run_id')}, m.{q('step')}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [campaign_id, name])
+        rows = cursor.fetchall()
+    by_run: dict[int, list[series.Point]] = {}
+    nf = _NON_FINITE
+    for run_pk, step, value, tok in rows:
+        by_run.setdefault(run_pk, []).append((step, nf[tok] if tok else float(value)))
+    return {
+        pk: Series(name=name, count=len(pts), points=series.downsample(pts, max_points))
+        for pk, pts in by_run.items()
+    }

@@ -32,7 +32,9 @@ def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, st
     rows = {row.get("id"): row for row in outputs.get("items", []) if isinstance(row, dict)}
     works: list[options.Work] = []
     measured_on: dict[str, str] = {}
-    for item in campaign.items.only("id", "name", "gpu", "config", "status").order_by("id"):
+    for item in campaign.items.only("id", "campaign", "name", "gpu", "config", "status").order_by(
+        "id"
+    ):
         row = rows.get(item.pk)
         if row is None or item.status in _SKIPPED:
             continue

@@ -265,3 +265,31 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         )
         self.assertLessEqual(self.page_height(), 4000, parts)
         print("demo campaign page height:", self.page_height())
+
+    def test_the_compare_runs_page_overlays_the_runs_and_fits_the_width(self) -> None:
+        from selenium.webdriver.common.by import By
+
+        from campaigns.tests.apiclient import committed_campaign
+        from campaigns.tests.test_compare_runs import add_run
+
+        owner = make_user("olga", team=self.team, role="owner")
+        campaign, _rules = committed_campaign(self.team, owner)
+        for i, (run_id, kind) in enumerate([("base-pilot", "pilot"), ("base-full", "full")]):
+            add_run(
+                campaign,
+                run_id,
+                0,
+                kind,
+                {"loss": (200, lambda s, i=i: 3 / (1 + s / 40) + i * 0.1)},
+            )
+        add_run(campaign, "lora-full", 1, "full", {"loss": (160, lambda s: 2.8 / (1 + s / 30))})
+        b = self.browser
+        self.log_in()
+        b.get(f"{self.live_server_url}/admin/campaigns/campaign/{campaign.pk}/change/")
+        b.find_element(By.ID, "compare-runs").click()
+        figure = b.find_element(By.ID, "compare-figure")
+        self.assertEqual(len(figure.find_elements(By.CSS_SELECTOR, "g.run")), 3)
+        self.assertEqual(len(figure.find_elements(By.CSS_SELECTOR, "[stroke-dasharray]")), 1)
+        self.assertEqual(len(b.find_elements(By.CSS_SELECTOR, "#compare-legend tbody tr")), 3)
+        self.no_horizontal_scroll("the compare page")
+        self.shot("compare-runs-1366.png")
