@@ -123,3 +123,8 @@ class ReportValueTests(TestCase):
         html = render_html(data)
         self.assertIn('id="value-chart"', html)
         self.assertIn("baseline: loss 1.8 for 9.82 USD", html)
+
+        from ledger.templatetags.ledger_spend import money_panel
+
+        # The campaign page's money panel draws the same scatter, costs so far.
+        self.assertIn("baseline: loss 1.8 for 9.82 USD", money_panel(campaign))
