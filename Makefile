@@ -24,7 +24,7 @@ install-dev: $(VENV)/.installed-dev
 
 run: install
 	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/python manage.py load_demo
+	$(BIN)/python manage.py load_demo --history
 	@echo ""
 	@echo "  Campaign Desk is serving on http://$(HOST):$(PORT)/"
 	@echo "  Admin:  http://$(HOST):$(PORT)/admin/  (user: demo, password: printed above on the first run, or DEMO_PASSWORD)"

@@ -1054,8 +1054,24 @@ class MembershipForm(forms.ModelForm[Membership]):
         return username
 
 
+class TeamForm(forms.ModelForm[Team]):
+    # Write-only like the API's (docs/api.md): never shown back; blank keeps the stored one.
+    webhook_secret = forms.CharField(
+        required=False,
+        max_length=200,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Signs each alert (X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>). "
+        "Never shown back; leave blank to keep the stored secret.",
+    )
+
+    class Meta:
+        model = Team
+        fields = ["name", "webhook_url", "webhook_secret"]
+
+
 @admin.register(Team)
 class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
+    form = TeamForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
     # The alert webhook (docs/domain.md §19): a URL typed without a scheme means https.
@@ -1101,6 +1117,21 @@ class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.is_superuser
+
+    def save_model(self, request: HttpRequest, obj: Team, form: Any, change: bool) -> None:
+        # The webhook goes through its one write path (services.set_team_webhook), as from the
+        # API: the form's copy of it is put back before the team's own fields are saved.
+        stored = Team.objects.filter(pk=obj.pk).values("webhook_url", "webhook_secret").first()
+        obj.webhook_url = stored["webhook_url"] if stored else ""
+        obj.webhook_secret = stored["webhook_secret"] if stored else ""
+        super().save_model(request, obj, form, change)
+        saved = services.set_team_webhook(
+            team=obj,
+            user=request.user,
+            webhook_url=form.cleaned_data.get("webhook_url") or "",
+            webhook_secret=form.cleaned_data.get("webhook_secret") or None,
+        )
+        obj.webhook_url, obj.webhook_secret = saved.webhook_url, saved.webhook_secret
 
 
 @admin.register(PlanBaseline)

@@ -23,13 +23,14 @@ from drf_spectacular.utils import (
     extend_schema,
 )
 from rest_framework import generics
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import accrual, ingest, readings, series, services
 from . import schema as _schema  # noqa: F401  (registers the ingest-key security scheme)
-from .models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
+from .models import Campaign, Checkpoint, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from .permissions import campaign_for, campaigns_for, run_for
 from .serializers import (
     CampaignSerializer,
@@ -445,6 +446,19 @@ class RunCheckpoints(RunView):
         except ingest.RunRefused as exc:
             return _refused(exc)
         return Response(CheckpointSerializer(checkpoint).data, status=201)
+
+
+class RetrievedCheckpoint(RunView):
+    @extend_schema(request=None, responses={200: CheckpointSerializer})
+    def post(self, request: Request, run_id: str, id: int) -> Response:
+        """Mark the checkpoint copied off the rented machine (no body; marking twice is a
+        no-op): its `checkpoint_not_retrieved` alert resolves at the next scan."""
+        run = self.get_run()
+        try:
+            checkpoint = ingest.mark_checkpoint_retrieved(run, id)
+        except Checkpoint.DoesNotExist as exc:
+            raise NotFound("no such checkpoint on this run") from exc
+        return Response(CheckpointSerializer(checkpoint).data)
 
 
 class StopRun(RunView):

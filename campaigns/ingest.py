@@ -389,6 +389,19 @@ def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing 
     return checkpoint, firing
 
 
+@transaction.atomic
+def mark_checkpoint_retrieved(run: Run, checkpoint_id: int) -> Checkpoint:
+    """Mark one of the run's checkpoints copied off the rented machine (docs/domain.md §19: the
+    `checkpoint_not_retrieved` alert resolves at the next scan). Taken after the run ended too:
+    a checkpoint is usually copied once training stops; marking it twice changes nothing.
+    Raises Checkpoint.DoesNotExist when the run has no such checkpoint."""
+    checkpoint = Checkpoint.objects.select_for_update().get(run=run, pk=checkpoint_id)
+    if not checkpoint.retrieved:
+        checkpoint.retrieved = True
+        checkpoint.save(update_fields=["retrieved"])
+    return checkpoint
+
+
 # --- Stop and finish -----------------------------------------------------------------------
 
 

@@ -44,6 +44,11 @@ urlpatterns = [
     path("runs/<run_id:run_id>/metrics/", api.RunMetrics.as_view(), name="run-metrics"),
     path("runs/<run_id:run_id>/throughput/", api.RunThroughput.as_view(), name="run-throughput"),
     path("runs/<run_id:run_id>/checkpoints/", api.RunCheckpoints.as_view(), name="run-checkpoints"),
+    path(
+        "runs/<run_id:run_id>/checkpoints/<int:id>/retrieved/",
+        api.RetrievedCheckpoint.as_view(),
+        name="run-checkpoint-retrieved",
+    ),
     path("runs/<run_id:run_id>/stop/", api.StopRun.as_view(), name="run-stop"),
     path("runs/<run_id:run_id>/finish/", api.FinishRun.as_view(), name="run-finish"),
 ]

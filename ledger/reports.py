@@ -57,6 +57,7 @@ from .ratios import (
 from .resume import CheckpointFacts, ResumeChoice, choose_resume_point
 from .spend import spend_over_time
 from .spend_chart import spend_chart_html
+from .value import value_chart_html, value_for_money
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +144,9 @@ def render_html(data: dict[str, Any]) -> str:
             "costs": costs_of(data),
             # Reports stored before the spend section have none: no chart, not a failure.
             "spend_chart": spend_chart_html(data["spend"]) if data.get("spend") else "",
+            "value_chart": (
+                value_chart_html(data["value_for_money"]) if data.get("value_for_money") else ""
+            ),
             "gantt": mark_safe(gantt_of(data)),  # escaped by campaigns/gantt.py
         },
     )
@@ -325,6 +329,8 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "cost_per_accepted": _cost_per_accepted(campaign, summary),
         # Spend over time to the close (or now): docs/domain.md §18.4.
         "spend": spend_over_time(campaign, campaign.closed_at),
+        # Each item's best metric against its cost to the close: docs/domain.md §18.6.
+        "value_for_money": value_for_money(campaign, campaign.closed_at),
         "hours": hours,
         "decisions": [
             {

@@ -16,6 +16,7 @@ from campaigns.models import Campaign
 from ..models import Alert
 from ..spend import spend_over_time
 from ..spend_chart import spend_chart_html
+from ..value import value_chart_html, value_for_money
 
 register = template.Library()
 
@@ -31,8 +32,8 @@ def spend_chart(campaign: Campaign) -> SafeString:
 @register.simple_tag
 def money_panel(campaign: Campaign) -> SafeString:
     """The campaign page's money panel: what it inherited from the campaign it was planned from
-    (docs/domain.md §21), its open alerts (§19), then the spend burn-down (§18.4); alerts and
-    chart only once committed (a draft has spent nothing)."""
+    (docs/domain.md §21), its open alerts (§19), then the spend burn-down (§18.4) and quality per
+    dollar (§18.6); alerts and charts only once committed (a draft has spent nothing)."""
     if campaign.pk is None:
         return mark_safe("")
     context: dict[str, Any] = {
@@ -44,4 +45,6 @@ def money_panel(campaign: Campaign) -> SafeString:
             Alert.objects.filter(campaign=campaign, resolved_at=None).order_by("-raised_at")[:20]
         )
         context["chart"] = spend_chart_html(spend_over_time(campaign))
+        # Quality per dollar (§18.6): each item's best metric against its cost so far.
+        context["value_chart"] = value_chart_html(value_for_money(campaign))
     return mark_safe(render_to_string("ledger/_money_panel.html", context))

@@ -149,6 +149,42 @@ class AlertScanTests(TestCase):
             404,
         )
 
+    def test_marking_a_checkpoint_retrieved_resolves_its_alert_at_the_next_scan(self) -> None:
+        loop = ingest_client(self.campaign)
+        loop.post(f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "r-2"}, format="json")
+        posted = loop.post(
+            "/api/v1/runs/r-2/checkpoints/",
+            {
+                "step": 10,
+                "components": ["model", "optimizer", "progress"],
+                "resume_verified": True,
+                "location": "/workspace/ckpt-10",
+            },
+            format="json",
+        ).json()
+        with celery_eager():
+            raised = scan_alerts(campaign=self.campaign, now=self.near_the_end())
+        self.assertIn("checkpoint_not_retrieved", [a.kind for a in raised])
+
+        url = f"/api/v1/runs/r-2/checkpoints/{posted['id']}/retrieved/"
+        other = committed_campaign(self.outsider.teams.get())
+        self.assertEqual(ingest_client(other).post(url).status_code, 404)
+        self.assertEqual(
+            loop.post("/api/v1/runs/r-2/checkpoints/999999/retrieved/").status_code, 404
+        )
+        answer = loop.post(url)
+        self.assertEqual(answer.status_code, 200, answer.json())
+        self.assertTrue(answer.json()["retrieved"])
+        self.assertEqual(loop.post(url).status_code, 200)  # twice is the same
+
+        with celery_eager():
+            scan_alerts(campaign=self.campaign, now=self.near_the_end())
+        self.assertFalse(
+            Alert.objects.filter(
+                campaign=self.campaign, kind="checkpoint_not_retrieved", resolved_at=None
+            ).exists()
+        )
+
     def test_an_alert_is_emailed_once_to_the_owners_with_an_address(self) -> None:
         self.campaign.budget = Decimal("40.00")
         self.campaign.save(update_fields=["budget"])

@@ -522,7 +522,9 @@ class BoundedQueriesTests(TestCase):
         small, small_data = self.queries_for(self.campaign_with(runs=3, points_per_run=5))
         large, large_data = self.queries_for(self.campaign_with(runs=30, points_per_run=50))
         self.assertEqual(small, large)
-        self.assertLessEqual(large, 20)
+        # 20 before the quality-per-dollar section, which reads its rule, lots, runs, best
+        # values and items once each (docs/domain.md §18.6).
+        self.assertLessEqual(large, 25)
         self.assertEqual(large_data["runs"]["total"], 30)
         self.assertEqual(large_data["runs"]["metric_points"], 1500)
         self.assertEqual(large_data["checkpoints"]["verified"], 15)
