@@ -324,7 +324,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
                 else None
             ),
         },
-        "plan": _plan_section(snapshot, baseline is not None, hours),
+        "plan": _plan_section(snapshot, baseline is not None, hours, _lot_hours(campaign)),
         "costs": costs,
         "cost_per_accepted": _cost_per_accepted(campaign, summary),
         # Spend over time to the close (or now): docs/domain.md §18.4.
@@ -429,10 +429,31 @@ def _pilots_section(
     return rows
 
 
+def _lot_hours(campaign: Campaign) -> list[str]:
+    """Each reserved lot's duration, in the order the baseline froze the lots (by id). Lots are
+    frozen with the plan, so their rows still say what was reserved (one query)."""
+    return [
+        str(hours)
+        for hours in campaign.lots.order_by("id").values_list("plan__duration_hours", flat=True)
+    ]
+
+
 def _plan_section(
-    snapshot: dict[str, Any], committed: bool, hours: dict[str, Any]
+    snapshot: dict[str, Any],
+    committed: bool,
+    hours: dict[str, Any],
+    lot_hours: Sequence[str] = (),
 ) -> dict[str, Any]:
-    lots = snapshot.get("lots", [])
+    frozen = snapshot.get("lots", [])
+    durations: list[str | None] = [None] * len(frozen)
+    for index, hours_of_lot in enumerate(lot_hours[: len(frozen)]):
+        durations[index] = hours_of_lot
+    # The Gantt draws each lot as long as it lasts; a baseline frozen before lots carried their
+    # duration gets it from the lot's row.
+    lots = [
+        {**lot, "duration_hours": lot.get("duration_hours") or hours_}
+        for lot, hours_ in zip(frozen, durations, strict=True)
+    ]
     totals: dict[str, Decimal] = defaultdict(Decimal)
     for lot in lots:
         totals[lot["currency"]] += Decimal(lot["total"])

@@ -109,3 +109,17 @@ class ReportTruth(TestCase):
         html = reports.render(self.data, "html")
         self.assertIn('id="calendar-gantt"', html)
         self.assertIn('class="stage critical"', html)
+
+
+class ReportGanttDrawsTheReservedLots(TestCase):
+    """The report's calendar is the campaign page's, reserved lots included (issue 9): a lot's
+    bar is as long as the lot lasts, taken from the lot's row when the baseline froze none."""
+
+    def test_the_reserved_lot_is_a_bar_under_the_stages(self) -> None:
+        from ledger.tests.helpers import committed_campaign as with_lot
+
+        campaign = with_lot(Team.objects.create(name="lots"))
+        data = reports.collect(campaign)
+        self.assertEqual(data["plan"]["lots"][0]["duration_hours"], "72.00")
+        html = reports.render(data, "html")
+        self.assertIn('text-anchor="end">reserved lots</text>', html)
