@@ -987,7 +987,7 @@ def scaling_levers(
 ) -> tuple[ScalingLever, ...]:
     """What halving the model, the data, the epochs or the precision does to cost and loss.
 
-    Source: Kaplan et al. (2020), eqs. (1.1)-(1.2), as seed 003 quotes them: loss ~ N^-0.076
+    Source: Kaplan et al. (2020), eqs. (1.1)-(1.2), as docs/domain.md §10 quotes them: loss ~ N^-0.076
     and D^-0.095, each when the other is not the bottleneck; cost follows FLOPs (6 N D) at a
     fixed utilization and hourly rate. A lower precision changes no FLOP count: its cost ratio
     assumes throughput follows peak FLOP/s, and Kaplan projects no loss for it. These are
@@ -1134,7 +1134,7 @@ def serving_projection(
 ) -> ServingProjection:
     """Monthly and cumulative serving cost, when it passes training, and local vs cloud.
 
-    Source: DOMAIN.md section 5 and seed 000 ("train once, serve many": serving repeats every
+    Source: docs/domain.md §10 ("train once, serve many": serving repeats every
     month while training is paid once; owned hardware amortizes under a steady load). Busy
     GPU-hours = requests x tokens per request / measured tokens/s per GPU / 3600. ``busy``
     billing pays those hours; ``always_on`` pays ``gpus`` x 730 h a month whatever the load.

@@ -1,7 +1,7 @@
 """Which GPU and which plan: every accelerator that fits the work, priced and ranked.
 
-Rules (docs/api.md, "hardware-options"; seed 000's most common error is choosing the most powerful
-hardware without comparing its price against the real load):
+Rules (docs/api.md, "hardware-options"; docs/domain.md §10: the most common error is choosing the
+most powerful hardware without comparing its price against the real load):
 
 * Pure module: no Django, no I/O. The views turn the catalog rows, rental plans and campaign
   items into the values below.

@@ -81,7 +81,7 @@ class ComputeOptimalApiTests(TestCase):
         self.assertAlmostEqual(large, 21.6, delta=0.4)
 
     def test_the_levers_state_kaplans_projected_loss_for_half_the_model_or_data(self) -> None:
-        """Kaplan et al. (2020), eqs. (1.1)-(1.2) as seed 003 quotes them: L ~ N^-0.076,
+        """Kaplan et al. (2020), eqs. (1.1)-(1.2) as docs/domain.md §10 quotes them: L ~ N^-0.076,
         D^-0.095; halving the model: 0.5^-0.076 = 1.054, the data: 0.5^-0.095 = 1.068."""
         body = self.post({"parameters": 7e9, "epochs": 4}).json()
         levers = {lever["name"]: lever for lever in body["levers"]}

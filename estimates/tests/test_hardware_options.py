@@ -95,7 +95,7 @@ class HardwareOptionsTests(TestCase):
         self.assertIn("A100-80GB", names)
 
     def test_a_small_job_rents_a_lot_when_a_lot_is_cheaper_than_the_hourly_rate(self) -> None:
-        """DOMAIN.md section 4: a 3-day RTX 4090 lot costs 47.14 whatever the hours used."""
+        """docs/domain.md §9: a 3-day RTX 4090 lot costs 47.14 whatever the hours used."""
         body = {
             "model": {"parameters": 1e8},
             "training": {"tokens": 1e9},
@@ -142,7 +142,7 @@ class CampaignHardwareOptionsTests(CommittedTestData, TestCase):
         )
 
     def test_seed_004_rents_one_3_day_rtx_4090_lot_first(self) -> None:
-        """Seed 004 (DOMAIN.md section 4): 48 sequential hours on one RTX 4090 in a 72 h
+        """docs/domain.md §7 and §9: 48 sequential hours on one RTX 4090 in a 72 h
         window: one 3-day lot at 47.14 USD is the cheapest option."""
         answer = self.get(self.planner)
         self.assertEqual(answer.status_code, 200, answer.content)

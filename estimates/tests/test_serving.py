@@ -1,4 +1,4 @@
-"""POST /estimates/serving/: "train once, serve many" (seed 000, DOMAIN.md section 5)."""
+"""POST /estimates/serving/: "train once, serve many" (docs/domain.md §10)."""
 
 from __future__ import annotations
 
