@@ -988,8 +988,8 @@ def scaling_levers(
     """What halving the model, the data, the epochs or the precision does to cost and loss.
 
     Source: Kaplan et al. (2020), eqs. (1.1)-(1.2), as docs/domain.md §10 quotes them: loss ~
-    N^-0.076 and D^-0.095, each when the other is not the bottleneck; cost follows FLOPs (6 N D) at a
-    fixed utilization and hourly rate. A lower precision changes no FLOP count: its cost ratio
+    N^-0.076 and D^-0.095, each when the other is not the bottleneck; cost follows FLOPs (6 N D)
+    at a fixed utilization and hourly rate. A lower precision changes no FLOP count: its cost ratio
     assumes throughput follows peak FLOP/s, and Kaplan projects no loss for it. These are
     projections from a power law fitted on other models, not measurements.
     """
