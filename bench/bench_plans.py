@@ -21,8 +21,8 @@ from typing import TypeVar
 # Runnable as a plain script: put the project root on the path without installing it.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from campaigns.calendar import Stage, schedule
-from estimates.plans import PlanItem, RentalPlanOffer, Selection, select_lots
+from campaigns.domain.calendar import Stage, schedule
+from estimates.domain.lot_selection import PlanItem, RentalPlanOffer, Selection, select_lots
 
 GIB = 2**30
 T = TypeVar("T")

@@ -18,7 +18,7 @@ See ``CampaignDesk`` and ``Run`` for the details (batching, retries, stops).
 
 from __future__ import annotations
 
-from .client import (
+from campaign_desk_client.client import (
     ApiError,
     CampaignDesk,
     DeskUnavailable,

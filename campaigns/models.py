@@ -16,13 +16,14 @@ from typing import Any
 import pgtrigger
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from catalog.validators import currency_validator
+
 HOURS = {"max_digits": 9, "decimal_places": 2, "validators": [MinValueValidator(Decimal("0"))]}
 MONEY = {"max_digits": 14, "decimal_places": 2}
-currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. USD.")
 
 
 class PlanFrozen(Exception):
@@ -630,7 +631,7 @@ class Stage(models.Model):
 
 class LotReservation(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="lots")
-    plan = models.ForeignKey("estimates.RentalPlan", on_delete=models.PROTECT, related_name="+")
+    plan = models.ForeignKey("catalog.RentalPlan", on_delete=models.PROTECT, related_name="+")
     quantity = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
     start = models.DateTimeField(null=True, blank=True)
 

@@ -20,7 +20,7 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
-from .models import CampaignClosed, CommitRefused, PlanFrozen, RunsStillRunning
+from campaigns.models import CampaignClosed, CommitRefused, PlanFrozen, RunsStillRunning
 
 
 def health(request: HttpRequest) -> JsonResponse:

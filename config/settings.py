@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from the project, not a CDN
     "pgtrigger",
+    "catalog",
     "campaigns",
     "estimates",
     "ledger",
@@ -70,7 +71,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # After authentication (a session user is a principal too); wraps every view it replays.
-    "campaigns.idempotency.IdempotencyMiddleware",
+    "campaigns.api.idempotency.IdempotencyMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -156,24 +157,24 @@ if not DEBUG:
 REST_FRAMEWORK = {
     # JSON only: the form parsers let empty strings through as values. orjson-based: it also
     # refuses what PostgreSQL cannot store (lone surrogates) and numbers that overflow.
-    "DEFAULT_PARSER_CLASSES": ["campaigns.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["campaigns.api.parsers.JSONParser"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "campaigns.authentication.IngestKeyAuthentication",
+        "campaigns.api.authentication.IngestKeyAuthentication",
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["campaigns.permissions.TeamRole"],
+    "DEFAULT_PERMISSION_CLASSES": ["campaigns.api.permissions.TeamRole"],
     "DEFAULT_THROTTLE_CLASSES": [
-        "campaigns.throttles.IngestKeyThrottle",
-        "campaigns.throttles.UserThrottle",
+        "campaigns.api.throttles.IngestKeyThrottle",
+        "campaigns.api.throttles.UserThrottle",
     ],
     "EXCEPTION_HANDLER": "campaigns.views.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "campaigns.pagination.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "campaigns.api.pagination.Pagination",
     "PAGE_SIZE": 100,
     "COERCE_DECIMAL_TO_STRING": True,
     "DEFAULT_THROTTLE_RATES": {
@@ -202,11 +203,11 @@ SPECTACULAR_SETTINGS = {
         "CampaignStatusEnum": "campaigns.models.CampaignStatus",
         "RunStatusEnum": "campaigns.models.RunStatus",
         "RunKindEnum": "campaigns.models.RunKind",
-        "CheckpointComponentEnum": "campaigns.rules.COMPONENT_ORDER",
+        "CheckpointComponentEnum": "campaigns.domain.stop_rules.COMPONENT_ORDER",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "campaigns.schema.add_error_responses",
+        "campaigns.api.schema.add_error_responses",
     ],
 }
 
@@ -217,7 +218,7 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 # Every web process must count against the same buckets, or a limit multiplies by the number of
 # gunicorn workers: with Redis (REDIS_URL, else the broker's Redis), the cache lives there; the
 # embedded shape (one process) keeps a local-memory cache. Throttles count atomically in either
-# (campaigns/throttles.py). Without REDIS_URL the cache shares the broker's database: its keys
+# (campaigns/api/throttles.py). Without REDIS_URL the cache shares the broker's database: its keys
 # are prefixed, but cache.clear() would flush the queue too; docker-compose gives it its own.
 REDIS_URL = os.environ.get("REDIS_URL", "") or (
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(("redis://", "rediss://")) else ""

@@ -1,5 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from campaigns.views import api_not_found, health
@@ -9,13 +10,18 @@ admin.site.site_title = "Campaign Desk"
 admin.site.index_title = "Plan and track training campaigns"
 
 urlpatterns = [
+    # The catalog became its own app (docs/architecture.md): old admin links keep working.
+    re_path(
+        r"^admin/estimates/(?P<model>gpumodel|rentalplan)/(?P<rest>.*)$",
+        RedirectView.as_view(url="/admin/catalog/%(model)s/%(rest)s", query_string=True),
+    ),
     path("admin/", admin.site.urls),
     path("api/v1/health/", health, name="health"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
-    path("api/v1/", include("campaigns.urls")),
-    path("api/v1/", include("estimates.urls")),
-    path("api/v1/", include("ledger.urls")),
+    path("api/v1/", include("campaigns.api.urls")),
+    path("api/v1/", include("estimates.api.urls")),
+    path("api/v1/", include("ledger.api.urls")),
     path("mlflow/", include("mlflow_api.urls")),
     # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.
     re_path(r"^api/", api_not_found),

@@ -7,6 +7,6 @@ class EstimatesConfig(AppConfig):
 
     def ready(self) -> None:
         # Plan changes and pilot measurements mark forecasts stale (see estimates.signals).
-        from . import signals
+        from estimates import signals
 
         signals.connect()

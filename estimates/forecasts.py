@@ -36,7 +36,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString
 
-from campaigns import calendar
+from campaigns.domain import calendar
 from campaigns.models import (
     WORK_FIELDS,
     Campaign,
@@ -50,11 +50,13 @@ from campaigns.models import (
     Stage,
     ThroughputSample,
 )
-from campaigns.planning import fmt_hours, stage_keys
-
-from . import calibration, formulas, plans
-from .models import Estimate, EstimateStatus, GpuModel, RentalPlan
-from .observations import team_calibrations
+from campaigns.selectors.plan_summary import fmt_hours, stage_keys
+from catalog.domain.gpu_names import normalize_gpu
+from catalog.models import GpuModel, RentalPlan
+from estimates.domain import calibration, formulas
+from estimates.domain import lot_selection as plans
+from estimates.models import Estimate, EstimateStatus, plan_offer
+from estimates.selectors.calibration import team_calibrations
 
 log = logging.getLogger(__name__)
 
@@ -290,7 +292,7 @@ def _calculator(
     cfg = _config(item)
     if "parameters" not in cfg or not item.gpu:
         return None, ""
-    gpu = gpus.get(plans.normalize_gpu(item.gpu))
+    gpu = gpus.get(normalize_gpu(item.gpu))
     if gpu is None:
         return None, f"the calculator skipped it: GPU {item.gpu!r} is not in the catalog"
     try:
@@ -463,7 +465,7 @@ def _lot_advice(
         return result, []
     # Lots are compared in the campaign's currency only: no exchange rate is ever invented.
     offers = [
-        p.as_offer()
+        plan_offer(p)
         for p in RentalPlan.objects.select_related("gpu").filter(currency=currency).order_by("id")
     ]
     if not offers:
@@ -560,7 +562,7 @@ def compute_forecast(campaign: Campaign) -> Forecast:
     if campaign.status != CampaignStatus.DRAFT:
         baseline = PlanBaseline.objects.filter(campaign=campaign).first()
     snapshot = baseline.snapshot if baseline is not None else None
-    gpu_rows = {plans.normalize_gpu(g.name): g for g in GpuModel.objects.all()}
+    gpu_rows = {normalize_gpu(g.name): g for g in GpuModel.objects.all()}
     reserved_lots = list(campaign.lots.select_related("plan__gpu").order_by("id"))
     advice: list[str] = []
     # The team's other campaigns: what their training stages took against their estimates.

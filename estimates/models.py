@@ -1,4 +1,4 @@
-"""The catalog (GPU models and rental plans) and the estimates persisted per campaign and item.
+"""The estimates persisted per campaign and item (the catalog lives in `catalog.models`).
 
 Estimates are recomputed by Celery tasks when the plan changes or a pilot throughput arrives;
 they are marked stale in between, and a periodic sweep re-enqueues those left stale too long.
@@ -6,123 +6,12 @@ they are marked stale in between, and a periodic sweep re-enqueues those left st
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
-from django.core.validators import MinValueValidator
 from django.db import models
 
-from campaigns.models import currency_validator
-
-from . import catalog, plans
-
-
-class GpuModelQuerySet(models.QuerySet["GpuModel"]):
-    def lookup(self, name: str) -> GpuModel | None:
-        """The GPU called `name`: exact, then ignoring case, spaces, hyphens and "NVIDIA"."""
-        if not isinstance(name, str) or not name.strip():
-            return None
-        found = self.filter(name=name).first() or self.filter(name__iexact=name).first()
-        if found is not None:
-            return found
-        wanted = plans.normalize_gpu(name)
-        found = next((g for g in self.all() if plans.normalize_gpu(g.name) == wanted), None)
-        if found is not None:
-            return found
-        # An alias model cards use ("H100-80GB" for the H100 SXM): catalog.ALIASES.
-        canonical = catalog.canonical_name(name)
-        return None if canonical is None else self.filter(name=canonical).first()
-
-
-class GpuModel(models.Model):
-    name = models.CharField(max_length=40, unique=True)
-    memory_bytes = models.BigIntegerField()
-    peak_flops = models.JSONField(help_text="Precision → dense FLOP/s, e.g. {'bf16': 3.12e14}.")
-    source = models.CharField(max_length=300, blank=True)
-    tdp_watts = models.FloatField(
-        null=True, blank=True, help_text="Board power from the datasheet, in watts (energy)."
-    )
-
-    objects = GpuModelQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
-
-    def as_spec(self) -> catalog.GpuModel:
-        """The pure formulas' view of this row (the table, not the static catalog, is the truth:
-        GPUs added in the admin must be usable by the calculator too)."""
-        peak = {
-            str(k): float(v)
-            for k, v in (self.peak_flops or {}).items()
-            # A precision the formulas do not know would make the spec refuse the whole card.
-            if k in catalog.PRECISIONS and isinstance(v, int | float) and not isinstance(v, bool)
-        }
-        return catalog.GpuModel(
-            name=self.name,
-            memory_bytes=int(self.memory_bytes),
-            peak_flops=peak,
-            source=self.source,
-            tdp_watts=self.tdp_watts,
-        )
-
-
-class RentalPlan(models.Model):
-    provider = models.CharField(max_length=60)
-    name = models.CharField(max_length=100)
-    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="plans")
-    gpus_per_lot = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
-    duration_hours = models.DecimalField(
-        max_digits=9, decimal_places=2, validators=[MinValueValidator(Decimal("0.01"))]
-    )
-    # Priced per lot: a lot that includes two GPUs is not charged twice.
-    price = models.DecimalField(max_digits=14, decimal_places=2)
-    currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
-    note = models.CharField(max_length=300, blank=True)
-    illustrative = models.BooleanField(
-        default=False, help_text="A made-up catalogue figure, not a provider's published price."
-    )
-
-    class Meta:
-        ordering = ["provider", "gpu__name", "duration_hours"]
-        constraints = [
-            models.UniqueConstraint(fields=["provider", "name"], name="plan_name_unique")
-        ]
-
-    def __str__(self) -> str:
-        return f"{self.provider} {self.name} ({self.price} {self.currency})"
-
-    @property
-    def price_per_hour(self) -> Decimal:
-        """Price of the whole lot per hour (all its GPUs together); 0 for a row without hours
-        (the validator refuses them, but the listing must not fail on an older row)."""
-        if not self.duration_hours or self.duration_hours <= 0:
-            return Decimal("0.0000")
-        # price < 1e12 and hours >= 0.01: at most 18 digits, within the 28-digit context.
-        return (self.price / self.duration_hours).quantize(Decimal("0.0001"))
-
-    @property
-    def price_per_gpu_hour(self) -> Decimal:
-        """Price per GPU-hour: the lot's price over its GPUs x hours, comparable with an hourly
-        rate per GPU (a 2-GPU lot at 648.00 for 72 h is 4.50 per GPU-hour, not 9.00)."""
-        if not self.duration_hours or self.duration_hours <= 0 or self.gpus_per_lot < 1:
-            return Decimal("0.0000")
-        return (self.price / (self.duration_hours * self.gpus_per_lot)).quantize(Decimal("0.0001"))
-
-    def as_offer(self) -> plans.RentalPlanOffer:
-        """The pure lot selector's view of this row (needs `gpu` loaded)."""
-        return plans.RentalPlanOffer(
-            provider=self.provider,
-            name=self.name,
-            gpu=self.gpu.name,
-            gpus_per_lot=self.gpus_per_lot,
-            gpu_memory_bytes=int(self.gpu.memory_bytes),
-            duration_hours=float(self.duration_hours),
-            price=self.price,
-            currency=self.currency,
-        )
+from catalog.models import RentalPlan
+from estimates.domain import lot_selection as plans
 
 
 class EstimateStatus(models.TextChoices):
@@ -174,3 +63,17 @@ class Estimate(models.Model):
     def __str__(self) -> str:
         target: Any = self.item or self.campaign
         return f"Estimate for {target} ({self.status})"
+
+
+def plan_offer(plan: RentalPlan) -> plans.RentalPlanOffer:
+    """The pure lot selector's view of a rental plan row (needs `gpu` loaded)."""
+    return plans.RentalPlanOffer(
+        provider=plan.provider,
+        name=plan.name,
+        gpu=plan.gpu.name,
+        gpus_per_lot=plan.gpus_per_lot,
+        gpu_memory_bytes=int(plan.gpu.memory_bytes),
+        duration_hours=float(plan.duration_hours),
+        price=plan.price,
+        currency=plan.currency,
+    )

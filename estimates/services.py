@@ -26,11 +26,11 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
-
-from . import calibration, tasks
-from .forecasts import _bump, _campaign_row
-from .models import GpuModel
-from .observations import team_calibrations
+from catalog.models import GpuModel
+from estimates import tasks
+from estimates.domain import calibration
+from estimates.forecasts import _bump, _campaign_row
+from estimates.selectors.calibration import team_calibrations
 
 
 class _EnqueueRecompute:

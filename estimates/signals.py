@@ -25,8 +25,7 @@ from campaigns.models import (
     Stage,
     ThroughputSample,
 )
-
-from .services import mark_stale
+from estimates.services import mark_stale
 
 # Fields whose change moves a forecast; other saves (a title, a run's last step) do not.
 CAMPAIGN_FIELDS = ("window_hours", "budget", "currency", "status")

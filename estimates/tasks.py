@@ -20,7 +20,7 @@ from django.conf import settings
 )
 def recompute_forecast(campaign_id: int, version: int) -> str:
     """Recompute the campaign's forecast for input version `version`; returns what happened."""
-    from . import forecasts
+    from estimates import forecasts
 
     return forecasts.recompute(int(campaign_id), int(version))
 
@@ -31,7 +31,7 @@ def recompute_forecast(campaign_id: int, version: int) -> str:
 def sweep_stale_estimates() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): re-enqueue forecasts stale longer than
     STALE_ESTIMATE_SECONDS, whose message was lost or whose worker died. Returns how many."""
-    from . import forecasts
+    from estimates import forecasts
 
     due = forecasts.stale_estimates(settings.STALE_ESTIMATE_SECONDS)
     for campaign_id, version in due:

@@ -21,9 +21,9 @@ from django.utils.html import format_html, format_html_join
 from campaigns import admin as campaigns_admin
 from campaigns.admin import TeamScopedAdmin
 from campaigns.models import Campaign, Membership
-
-from . import services
-from .models import (
+from ledger import services
+from ledger.api.views import RENDERINGS, report_download
+from ledger.models import (
     Deliverable,
     DeliverableFile,
     LedgerEntry,
@@ -31,8 +31,7 @@ from .models import (
     Report,
     ReportStatus,
 )
-from .templatetags.ledger_links import campaign_reports_url
-from .views import RENDERINGS, report_download
+from ledger.templatetags.ledger_links import campaign_reports_url
 
 # --- Links the campaign admin can show ------------------------------------------------------
 

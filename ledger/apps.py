@@ -7,6 +7,6 @@ class LedgerConfig(AppConfig):
 
     def ready(self) -> None:
         # Committing a plan posts its reserved lots (see ledger.signals).
-        from . import signals
+        from ledger import signals
 
         signals.connect()

@@ -9,7 +9,8 @@ import pgtrigger
 from django.conf import settings
 from django.db import models
 
-from campaigns.models import Campaign, LotReservation, Run, currency_validator
+from campaigns.models import Campaign, LotReservation, Run
+from catalog.validators import currency_validator
 
 
 class LedgerImmutable(Exception):

@@ -15,8 +15,8 @@ from typing import Any
 
 from campaigns.models import Campaign, Run
 from campaigns.signals import plan_committed, run_finished, spend_requested
-
-from . import services, spend
+from ledger import services
+from ledger.selectors import spend
 
 
 def post_lots_when_committed(sender: Any, *, campaign: Campaign, user: Any, **kwargs: Any) -> None:

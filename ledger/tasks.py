@@ -16,7 +16,7 @@ from celery import shared_task
 )
 def build_closing_report(report_id: int) -> str | None:
     """Build closing report `report_id`; safe to run twice (a ready report is left alone)."""
-    from .reports import build
+    from ledger.reports import build
 
     report = build(int(report_id))
     return report.status if report is not None else None
@@ -41,7 +41,7 @@ def sweep_stale_reports() -> int:
     from django.db.models import Q
     from django.utils import timezone
 
-    from .models import Report, ReportStatus
+    from ledger.models import Report, ReportStatus
 
     cutoff = timezone.now() - timedelta(seconds=settings.REPORT_STALE_SECONDS)
     due = list(
@@ -65,8 +65,7 @@ def scan_alerts() -> int:
     conditions (docs/domain.md §19); returns how many alerts were raised. Safe to run twice:
     an open alert is never stored again."""
     from campaigns.models import Campaign, CampaignStatus
-
-    from .alerting import store_alerts
+    from ledger.alert_delivery import store_alerts
 
     raised = 0
     for campaign in Campaign.objects.filter(
@@ -91,8 +90,8 @@ def deliver_alert(self: Any, alert_id: int) -> str:
     retrying the webhook with exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n)."""
     from django.conf import settings
 
-    from . import alerting
-    from .models import Alert
+    from ledger import alert_delivery as alerting
+    from ledger.models import Alert
 
     alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
     if alert is None:

@@ -2,7 +2,7 @@
 
 The token is a campaign ingest key (every experiment is then that one campaign) or a user's own
 API token (experiments are the user's campaigns, by id or exact title). Scoping follows
-campaigns/permissions.py: another team's objects are never found.
+campaigns/api/permissions.py: another team's objects are never found.
 """
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ from django.http import HttpRequest
 from rest_framework.authtoken.models import Token
 
 from campaigns.models import Campaign, IngestKey, Membership, Run, team_ids_for
-
-from .errors import MlflowError
+from mlflow_api.errors import MlflowError
 
 
 @dataclass

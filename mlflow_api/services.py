@@ -1,5 +1,5 @@
 """The write path of the MLflow facade's own records (logged models). Run data never goes
-through here: it goes through campaigns/ingest.py, as /api/v1/ does."""
+through here: it goes through campaigns/services/ingest.py, as /api/v1/ does."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ import uuid
 from django.db import transaction
 
 from campaigns.models import Campaign, Run
-
-from .models import LoggedModel
+from mlflow_api.models import LoggedModel
 
 
 @transaction.atomic

@@ -16,8 +16,7 @@ from typing import Any
 from django.db.models import Max
 
 from campaigns.models import Campaign, MetricPoint, Run, RunStatus
-
-from .models import LoggedModel
+from mlflow_api.models import LoggedModel
 
 STATUS = {
     RunStatus.RUNNING: "RUNNING",

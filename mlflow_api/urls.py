@@ -2,7 +2,7 @@
 
 from django.urls import path, re_path
 
-from . import views
+from mlflow_api import views
 
 M = "api/2.0/mlflow/"
 

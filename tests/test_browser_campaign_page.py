@@ -18,8 +18,8 @@ from django.core.management import call_command
 
 from campaigns.models import Campaign, Checkpoint, MetricPoint, Team
 from campaigns.tests.factories import make_user
-from estimates.models import RentalPlan
-from estimates.seeding import seed_catalog
+from catalog.models import RentalPlan
+from catalog.services import seed_catalog
 from tests.browser import MISSING, start_chromium
 
 BUILD = Path(__file__).resolve().parent.parent / "build"

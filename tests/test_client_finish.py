@@ -11,7 +11,7 @@ from django.test import LiveServerTestCase
 
 from campaign_desk_client import ApiError
 from campaign_desk_client.client import MAX_OBSERVED_HOURS
-from campaigns.fields import HOURS_MAX
+from campaigns.api.fields import HOURS_MAX
 from campaigns.models import IngestKey, MetricPoint, Run, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user

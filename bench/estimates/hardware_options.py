@@ -8,7 +8,8 @@ Builds the committed campaign of bench/estimates/run.py (items on RTX 4090s, pil
 finished runs for 10%) in a throwaway test database (SQLite in memory, or `test_<name>` on the
 server of DATABASE_URL), lands its forecast, then times:
 
-1. ``estimates.options.rank_options`` alone (pure: every item on every catalog GPU, lots for
+1. ``estimates.domain.hardware_options.rank_options`` alone (pure: every item on every catalog GPU,
+lots for
    the GPUs with rental plans);
 2. ``campaign_hardware_options`` (reads the persisted forecast, the items and the catalog);
 3. ``GET /api/v1/campaigns/{id}/hardware-options/`` through the test client.
@@ -26,6 +27,8 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from estimates.models import plan_offer
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -77,16 +80,17 @@ def run(n_items: int, seed: int, repeat: int) -> list[tuple[str, list[float], st
     from run import build_campaign  # bench/estimates/run.py
 
     from campaigns.models import Membership
-    from estimates import forecasts, options, services
-    from estimates.campaign_options import campaign_hardware_options, campaign_works
-    from estimates.models import GpuModel, RentalPlan
+    from catalog.models import GpuModel, RentalPlan
+    from estimates import forecasts, services
+    from estimates.domain import hardware_options as options
+    from estimates.selectors.hardware_options import campaign_hardware_options, campaign_works
 
     campaign = build_campaign(n_items, seed)
     version = services.mark_stale(campaign) or 0
     forecasts.land_forecast(campaign.pk, version, forecasts.compute_forecast(campaign))
     works, measured_on = campaign_works(campaign)
     gpus = [g.as_spec() for g in GpuModel.objects.all()]
-    offers = [p.as_offer() for p in RentalPlan.objects.select_related("gpu")]
+    offers = [plan_offer(p) for p in RentalPlan.objects.select_related("gpu")]
 
     def pure() -> Any:
         return options.rank_options(

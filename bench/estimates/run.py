@@ -53,7 +53,7 @@ def timed(fn: Callable[[], T], repeat: int) -> tuple[list[float], T]:
 
 def bench_lots(n_items: int, seed: int, repeat: int) -> list[dict[str, Any]]:
     """The other engineer's generator (bench/bench_plans.py) when present, so figures compare."""
-    from estimates.plans import select_lots
+    from estimates.domain.lot_selection import select_lots
 
     try:
         from bench_plans import items, offers
@@ -103,8 +103,8 @@ def build_campaign(n_items: int, seed: int) -> Any:
         Team,
         ThroughputSample,
     )
-    from estimates.models import RentalPlan
-    from estimates.seeding import seed_catalog
+    from catalog.models import RentalPlan
+    from catalog.services import seed_catalog
 
     rng = random.Random(seed)
     seed_catalog()

@@ -9,8 +9,9 @@ Run from the project root: ``.venv/bin/python bench/money/run.py [--campaigns 10
    still running) and a ledger rental entry per finished run (bulk inserts: the ledger's
    append-only trigger only refuses updates and deletes).
 3. Times, ``--repeat`` times (median and min), with the SQL queries counted:
-   ``ledger.spend.spend_over_time`` of one campaign of each team (what
-   ``GET /campaigns/{id}/spend/`` answers) and ``estimates.observations.team_calibrations`` of
+   ``ledger.selectors.spend.spend_over_time`` of one campaign of each team (what
+   ``GET /campaigns/{id}/spend/`` answers) and
+   ``estimates.selectors.calibration.team_calibrations`` of
    each team (what ``GET /teams/{id}/calibration/`` answers; a forecast reads the same).
 4. Prints a table and writes ``build/bench-money.json``; drops the database unless
    ``--keep-db``. Target: each under 200 ms for the large team, and the same number of queries
@@ -178,8 +179,8 @@ def main() -> int:
         from django.core.management import call_command
 
         call_command("migrate", verbosity=0)
-        from estimates.observations import team_calibrations
-        from ledger.spend import spend_over_time
+        from estimates.selectors.calibration import team_calibrations
+        from ledger.selectors.spend import spend_over_time
 
         small = max(1, args.campaigns // 10)
         teams = {

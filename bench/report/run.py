@@ -83,7 +83,7 @@ def plan_campaign(team: Any, user: Any, title: str, items: int, rng: random.Rand
         Stage,
         StopRule,
     )
-    from estimates.models import RentalPlan
+    from catalog.models import RentalPlan
 
     campaign = Campaign.objects.create(
         team=team,

@@ -1,4 +1,5 @@
-"""Calendar scheduling (campaigns.calendar): seed figures, exclusivity, dependencies, paths."""
+"""Calendar scheduling (campaigns.domain.calendar): seed figures, exclusivity, dependencies,
+paths."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from campaigns.calendar import (
+from campaigns.domain.calendar import (
     UNASSIGNED_RESOURCE,
     Schedule,
     Stage,

@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from django.test import TestCase
 
 from campaigns.models import Campaign, Membership, PlannedItem, Stage, StopRule, Team
-from campaigns.planning import campaign_summary
+from campaigns.selectors.plan_summary import campaign_summary
 
 
 def counts() -> dict[str, int]:

@@ -17,7 +17,7 @@ from campaigns.models import (
 )
 from campaigns.services import amend_item, commit_plan, record_decision
 from campaigns.tests.factories import make_campaign, make_plannable, make_user
-from estimates.models import RentalPlan
+from catalog.models import RentalPlan
 from ledger.models import LedgerEntry
 
 

@@ -1,4 +1,4 @@
-"""Run cost accrual and campaign spend: pure tests, no database (campaigns/costs.py)."""
+"""Run cost accrual and campaign spend: pure tests, no database (campaigns/domain/run_cost.py)."""
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -6,7 +6,7 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.costs import (
+from campaigns.domain.run_cost import (
     LotPrice,
     Rate,
     RunAccrual,
@@ -21,7 +21,7 @@ from campaigns.costs import (
     same_gpu,
     unposted_accrual,
 )
-from campaigns.rules import StopRuleSpec, evaluate_spend, rule_problems
+from campaigns.domain.stop_rules import StopRuleSpec, evaluate_spend, rule_problems
 
 RTX_3_DAYS = LotPrice(Decimal("47.14"), 1, Decimal("72"), 1, "RTX-4090")
 B200_3_DAYS = LotPrice(Decimal("648.00"), 1, Decimal("72"), 2, "B200")

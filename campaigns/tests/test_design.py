@@ -3,7 +3,7 @@ from itertools import product
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.design import grid_warning
+from campaigns.domain.grid_warning import grid_warning
 
 
 def test_it_warns_about_a_full_rank_by_precision_by_learning_rate_grid() -> None:

@@ -1,11 +1,11 @@
-"""The item fate shared by the API and the closing report (campaigns/fates.py)."""
+"""The item fate shared by the API and the closing report (campaigns/domain/item_fate.py)."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.fates import FATES, item_fate, status_of
+from campaigns.domain.item_fate import FATES, item_fate, status_of
 
 counts = st.fixed_dictionaries(
     {

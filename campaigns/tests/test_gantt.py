@@ -1,10 +1,10 @@
-"""The calendar Gantt drawing (campaigns/gantt.py), without a database."""
+"""The calendar Gantt drawing (campaigns/charts/gantt.py), without a database."""
 
 from __future__ import annotations
 
 import re
 
-from campaigns.gantt import GanttLot, GanttStage, gantt_svg
+from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
 
 STAGES = [
     GanttStage("setup", "gpu-a", 0, 2, critical=True),

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from django.test import TestCase, override_settings
 
-from campaigns.fields import HOURS_MAX
+from campaigns.api.fields import HOURS_MAX
 from campaigns.models import Campaign, PlannedItem, Run, Stage, Team
 from campaigns.tests.apiclient import as_key, as_user, committed_campaign, ingest_key, post
 from campaigns.tests.factories import make_campaign, make_user

@@ -1,4 +1,4 @@
-"""Idempotency-Key on every POST under /api/ (campaigns/idempotency.py)."""
+"""Idempotency-Key on every POST under /api/ (campaigns/api/idempotency.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from django.db import connection
 from django.test import TestCase, TransactionTestCase, override_settings
 from rest_framework.test import APIClient
 
-from campaigns import ingest
 from campaigns.models import IdempotencyRecord, MetricPoint, Run, Team
+from campaigns.services import ingest
 from campaigns.tests.apiclient import (
     as_key,
     as_user,

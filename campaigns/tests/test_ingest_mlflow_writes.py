@@ -1,4 +1,5 @@
-"""The run writes the MLflow facade adds to campaigns/ingest.py: params into the config, tags,
+"""The run writes the MLflow facade adds to campaigns/services/ingest.py: params into the config,
+tags,
 artifacts (docs/mlflow.md). Through the functions themselves; the facade's own tests drive
 them with the real MLflow client."""
 
@@ -6,8 +7,8 @@ from __future__ import annotations
 
 from django.test import TestCase
 
-from campaigns import ingest
 from campaigns.models import Run, RunArtifact, Team
+from campaigns.services import ingest
 from campaigns.tests.apiclient import as_user, committed_campaign, post
 from campaigns.tests.factories import make_user
 

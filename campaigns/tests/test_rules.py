@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.rules import (
+from campaigns.domain.stop_rules import (
     COMPARATORS,
     DEFAULT_REQUIRED_COMPONENTS,
     CheckpointFacts,

@@ -7,7 +7,7 @@ import math
 from django.test import TestCase
 from django.urls import reverse
 
-from campaigns.curves import curve_svg
+from campaigns.charts.curves import curve_svg
 from campaigns.models import Checkpoint, Run, Team, ThroughputSample
 from campaigns.tests.apiclient import as_key, committed_campaign, ingest_key, points, post
 from campaigns.tests.factories import make_user

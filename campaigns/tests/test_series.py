@@ -1,4 +1,4 @@
-"""The downsampling rule of campaigns/series.py, without a database."""
+"""The downsampling rule of campaigns/domain/downsampling.py, without a database."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.series import as_json_value, downsample
+from campaigns.domain.downsampling import as_json_value, downsample
 
 values = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=32),

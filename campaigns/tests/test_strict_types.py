@@ -1,4 +1,4 @@
-"""Each field takes the JSON type its schema states, and only that one (campaigns/fields.py,
+"""Each field takes the JSON type its schema states, and only that one (campaigns/api/fields.py,
 "Strict JSON types"): DRF alone would store 0 as the text "0", read 1 or "false" as a boolean,
 "5" as the integer 5 and {} as an empty list of ids. Each slip is a 400 naming the field, and
 nothing is written."""

@@ -1,4 +1,5 @@
-"""The project's one hours formatter and one money formatter (campaigns/units.py), without a
+"""The project's one hours formatter and one money formatter (campaigns/domain/formatting.py),
+without a
 database."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.units import format_hours, format_money
+from campaigns.domain.formatting import format_hours, format_money
 
 
 def test_hours_drop_trailing_zeros_and_never_show_minus_zero() -> None:

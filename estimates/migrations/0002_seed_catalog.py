@@ -2,9 +2,8 @@ from django.db import migrations
 
 
 def seed(apps, schema_editor):
-    from estimates.seeding import seed_catalog
-
-    seed_catalog(apps)
+    """Seeding moved to catalog migration 0002, whose rows are frozen there: a migration must
+    not import live code. Databases migrated before keep the rows this step wrote then."""
 
 
 class Migration(migrations.Migration):

@@ -4,11 +4,8 @@ from django.db import migrations, models
 
 
 def seed(apps, schema_editor):
-    """The new GPUs (A10G, H800, MI300X, TPU v4/v5e/v5p), every card's TDP and the plans'
-    illustrative flag, from estimates.catalog."""
-    from estimates.seeding import seed_catalog
-
-    seed_catalog(apps)
+    """Seeding moved to catalog migration 0002, whose rows are frozen there: a migration must
+    not import live code. Databases migrated before keep the rows this step wrote then."""
 
 
 class Migration(migrations.Migration):

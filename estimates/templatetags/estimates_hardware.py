@@ -12,8 +12,7 @@ from typing import Any
 from django import template
 
 from campaigns.models import Campaign
-
-from ..campaign_options import campaign_hardware_options
+from estimates.selectors.hardware_options import campaign_hardware_options
 
 register = template.Library()
 

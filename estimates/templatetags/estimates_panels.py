@@ -10,8 +10,7 @@ from django import template
 from django.utils.safestring import SafeString
 
 from campaigns.models import Campaign
-
-from ..forecasts import forecast_panel_html
+from estimates.forecasts import forecast_panel_html
 
 register = template.Library()
 

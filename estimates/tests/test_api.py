@@ -10,7 +10,7 @@ from django.test import TestCase
 
 from campaigns.models import IngestKey, Team
 from campaigns.tests.factories import make_campaign, make_user
-from estimates.seeding import seed_catalog
+from catalog.services import seed_catalog
 from estimates.tests.support import API_EXAMPLE, token_header
 
 PREVIEW = "/api/v1/estimates/preview/"

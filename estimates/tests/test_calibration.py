@@ -14,7 +14,7 @@ from rest_framework.test import APIClient
 from campaigns.models import Campaign, Stage, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
-from estimates.calibration import (
+from estimates.domain.calibration import (
     MIN_OBSERVATIONS,
     Observation,
     applicable,

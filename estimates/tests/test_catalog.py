@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 
-from estimates.catalog import GIB, GPUS, RENTAL_PLANS, get_gpu
-from estimates.formulas import lot_cost
+from catalog.domain.catalog import GIB, GPUS, RENTAL_PLANS, get_gpu
+from estimates.domain.formulas import lot_cost
 
 REQUIRED = [
     "V100-32GB",

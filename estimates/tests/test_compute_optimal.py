@@ -10,8 +10,8 @@ from django.test import TestCase
 
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
-from estimates.formulas import EstimateInputError, chinchilla_fit
-from estimates.seeding import seed_catalog
+from catalog.services import seed_catalog
+from estimates.domain.formulas import EstimateInputError, chinchilla_fit
 from estimates.tests.support import token_header
 
 URL = "/api/v1/estimates/compute-optimal/"

@@ -28,6 +28,8 @@ from campaigns.models import (
 )
 from campaigns.services import amend_item, commit_plan, record_decision
 from campaigns.tests.factories import make_plannable, make_user
+from catalog.models import GpuModel, RentalPlan
+from catalog.services import seed_catalog
 from estimates import forecasts
 from estimates.forecasts import (
     compute_forecast,
@@ -35,8 +37,7 @@ from estimates.forecasts import (
     forecast_panel_html,
     recompute,
 )
-from estimates.models import Estimate, GpuModel, RentalPlan
-from estimates.seeding import seed_catalog
+from estimates.models import Estimate
 from estimates.services import _EnqueueRecompute, mark_stale
 from estimates.tasks import sweep_stale_estimates
 from estimates.tests.support import (
@@ -451,16 +452,16 @@ class PanelAndAdminTests(TestCase):
     def test_staff_read_the_catalog_and_only_superusers_change_it(self) -> None:
         plan = RentalPlan.objects.first()
         assert plan is not None
-        change = reverse("admin:estimates_rentalplan_change", args=[plan.pk])
+        change = reverse("admin:catalog_rentalplan_change", args=[plan.pk])
         self.client.force_login(self.staff)
         self.assertEqual(
-            self.client.get(reverse("admin:estimates_gpumodel_changelist")).status_code, 200
+            self.client.get(reverse("admin:catalog_gpumodel_changelist")).status_code, 200
         )
         self.assertEqual(self.client.get(change).status_code, 200)
         self.assertEqual(self.client.post(change, {"price": "1.00"}).status_code, 403)
-        self.assertEqual(self.client.get(reverse("admin:estimates_gpumodel_add")).status_code, 403)
+        self.assertEqual(self.client.get(reverse("admin:catalog_gpumodel_add")).status_code, 403)
         self.client.force_login(self.root)
-        self.assertEqual(self.client.get(reverse("admin:estimates_gpumodel_add")).status_code, 200)
+        self.assertEqual(self.client.get(reverse("admin:catalog_gpumodel_add")).status_code, 200)
         self.assertTrue(GpuModel.objects.filter(name="RTX-4090").exists())
 
     def test_estimates_are_read_only_in_the_admin(self) -> None:

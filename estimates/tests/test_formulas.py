@@ -1,4 +1,4 @@
-"""Published figures reproduced, and properties, for estimates.formulas (no database)."""
+"""Published figures reproduced, and properties, for estimates.domain.formulas (no database)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimates.catalog import GIB, get_gpu
-from estimates.formulas import (
+from catalog.domain.catalog import GIB, get_gpu
+from estimates.domain.formulas import (
     KAPLAN_ALPHA_DATA,
     KAPLAN_ALPHA_PARAMETERS,
     CostSpec,
@@ -671,7 +671,7 @@ def test_dalys_interval_nearly_minimizes_dalys_expected_wall_time(
 ) -> None:
     # Daly (2006): eq. (37) approximates the minimum of eq. (20) to higher order than Young's;
     # moving away from it by 10-25% never saves more than a hair (0.1%) of wall time.
-    from estimates.formulas import daly_wall_time
+    from estimates.domain.formulas import daly_wall_time
 
     tau = daly_interval(cost, mtbf)
     if cost >= 2 * mtbf:

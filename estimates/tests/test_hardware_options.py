@@ -10,8 +10,8 @@ from django.test import TestCase
 
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
-from estimates.catalog import GIB
-from estimates.seeding import seed_catalog
+from catalog.domain.catalog import GIB
+from catalog.services import seed_catalog
 from estimates.tests.support import API_EXAMPLE, CommittedTestData, load_seed, token_header
 
 URL = "/api/v1/estimates/hardware-options/"
@@ -188,14 +188,14 @@ class CatalogAdminTests(TestCase):
 
     def test_gpu_models_show_their_source_and_power(self) -> None:
         self.client.force_login(self.admin_user)
-        page = self.client.get("/admin/estimates/gpumodel/")
+        page = self.client.get("/admin/estimates/gpumodel/", follow=True)
         self.assertEqual(page.status_code, 200)
         self.assertContains(page, "AMD Instinct MI300X datasheet")
         self.assertContains(page, "bf16 1307.4")
 
     def test_rental_plans_show_the_price_per_gpu_hour_beside_the_lot_and_the_flag(self) -> None:
         self.client.force_login(self.admin_user)
-        page = self.client.get("/admin/estimates/rentalplan/")
+        page = self.client.get("/admin/estimates/rentalplan/", follow=True)
         self.assertEqual(page.status_code, 200)
         self.assertContains(page, "Per GPU-hour")
         self.assertContains(page, "4.5000 USD")  # the 2x B200 lot: 648.00 / (72 h x 2 GPUs)

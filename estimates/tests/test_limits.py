@@ -1,6 +1,6 @@
 """Input ranges, guarded money and unknown fields of the estimates API (no 500 for any input).
 
-The ranges are ``estimates.formulas.LIMITS`` (docs/api.md); the schema states them as
+The ranges are ``estimates.domain.formulas.LIMITS`` (docs/api.md); the schema states them as
 minimum/maximum, a value outside them is a 400 naming the field, and an overflow deep in a
 computation is a 400 naming the input that caused it.
 """
@@ -20,8 +20,8 @@ from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
-from estimates.formulas import LIMITS, AmountOverflowError, break_even_months, hourly_cost
-from estimates.seeding import seed_catalog
+from catalog.services import seed_catalog
+from estimates.domain.formulas import LIMITS, AmountOverflowError, break_even_months, hourly_cost
 from estimates.tests.support import API_EXAMPLE, token_header
 
 PREVIEW = "/api/v1/estimates/preview/"
@@ -369,7 +369,7 @@ class NoServerErrorElsewhereTests(HypothesisTestCase):
 
 
 def test_a_lot_price_beyond_28_digits_is_shown_rather_than_raising_invalid_operation() -> None:
-    from estimates.plans import _fmt_money
+    from estimates.domain.lot_selection import _fmt_money
 
     assert _fmt_money(Decimal("1e30"), "USD") == "1E+30 USD"
     assert _fmt_money(Decimal("47.14"), "USD") == "47.14 USD"
@@ -377,7 +377,7 @@ def test_a_lot_price_beyond_28_digits_is_shown_rather_than_raising_invalid_opera
 
 class PlanListingTests(TestCase):
     def test_a_plan_row_without_hours_is_listed_with_a_zero_hourly_price_not_a_500(self) -> None:
-        from estimates.models import GpuModel, RentalPlan
+        from catalog.models import GpuModel, RentalPlan
 
         seed_catalog()
         gpu = GpuModel.objects.get(name="RTX-4090")

@@ -1,4 +1,5 @@
-"""Lot selection (estimates.plans): optimality against brute force, seed figures, explanations."""
+"""Lot selection (estimates.domain.lot_selection): optimality against brute force, seed figures,
+explanations."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from estimates.plans import (
+from estimates.domain.lot_selection import (
     PlanItem,
     RentalPlanOffer,
     Selection,

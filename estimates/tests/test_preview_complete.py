@@ -12,8 +12,8 @@ from django.test import TestCase
 
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
-from estimates.catalog import GIB
-from estimates.seeding import seed_catalog
+from catalog.domain.catalog import GIB
+from catalog.services import seed_catalog
 from estimates.tests.support import API_EXAMPLE, token_header
 
 PREVIEW = "/api/v1/estimates/preview/"

@@ -19,11 +19,11 @@ from django.utils import timezone
 
 from campaigns.models import Campaign, PlannedItem, Team
 from campaigns.tests.factories import make_plannable
+from catalog.services import seed_catalog
 from config.celery import app
 from conftest import start_worker, stop_worker, wait_for
 from estimates import forecasts
 from estimates.models import Estimate
-from estimates.seeding import seed_catalog
 from estimates.tasks import recompute_forecast, sweep_stale_estimates
 from estimates.tests.support import pilot
 

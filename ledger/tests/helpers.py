@@ -14,8 +14,8 @@ from rest_framework.test import APIClient
 from campaigns.models import Campaign, IngestKey, PlannedItem, Run, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
-from estimates.models import RentalPlan
-from estimates.seeding import seed_catalog
+from catalog.models import RentalPlan
+from catalog.services import seed_catalog
 
 GOOD_SHA = "a" * 64
 LOT_3_DAYS = "IteraGPU", "RTX 4090, 3 days"

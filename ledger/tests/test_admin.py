@@ -15,8 +15,7 @@ from ledger import services as ledger_services
 from ledger.admin import campaign_reports_link, campaign_reports_url
 from ledger.models import LedgerEntry, Report
 from ledger.services import submit_deliverable
-
-from .helpers import GOOD_SHA, celery_eager, committed_campaign
+from ledger.tests.helpers import GOOD_SHA, celery_eager, committed_campaign
 
 
 class LedgerAdminTests(TestCase):

@@ -24,12 +24,11 @@ from django.utils import timezone
 
 from campaigns.models import Checkpoint, Run, Team
 from campaigns.tests.factories import make_user
-from ledger import alerts
+from ledger.domain import alert_conditions as alerts
 from ledger.models import Alert
 from ledger.services import scan_alerts
 from ledger.tasks import deliver_alert
-
-from .helpers import celery_eager, client_for, committed_campaign, ingest_client
+from ledger.tests.helpers import celery_eager, client_for, committed_campaign, ingest_client
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 

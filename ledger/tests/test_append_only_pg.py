@@ -12,8 +12,7 @@ from django.test import TestCase
 
 from campaigns.models import PlanBaseline, Team
 from ledger.models import LedgerEntry
-
-from .helpers import committed_campaign
+from ledger.tests.helpers import committed_campaign
 
 # What django-pgtrigger's Protect triggers obey; a session may set it to whatever it likes.
 IGNORE_ALL = (

@@ -21,12 +21,11 @@ from django.core.management import call_command
 from campaigns.models import Campaign, Stage
 from campaigns.services import commit_plan, record_observed_hours
 from campaigns.tests.factories import make_user
-from ledger import charts
 from ledger import services as ledger_services
+from ledger.charts import report_charts as charts
 from ledger.models import Report
 from ledger.services import post_entry, submit_deliverable
-
-from .helpers import GOOD_SHA, celery_eager
+from ledger.tests.helpers import GOOD_SHA, celery_eager
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

@@ -1,4 +1,5 @@
-"""Spend over time: pure tests of the series, projection, lot windows and chart (ledger/burn.py)."""
+"""Spend over time: pure tests of the series, projection, lot windows and chart
+(ledger/domain/spend.py)."""
 
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -6,7 +7,7 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.burn import (
+from ledger.domain.spend import (
     LotWindow,
     Posting,
     burn_chart,

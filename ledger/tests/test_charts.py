@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ledger import charts
+from ledger.charts import report_charts as charts
 
 
 def test_it_draws_a_planned_and_an_observed_bar_per_observed_stage() -> None:

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.checks import (
+from ledger.domain.deliverable_checks import (
     REASON_ADAPTER_BASE,
     REASON_EXPECTED_IDS_BAD,
     REASON_EXPECTED_IDS_UNCHECKED,

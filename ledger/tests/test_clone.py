@@ -13,8 +13,7 @@ from campaigns.models import Campaign, DecisionPoint, PlannedItem, Stage, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from ledger.models import Deliverable
-
-from .helpers import client_for, committed_campaign
+from ledger.tests.helpers import client_for, committed_campaign
 
 
 def observed(team: Team, title: str, hours: str) -> Campaign:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 from django.test import TestCase
 
-from campaigns import ingest
 from campaigns.models import PlannedItem, Team
+from campaigns.services import ingest
 from campaigns.tests.factories import make_user
-
-from .helpers import GOOD_SHA, client_for, committed_campaign, deliverable_body, make_run
+from ledger.tests.helpers import (
+    GOOD_SHA,
+    client_for,
+    committed_campaign,
+    deliverable_body,
+    make_run,
+)
 
 STORED_SHA = "b" * 64
 

@@ -6,10 +6,9 @@ from django.test import TestCase
 
 from campaigns.models import PlannedItem, Team
 from campaigns.tests.factories import make_user
-from ledger.checks import REASON_ADAPTER_BASE
+from ledger.domain.deliverable_checks import REASON_ADAPTER_BASE
 from ledger.models import Deliverable
-
-from .helpers import (
+from ledger.tests.helpers import (
     GOOD_SHA,
     client_for,
     committed_campaign,

@@ -9,8 +9,7 @@ from campaigns.models import Team
 from campaigns.tests.apiclient import as_key, as_user, ingest_key
 from campaigns.tests.factories import make_user
 from ledger.models import Report, ReportStatus
-
-from .helpers import committed_campaign
+from ledger.tests.helpers import committed_campaign
 
 
 class ReportDownloads(TestCase):

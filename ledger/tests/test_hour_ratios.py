@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from ledger.ratios import KindRatio, StageHours, ratios_by_kind
+from ledger.domain.cost_per_deliverable import KindRatio, StageHours, ratios_by_kind
 
 
 def h(kind: str, planned: str, observed: str | None) -> StageHours:

@@ -10,8 +10,7 @@ from campaigns.models import Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_user
 from ledger.models import LedgerEntry, LedgerImmutable
-
-from .helpers import client_for, committed_campaign, ingest_client
+from ledger.tests.helpers import client_for, committed_campaign, ingest_client
 
 
 def ledger_url(campaign_id: int) -> str:
@@ -244,7 +243,7 @@ class CommitPostsTheLotsOnceTests(TestCase):
     def test_a_refused_commit_posts_nothing_and_its_retry_posts_each_lot_once(self) -> None:
         from campaigns.models import CommitRefused, PlanFrozen, StopRule
         from campaigns.tests.factories import make_plannable
-        from estimates.models import RentalPlan
+        from catalog.models import RentalPlan
 
         campaign = make_plannable(self.team)
         StopRule.objects.filter(campaign=campaign).delete()

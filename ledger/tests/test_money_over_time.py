@@ -16,9 +16,8 @@ from django.utils import timezone
 from campaigns.models import Run, StopRule, Team
 from campaigns.tests.factories import make_plannable, make_user
 from ledger.models import EntryKind, LedgerEntry
-from ledger.spend import campaign_spend
-
-from .helpers import client_for, committed_campaign, ingest_client
+from ledger.selectors.spend import campaign_spend
+from ledger.tests.helpers import client_for, committed_campaign, ingest_client
 
 
 def _started_hours_ago(run_id: str, hours: float) -> None:
@@ -88,8 +87,8 @@ class LotShareTests(TestCase):
         self.assertEqual(campaign_spend(self.campaign), Decimal("47.14"))
 
     def test_each_metric_point_gets_its_cost_for_a_loss_against_money_curve(self) -> None:
-        from campaigns.accrual import point_costs
         from campaigns.models import MetricPoint
+        from campaigns.selectors.run_cost import point_costs
 
         self.open("r-curve")
         points = [{"name": "loss", "step": s, "value": 3.0 - s / 100} for s in (0, 50, 100)]
@@ -116,7 +115,7 @@ class LotShareTests(TestCase):
         campaign = make_plannable(self.team, title="tight", budget=Decimal("40.00"))
         StopRule.objects.create(campaign=campaign, kind="budget_overrun")
         from campaigns.services import commit_plan
-        from estimates.models import RentalPlan
+        from catalog.models import RentalPlan
 
         campaign.lots.create(plan=RentalPlan.objects.get(name="RTX 4090, 3 days"))
         commit_plan(campaign=campaign)

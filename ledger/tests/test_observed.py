@@ -10,8 +10,7 @@ from django.urls import reverse
 
 from campaigns.models import PlanBaseline, Stage, Team
 from campaigns.tests.factories import make_plannable, make_user
-
-from .helpers import client_for, committed_campaign, ingest_client
+from ledger.tests.helpers import client_for, committed_campaign, ingest_client
 
 
 class ObservedHoursApiTests(TestCase):

@@ -10,8 +10,7 @@ from django.test import TestCase
 
 from campaigns.models import Team
 from ledger.models import LedgerEntry
-
-from .helpers import committed_campaign
+from ledger.tests.helpers import committed_campaign
 
 
 @pytest.mark.postgres

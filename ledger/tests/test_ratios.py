@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.ratios import (
+from ledger.domain.cost_per_deliverable import (
     DeliverableFacts,
     Entry,
     MixedCurrencyError,

@@ -27,8 +27,7 @@ from conftest import _database_url_for_worker, start_worker, stop_worker, wait_f
 from ledger import reports
 from ledger.models import Report, ReportStatus
 from ledger.tasks import build_closing_report, sweep_stale_reports
-
-from .helpers import celery_eager, committed_campaign
+from ledger.tests.helpers import celery_eager, committed_campaign
 
 ROOT = Path(__file__).resolve().parents[2]
 

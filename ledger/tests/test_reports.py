@@ -26,11 +26,17 @@ from campaigns.models import (
     Team,
 )
 from campaigns.tests.factories import make_user
-from estimates.models import RentalPlan
+from catalog.models import RentalPlan
 from ledger import reports
 from ledger.models import Report
-
-from .helpers import GOOD_SHA, celery_eager, client_for, committed_campaign, ingest_client, make_run
+from ledger.tests.helpers import (
+    GOOD_SHA,
+    celery_eager,
+    client_for,
+    committed_campaign,
+    ingest_client,
+    make_run,
+)
 
 
 class ApiRefused(AssertionError):

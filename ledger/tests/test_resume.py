@@ -1,11 +1,11 @@
-"""The resume-instruction rule of ledger/resume.py, without a database."""
+"""The resume-instruction rule of ledger/domain/resume_point.py, without a database."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger.resume import CheckpointFacts, choose_resume_point
+from ledger.domain.resume_point import CheckpointFacts, choose_resume_point
 
 REQUIRED = frozenset({"model", "optimizer"})
 

@@ -7,8 +7,7 @@ from django.test import TestCase
 from campaigns.models import Campaign, Team
 from campaigns.tests.factories import make_user
 from ledger.models import LedgerEntry
-
-from .helpers import client_for, committed_campaign, deliverable_body
+from ledger.tests.helpers import client_for, committed_campaign, deliverable_body
 
 
 class SeedFigureTests(TestCase):

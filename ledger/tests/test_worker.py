@@ -12,8 +12,7 @@ from campaigns.tests.factories import make_user
 from conftest import wait_for
 from ledger.models import Report
 from ledger.tasks import build_closing_report
-
-from .helpers import client_for, committed_campaign, deliverable_body
+from ledger.tests.helpers import client_for, committed_campaign, deliverable_body
 
 
 @pytest.mark.celery_worker

@@ -21,8 +21,8 @@ from campaigns.models import (
     Stage,
     Team,
 )
-from estimates.models import RentalPlan
-from estimates.seeding import seed_catalog
+from catalog.models import RentalPlan
+from catalog.services import seed_catalog
 from ledger import services as ledger_services
 
 DEMO_TITLE = "Baseline vs two variants on a fixed corpus"

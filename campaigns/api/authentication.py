@@ -1,0 +1,68 @@
+"""`Authorization: Bearer <key>`: a campaign ingest key, which may only append run data to its
+one campaign. Users authenticate with DRF tokens (`Token <key>`) or the admin session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils.functional import cached_property
+from rest_framework import authentication, exceptions
+from rest_framework.request import Request
+
+from campaigns.models import IngestKey
+
+
+class IngestPrincipal:
+    """Stands in for `request.user` when a training loop calls with an ingest key."""
+
+    is_authenticated = True
+    is_active = True
+    is_anonymous = False
+    is_superuser = False
+    is_staff = False
+    pk = None
+    id = None
+
+    def __init__(self, key: IngestKey) -> None:
+        self.key = key
+
+    @cached_property
+    def campaign_id(self) -> int:
+        return int(self.key.campaign_id)
+
+    @cached_property
+    def team_id(self) -> int:
+        return int(self.key.campaign.team_id)
+
+    def __str__(self) -> str:
+        return f"ingest key {self.key.prefix}…"
+
+
+def is_ingest(user: Any) -> bool:
+    return isinstance(user, IngestPrincipal)
+
+
+class IngestKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[IngestPrincipal, IngestKey] | None:
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed("Authorization: Bearer <ingest key>")
+        try:
+            raw = header[1].decode()
+        except UnicodeError as exc:
+            raise exceptions.AuthenticationFailed("the ingest key is not valid text") from exc
+        key = (
+            IngestKey.objects.select_related("campaign")
+            .filter(digest=IngestKey.hash(raw), revoked_at__isnull=True)
+            .first()
+        )
+        if key is None:
+            raise exceptions.AuthenticationFailed("unknown or revoked ingest key")
+        return IngestPrincipal(key), key
+
+    def authenticate_header(self, request: Request) -> str:
+        return self.keyword

@@ -1,0 +1,219 @@
+"""`Idempotency-Key` for every POST under /api/: a retry replays the stored answer.
+
+Any POST to /api/ that carries an `Idempotency-Key` header is handled here, before any view,
+so every app's endpoints get the same behaviour without knowing about it:
+
+* The key belongs to the caller (`user:<id>` for a token or session, `ingest:<id>` for an
+  ingest key), so two callers never see each other's answers.
+* The first request claims the key by inserting an IdempotencyRecord and runs the view **in
+  the same database transaction**; the answer (status, content type, body bytes) is written to
+  the record before that transaction commits. Either the effect and its stored answer are both
+  committed, or neither is: a crash can never leave an effect without its answer.
+* A retry with the same key and the same request (method, path, body bytes) gets the stored
+  answer back byte for byte, marked `Idempotent-Replayed: true`; nothing runs again.
+* The same key with another request answers 422.
+* Concurrent requests with one key: the unique constraint on (principal, key) makes the
+  second INSERT wait for the first transaction. When the first commits, the second finds its
+  record and replays it (one effect, two identical answers); when the first rolls back (a
+  5xx), the second claims the key and runs. The wait is bounded on PostgreSQL by
+  IDEMPOTENCY_WAIT_SECONDS (lock_timeout); past it the second answers 409 "in flight".
+* Answers that say the request was not processed (401, 403, 429, 5xx) are not kept: the whole
+  transaction rolls back, releasing the key for a retry.
+
+Being the front door of /api/, it also refuses a body over DATA_UPLOAD_MAX_MEMORY_SIZE (by its
+Content-Length) with a JSON 413 naming the limit, for every method and endpoint, keyed or not.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+from campaigns.models import IdempotencyRecord, IngestKey
+from campaigns.views import body_exceeds_limit, body_too_large
+
+log = logging.getLogger(__name__)
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+# Visible ASCII, as an HTTP token would be: uuids, "k-1", ULIDs... and nothing a log or the
+# database could choke on.
+KEY_PATTERN = re.compile(r"[\x21-\x7e]{1,200}")
+# Answers that mean "not processed": keeping them would make a retry fail forever.
+NOT_KEPT = frozenset({401, 403, 429})
+IN_FLIGHT = "A request with this Idempotency-Key is still in progress; retry it shortly."
+PATH_LENGTH = IdempotencyRecord._meta.get_field("path").max_length or 500
+
+
+def _json(status: int, detail: str, **extra: Any) -> JsonResponse:
+    return JsonResponse({"detail": detail, **extra}, status=status)
+
+
+def principal_of(request: HttpRequest) -> str | None:
+    """Who is calling, from the Authorization header or the session; None when nobody valid.
+
+    Mirrors the authentication classes of REST_FRAMEWORK; an invalid credential gives None, and
+    the view then answers 401 on its own.
+    """
+    header = request.META.get("HTTP_AUTHORIZATION", "")
+    scheme, _, credential = header.partition(" ")
+    credential = credential.strip()
+    if scheme.lower() == "bearer" and credential:
+        key_id = (
+            IngestKey.objects.filter(digest=IngestKey.hash(credential), revoked_at__isnull=True)
+            .values_list("pk", flat=True)
+            .first()
+        )
+        return f"ingest:{key_id}" if key_id is not None else None
+    if scheme.lower() == "token" and credential:
+        from rest_framework.authtoken.models import Token
+
+        user_id = (
+            Token.objects.filter(key=credential, user__is_active=True)
+            .values_list("user_id", flat=True)
+            .first()
+        )
+        return f"user:{user_id}" if user_id is not None else None
+    if header:
+        return None
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        return f"user:{user.pk}"
+    return None
+
+
+def _replay(record: IdempotencyRecord) -> HttpResponse:
+    response = HttpResponse(
+        bytes(record.response_body or b""),
+        status=record.status_code or 200,
+        content_type=record.content_type or "application/json",
+    )
+    response[REPLAYED_HEADER] = "true"
+    return response
+
+
+class IdempotencyMiddleware:
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if request.path.startswith("/api/") and body_exceeds_limit(request):
+            # Every endpoint alike (DRF views, the metrics fast path, keyed or not): refused
+            # before anything reads the body.
+            return body_too_large()
+        key = request.headers.get(HEADER)
+        if key is None or request.method != "POST" or not request.path.startswith("/api/"):
+            return self.get_response(request)
+        if "\x00" in request.path:
+            return self.get_response(request)  # no such endpoint (404), and not storable as text
+        if not KEY_PATTERN.fullmatch(key):
+            return _json(
+                400,
+                f"{HEADER} must be 1 to 200 visible ASCII characters, e.g. a uuid4.",
+                field=HEADER,
+            )
+        principal = principal_of(request)
+        if principal is None:
+            return self.get_response(request)  # the view refuses it (401) and nothing is kept
+        try:
+            body = request.body
+        except RequestDataTooBig:
+            return body_too_large()
+        # The path is part of the request's identity: the same key sent to another endpoint is
+        # another request, not a retry.
+        digest = hashlib.sha256(
+            request.method.encode() + b" " + request.path.encode() + b"\n" + body
+        ).hexdigest()
+        with transaction.atomic():
+            outcome = self._claim(request, principal, key, digest)
+            if outcome is not None:
+                return outcome
+            response = self.get_response(request)
+            if response.status_code >= 500 or response.status_code in NOT_KEPT:
+                transaction.set_rollback(True)
+                return response
+            if response.streaming:
+                # Cannot be stored; the effect stays, and the key is released.
+                IdempotencyRecord.objects.filter(principal=principal, key=key).delete()
+                return response
+            IdempotencyRecord.objects.filter(principal=principal, key=key).update(
+                status_code=response.status_code,
+                response_body=response.content,
+                content_type=response.get("Content-Type", ""),
+            )
+            return response
+
+    def _claim(
+        self, request: HttpRequest, principal: str, key: str, digest: str
+    ) -> HttpResponse | None:
+        """Insert the record (None: this request runs) or answer from the one already there."""
+        try:
+            with transaction.atomic():
+                previous = _limit_lock_wait()
+                IdempotencyRecord.objects.create(
+                    principal=principal,
+                    key=key,
+                    method=request.method or "POST",
+                    path=request.path[:PATH_LENGTH],
+                    body_digest=digest,
+                )
+                _restore_lock_wait(previous)
+            return None
+        except IntegrityError:
+            pass
+        except DatabaseError as exc:
+            if not _is_lock_wait(exc):
+                raise
+            # The first request with this key is still running after the bounded wait.
+            log.info("idempotency key %s of %s still in flight: %s", key, principal, exc)
+            return _json(409, IN_FLIGHT)
+        record = IdempotencyRecord.objects.filter(principal=principal, key=key).first()
+        if record is None or record.status_code is None:
+            return _json(409, IN_FLIGHT)
+        if record.body_digest != digest:
+            return _json(
+                422,
+                f"This {HEADER} was already used for another request "
+                f"({record.method} {record.path}, another body); use a new key.",
+            )
+        return _replay(record)
+
+
+def _limit_lock_wait() -> str | None:
+    """On PostgreSQL, bound how long a second INSERT waits for the first request's transaction;
+    return the previous lock_timeout (None elsewhere).
+
+    `set_config(..., true)` is SET LOCAL: a failed INSERT rolls it back with its savepoint, and
+    `_restore_lock_wait` puts the previous value back after a successful one, so the view itself
+    runs with the server's own setting.
+    """
+    if connection.vendor != "postgresql":
+        return None
+    seconds = float(getattr(settings, "IDEMPOTENCY_WAIT_SECONDS", 10))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+            [f"{int(seconds * 1000)}ms"],
+        )
+        return str(cursor.fetchone()[0])
+
+
+def _restore_lock_wait(previous: str | None) -> None:
+    if previous is not None:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
+
+
+def _is_lock_wait(exc: DatabaseError) -> bool:
+    cause = exc.__cause__
+    sqlstate = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
+    # 55P03: lock_not_available (PostgreSQL); SQLite says "database is locked".
+    return sqlstate == "55P03" or "database is locked" in str(exc)

@@ -1,0 +1,86 @@
+"""`POST /api/v1/campaigns/{id}/ingest-keys/`: owners mint an ingest key, optionally bound to one
+planned item and a run kind (docs/api.md, docs/mlflow.md). The key is shown once, in the 201.
+
+Kept apart from campaigns/api/views.py: a key is a credential, and only the team's owners issue one
+(planners and viewers get 403, another team's campaign is 404 as everywhere).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaigns import services
+from campaigns.api.authentication import is_ingest
+from campaigns.api.fields import (
+    StrictCharField,
+    StrictModelSerializer,
+    StrictPrimaryKeyRelatedField,
+)
+from campaigns.api.permissions import campaign_for
+from campaigns.models import IngestKey, Membership, PlannedItem, Role, RunKind
+
+
+class IngestKeyCreateSerializer(serializers.Serializer[Any]):
+    name = StrictCharField(max_length=100, required=False, default="training loop")
+    item = StrictPrimaryKeyRelatedField(
+        queryset=PlannedItem.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="A planned item of this campaign: runs opened with the key default to it.",
+    )
+    kind = serializers.ChoiceField(
+        choices=RunKind.choices,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="The run kind the key's runs default to (blank: pilot).",
+    )
+
+
+class IngestKeyIssuedSerializer(StrictModelSerializer[IngestKey]):
+    key = serializers.SerializerMethodField(help_text="The key itself: shown this once only.")
+    # Blank when the key is not bound to a kind, which RunKind's enum does not list.
+    kind = StrictCharField(
+        read_only=True, help_text="pilot, full or inference; blank when not bound."
+    )
+
+    class Meta:
+        model = IngestKey
+        fields = ["id", "campaign", "name", "prefix", "item", "kind", "created_at", "key"]
+        read_only_fields = fields
+
+    def get_key(self, obj: IngestKey) -> str:
+        return str(self.context["raw"])
+
+
+def _is_owner(user: Any, team_id: int) -> bool:
+    return Membership.objects.has_role(user, team_id, {Role.OWNER})
+
+
+class CampaignIngestKeys(APIView):
+    """Issue an ingest key for this campaign (owners only); `item` and `kind` bind it."""
+
+    @extend_schema(request=IngestKeyCreateSerializer, responses={201: IngestKeyIssuedSerializer})
+    def post(self, request: Request, id: int) -> Response:
+        campaign = campaign_for(request, id)  # another team's campaign: 404
+        if is_ingest(request.user) or not _is_owner(request.user, campaign.team_id):
+            raise exceptions.PermissionDenied("Only the team's owners issue ingest keys.")
+        serializer = IngestKeyCreateSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        # services checks that the item is this campaign's (400 naming `item` otherwise).
+        key, raw = services.issue_ingest_key(
+            campaign=campaign,
+            user=request.user,
+            name=data["name"],
+            item=data.get("item"),
+            kind=data.get("kind") or "",
+        )
+        body = IngestKeyIssuedSerializer(key, context={"raw": raw}).data
+        return Response(body, status=201)

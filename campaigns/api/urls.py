@@ -1,0 +1,56 @@
+"""The campaigns API under /api/v1/ (docs/api.md: campaign planning and run logging)."""
+
+from django.urls import path, register_converter
+
+from campaigns.api import ingest_keys as api_keys
+from campaigns.api import teams as teams_api
+from campaigns.api import views as api
+from campaigns.api.serializers import RUN_ID_PATTERN
+
+
+class RunIdConverter:
+    """A client-chosen run id, as RunCreateSerializer accepts it; anything else is a 404."""
+
+    regex = RUN_ID_PATTERN
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value
+
+
+register_converter(RunIdConverter, "run_id")
+
+urlpatterns = [
+    path("teams/<int:id>/", teams_api.TeamDetail.as_view(), name="team-detail"),
+    path("campaigns/", api.CampaignList.as_view(), name="campaign-list"),
+    path("campaigns/<int:id>/", api.CampaignDetail.as_view(), name="campaign-detail"),
+    path("campaigns/<int:id>/commit/", api.CommitCampaign.as_view(), name="campaign-commit"),
+    path("campaigns/<int:id>/close/", api.CloseCampaign.as_view(), name="campaign-close"),
+    path("campaigns/<int:id>/variants/", api.CampaignVariants.as_view(), name="campaign-variants"),
+    path(
+        "campaigns/<int:id>/stop-rules/",
+        api.CampaignStopRules.as_view(),
+        name="campaign-stop-rules",
+    ),
+    path(
+        "campaigns/<int:id>/decisions/", api.CampaignDecisions.as_view(), name="campaign-decisions"
+    ),
+    path("campaigns/<int:id>/stages/", api.CampaignStages.as_view(), name="campaign-stages"),
+    path("campaigns/<int:id>/runs/", api.CampaignRuns.as_view(), name="campaign-runs"),
+    path(
+        "campaigns/<int:id>/ingest-keys/", api_keys.CampaignIngestKeys.as_view(), name="ingest-keys"
+    ),
+    path("runs/<run_id:run_id>/", api.RunDetail.as_view(), name="run-detail"),
+    path("runs/<run_id:run_id>/metrics/", api.RunMetrics.as_view(), name="run-metrics"),
+    path("runs/<run_id:run_id>/throughput/", api.RunThroughput.as_view(), name="run-throughput"),
+    path("runs/<run_id:run_id>/checkpoints/", api.RunCheckpoints.as_view(), name="run-checkpoints"),
+    path(
+        "runs/<run_id:run_id>/checkpoints/<int:id>/retrieved/",
+        api.RetrievedCheckpoint.as_view(),
+        name="run-checkpoint-retrieved",
+    ),
+    path("runs/<run_id:run_id>/stop/", api.StopRun.as_view(), name="run-stop"),
+    path("runs/<run_id:run_id>/finish/", api.FinishRun.as_view(), name="run-finish"),
+]

@@ -1,0 +1,497 @@
+"""The campaigns API (docs/api.md): planning through generic views, run logging through one small
+view per action. Views stay thin: scoping lives in campaigns/api/permissions.py, planning writes in
+campaigns/services.py (the admin calls the same functions), run data in
+campaigns/services/ingest.py.
+
+Tenancy: every lookup goes through `campaigns_for` / `campaign_for` / `run_for`, so another
+team's object is a 404. Roles: `TeamRole` (viewers read, planners and owners write); ingest keys
+only reach the views marked `allow_ingest`, and only their one campaign.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from django.core.exceptions import RequestDataTooBig
+from django.db import transaction
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+)
+from rest_framework import generics
+from rest_framework.exceptions import NotFound
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from campaigns import services
+from campaigns.api.permissions import campaign_for, campaigns_for, run_for
+from campaigns.api.serializers import (
+    CampaignSerializer,
+    CheckpointSerializer,
+    CloseCampaignSerializer,
+    ClosingRefusedSerializer,
+    CommittedSerializer,
+    DecisionSerializer,
+    FinishRunSerializer,
+    MetricBatchDocSerializer,
+    MetricNamesSerializer,
+    MetricsAcceptedSerializer,
+    MetricSeriesSerializer,
+    PlannedItemSerializer,
+    RunCreateSerializer,
+    RunDetailSerializer,
+    RunRefusedSerializer,
+    RunSerializer,
+    StageSerializer,
+    StopRuleSerializer,
+    StopRunSerializer,
+    ThroughputSerializer,
+    stop_info,
+)
+from campaigns.domain import downsampling as series
+from campaigns.models import Campaign, Checkpoint, DecisionPoint, PlannedItem, Run, Stage, StopRule
+from campaigns.selectors import run_cost as accrual
+from campaigns.selectors import run_metrics as readings
+from campaigns.services import ingest
+from campaigns.views import Conflict
+
+
+def _json(status: int, body: dict[str, Any]) -> HttpResponse:
+    return HttpResponse(orjson.dumps(body), status=status, content_type="application/json")
+
+
+def _refused(exc: ingest.RunRefused) -> Response:
+    """409 for a write the run's state refuses, saying what the state is (and the stop)."""
+    run = exc.run
+    return Response(
+        {"detail": str(exc), "run_id": run.run_id, "status": run.status, "stop": stop_info(run)},
+        status=409,
+    )
+
+
+REFUSED = OpenApiResponse(RunRefusedSerializer, description="The run is stopped or finished.")
+
+
+# --- Campaigns -----------------------------------------------------------------------------
+
+
+class CampaignList(generics.ListCreateAPIView[Campaign]):
+    """Campaigns of your teams; create one in a team you plan in (`team`, needed only when you
+    plan in several)."""
+
+    serializer_class = CampaignSerializer
+
+    def get_queryset(self) -> Any:
+        return campaigns_for(self.request.user)
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.instance = services.create_campaign(
+            user=self.request.user, **serializer.validated_data
+        )
+
+
+class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
+    """Read a campaign; edit it while it is a draft (after commit the plan is frozen: 409)."""
+
+    serializer_class = CampaignSerializer
+    lookup_url_kwarg = "id"
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def get_queryset(self) -> Any:
+        return campaigns_for(self.request.user)
+
+    def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        with transaction.atomic():
+            # Locked, so a commit cannot slip in between the draft check and the save.
+            campaign = get_object_or_404(self.get_queryset().select_for_update(), pk=kwargs["id"])
+            self.check_object_permissions(request, campaign)
+            if not campaign.is_draft and isinstance(request.data, dict):
+                # The state conflict comes before the body's shape: after commit only what the
+                # plan does not freeze may change (the admin allows the same).
+                sent = {"corpus_name" if k == "corpus" else k for k in request.data}
+                services.check_campaign_change(campaign, sent)
+            serializer = self.get_serializer(campaign, data=request.data, partial=True)
+            serializer.is_valid(raise_exception=True)
+            campaign = services.update_campaign(
+                campaign=campaign, user=request.user, **serializer.validated_data
+            )
+        return Response(self.get_serializer(campaign).data)
+
+
+class CommitCampaign(APIView):
+    """Freeze the plan baseline. 409 with the missing requirements (`problems`), or when the
+    campaign is already committed."""
+
+    @extend_schema(request=None, responses={200: CommittedSerializer})
+    def post(self, request: Request, id: int) -> Response:
+        campaign = campaign_for(request, id)
+        self.check_object_permissions(request, campaign)
+        # CommitRefused / PlanFrozen → 409 (views.exception_handler)
+        services.commit_plan(campaign=campaign, user=request.user)
+        return Response(CommittedSerializer(campaign, context={"request": request}).data)
+
+
+class CloseCampaign(APIView):
+    """Close the campaign with its `conclusion` (a negative result is a conclusion). 409 while
+    draft, when already closed, or naming the runs still running unless `stop_running`."""
+
+    @extend_schema(
+        request=CloseCampaignSerializer,
+        responses={200: CampaignSerializer, 409: ClosingRefusedSerializer},
+    )
+    def post(self, request: Request, id: int) -> Response:
+        campaign = campaign_for(request, id)
+        self.check_object_permissions(request, campaign)
+        body = CloseCampaignSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        campaign = services.close_campaign(
+            campaign=campaign, user=request.user, **body.validated_data
+        )
+        return Response(CampaignSerializer(campaign, context={"request": request}).data)
+
+
+class CampaignChild:
+    """For /campaigns/{id}/…: the campaign, found in the caller's scope and role-checked once."""
+
+    kwargs: dict[str, Any]
+
+    def get_campaign(self) -> Campaign:
+        if not hasattr(self, "_campaign"):
+            request: Request = self.request  # type: ignore[attr-defined]
+            campaign = campaign_for(request, self.kwargs["id"])
+            self.check_object_permissions(request, campaign)  # type: ignore[attr-defined]
+            self._campaign = campaign
+        return self._campaign
+
+    def get_serializer_context(self) -> dict[str, Any]:
+        context: dict[str, Any] = super().get_serializer_context()  # type: ignore[misc]
+        if not getattr(self, "swagger_fake_view", False):
+            context["campaign"] = self.get_campaign()
+        return context
+
+
+class CampaignVariants(CampaignChild, generics.ListCreateAPIView[PlannedItem]):
+    """Planned items: baseline, variants, data and resume checks. After commit an item is
+    added as an amendment and needs `amendment_reason`."""
+
+    serializer_class = PlannedItemSerializer
+
+    def get_queryset(self) -> Any:
+        return readings.with_full_run_counts(
+            PlannedItem.objects.filter(campaign=self.get_campaign())
+        )
+
+    def perform_create(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        serializer.instance = services.create_item(
+            campaign=self.get_campaign(),
+            user=self.request.user,
+            amendment_reason=data.pop("amendment_reason", ""),
+            **data,
+        )
+
+
+class CampaignStopRules(CampaignChild, generics.ListCreateAPIView[StopRule]):
+    """Stop rules, written before the runs; 409 once the plan is committed."""
+
+    serializer_class = StopRuleSerializer
+
+    def get_queryset(self) -> Any:
+        return StopRule.objects.filter(campaign=self.get_campaign())
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        # The state conflict (409) comes before the body's shape (400).
+        services.check_draft(self.get_campaign(), "stop rules")
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer: Any) -> None:
+        serializer.instance = services.add_stop_rule(
+            campaign=self.get_campaign(), user=self.request.user, **serializer.validated_data
+        )
+
+
+class CampaignDecisions(CampaignChild, generics.ListCreateAPIView[DecisionPoint]):
+    """Decision points (after the pilot: continue, cut optional variants, revise the question),
+    recorded with who, when and why."""
+
+    serializer_class = DecisionSerializer
+
+    def get_queryset(self) -> Any:
+        return DecisionPoint.objects.filter(campaign=self.get_campaign()).prefetch_related(
+            "cut_variants"
+        )
+
+    def perform_create(self, serializer: Any) -> None:
+        data = serializer.validated_data
+        serializer.instance = services.record_decision(
+            campaign=self.get_campaign(),
+            outcome=data["outcome"],
+            rationale=data["rationale"],
+            user=self.request.user,
+            cut_variants=list(data.get("cut_variants", [])),
+            label=data.get("label") or "after the pilot",
+        )
+
+
+class CampaignStages(CampaignChild, generics.ListCreateAPIView[Stage]):
+    """Calendar stages of the plan; added while drafting (after commit the plan is frozen and
+    observed hours go to /stages/{sid}/observed/)."""
+
+    serializer_class = StageSerializer
+
+    def get_queryset(self) -> Any:
+        return Stage.objects.filter(campaign=self.get_campaign()).prefetch_related("depends_on")
+
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        services.check_draft(self.get_campaign(), "calendar stages")
+        return super().create(request, *args, **kwargs)
+
+    def perform_create(self, serializer: Any) -> None:
+        data = dict(serializer.validated_data)
+        serializer.instance = services.add_stage(
+            campaign=self.get_campaign(),
+            user=self.request.user,
+            depends_on=list(data.pop("depends_on", [])),
+            **data,
+        )
+
+
+class CampaignRuns(CampaignChild, generics.ListCreateAPIView[Run]):
+    """Runs of a campaign. POST creates one, or answers the same run again (200) for the same
+    `run_id` and config; another config under that id is a 409."""
+
+    serializer_class = RunSerializer
+    allow_ingest = True
+    ingest_methods = frozenset({"POST"})  # an ingest key appends; it does not browse
+
+    def get_queryset(self) -> Any:
+        return Run.objects.filter(campaign=self.get_campaign()).select_related("stop_rule")
+
+    @extend_schema(
+        request=RunCreateSerializer,
+        responses={201: RunDetailSerializer, 200: RunDetailSerializer},
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        campaign = self.get_campaign()
+        serializer = RunCreateSerializer(data=request.data, context=self.get_serializer_context())
+        serializer.is_valid(raise_exception=True)
+        try:
+            run, created = ingest.open_run(campaign, **serializer.validated_data)
+        except (ingest.RunIdTaken, ingest.CampaignNotOpen) as exc:
+            raise Conflict(str(exc)) from exc
+        return Response(RunDetailSerializer(run).data, status=201 if created else 200)
+
+
+# --- Runs ----------------------------------------------------------------------------------
+
+
+class RunView(APIView):
+    """Base of /runs/{run_id}/…: ingest keys welcome (their campaign's runs only)."""
+
+    allow_ingest = True
+
+    def get_run(self) -> Run:
+        run = run_for(self.request, self.kwargs["run_id"])
+        self.check_object_permissions(self.request, run)
+        return run
+
+
+class RunDetail(RunView):
+    @extend_schema(responses={200: RunDetailSerializer})
+    def get(self, request: Request, run_id: str) -> Response:
+        """The run: status, stop (rule, reason, step, at) and latest figures."""
+        return Response(RunDetailSerializer(self.get_run()).data)
+
+
+class RunMetrics(RunView):
+    """Read the run's metrics, or append up to 10,000 points and apply the stop rules.
+
+    The write is the fast path of the API: the body is parsed with orjson and checked without
+    serializers, and the points go to the database in one COPY (PostgreSQL).
+    """
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("name", str, description="One metric: its series, downsampled."),
+            OpenApiParameter(
+                "x",
+                str,
+                enum=["step", "cost"],
+                description="`cost` adds each point's cost so far (`cost`, a decimal string in "
+                "the campaign's currency, or null when nothing prices an hour).",
+            ),
+            OpenApiParameter(
+                "max_points",
+                int,
+                description=f"At most this many points (2 to {readings.LIMIT_MAX_POINTS}, "
+                f"default {readings.DEFAULT_MAX_POINTS}); each bucket keeps its minimum and "
+                "maximum, every non-finite point and the last point are kept.",
+            ),
+        ],
+        responses={
+            200: PolymorphicProxySerializer(
+                component_name="RunMetricsRead",
+                serializers=[MetricNamesSerializer, MetricSeriesSerializer],
+                resource_type_field_name=None,
+            )
+        },
+    )
+    def get(self, request: Request, run_id: str) -> HttpResponse:
+        """Without `name`: the run's metric names with counts. With it: that series."""
+        run = self.get_run()
+        name = request.query_params.get("name")
+        if name is None:
+            names = readings.metric_names(run)
+            return _json(
+                200,
+                {
+                    "run_id": run.run_id,
+                    "metrics": [{"name": n, "count": c} for n, c in names],
+                },
+            )
+        raw = request.query_params.get("max_points", str(readings.DEFAULT_MAX_POINTS))
+        try:
+            max_points = int(raw)
+        except ValueError:
+            max_points = 0
+        if not 2 <= max_points <= readings.LIMIT_MAX_POINTS:
+            return _json(
+                400,
+                {
+                    "max_points": [
+                        f"A whole number from 2 to {readings.LIMIT_MAX_POINTS}; got {raw!r}."
+                    ]
+                },
+            )
+        x = request.query_params.get("x", "step")
+        if x not in ("step", "cost"):
+            return _json(400, {"x": [f'"step" (the default) or "cost"; got {x!r}.']})
+        found = readings.metric_series(run, name, max_points)
+        points: list[dict[str, Any]] = [
+            {"step": step, "value": series.as_json_value(value)} for step, value in found.points
+        ]
+        if x == "cost":
+            # Each point's cost so far, so a loss-vs-money curve needs no client arithmetic
+            # (docs/domain.md §18); null where nothing prices an hour in this campaign.
+            priced = accrual.point_costs(run, readings.logged_at(run, name, found.points))
+            costs: list[Any] = list(priced) if priced is not None else [None] * len(points)
+            for point, cost in zip(points, costs, strict=True):
+                point["cost"] = None if cost is None else str(cost)
+        return _json(
+            200,
+            {
+                "run_id": run.run_id,
+                "name": name,
+                "count": found.count,
+                "returned": len(found.points),
+                "max_points": max_points,
+                "points": points,
+            },
+        )
+
+    @extend_schema(
+        request=MetricBatchDocSerializer,
+        responses={201: MetricsAcceptedSerializer, 409: REFUSED},
+    )
+    def post(self, request: Request, run_id: str) -> HttpResponse:
+        run = self.get_run()
+        media_type = (request.content_type or "").split(";")[0].strip().lower()
+        if media_type != "application/json" and not media_type.endswith("+json"):
+            return _json(415, {"detail": f'Unsupported media type "{media_type}" in request.'})
+        try:
+            points = ingest.read_metric_batch(request.body)
+        except RequestDataTooBig:
+            return _json(413, {"detail": "The request body is too large."})
+        except ingest.BatchRefused as exc:
+            return _json(exc.status, exc.body)
+        try:
+            appended = ingest.append_metrics(run, points)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        stop = stop_info(appended.run)
+        return _json(
+            201, {"accepted": appended.accepted, "stopped": stop is not None, "stop": stop}
+        )
+
+
+class RunThroughput(RunView):
+    @extend_schema(
+        request=ThroughputSerializer, responses={201: ThroughputSerializer, 409: REFUSED}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        """Measured throughput: samples or tokens per second over `gpus` GPUs."""
+        run = self.get_run()
+        serializer = ThroughputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            sample = ingest.record_throughput(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(ThroughputSerializer(sample).data, status=201)
+
+
+class RunCheckpoints(RunView):
+    @extend_schema(
+        request=CheckpointSerializer, responses={201: CheckpointSerializer, 409: REFUSED}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        """A checkpoint; one that is no usable resume fires the `no_usable_resume` rule."""
+        run = self.get_run()
+        serializer = CheckpointSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            checkpoint, _firing = ingest.record_checkpoint(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(CheckpointSerializer(checkpoint).data, status=201)
+
+
+class RetrievedCheckpoint(RunView):
+    @extend_schema(request=None, responses={200: CheckpointSerializer})
+    def post(self, request: Request, run_id: str, id: int) -> Response:
+        """Mark the checkpoint copied off the rented machine (no body; marking twice is a
+        no-op): its `checkpoint_not_retrieved` alert resolves at the next scan."""
+        run = self.get_run()
+        try:
+            checkpoint = ingest.mark_checkpoint_retrieved(run, id)
+        except Checkpoint.DoesNotExist as exc:
+            raise NotFound("no such checkpoint on this run") from exc
+        return Response(CheckpointSerializer(checkpoint).data)
+
+
+class StopRun(RunView):
+    @extend_schema(request=StopRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
+    def post(self, request: Request, run_id: str) -> Response:
+        """Stop the run by hand: `reason` (required) and the `rule` applied, if any."""
+        run = self.get_run()
+        serializer = StopRunSerializer(data=request.data, context={"run": run})
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        try:
+            run = ingest.stop_run(
+                run, reason=data["reason"], rule=data.get("rule"), step=data.get("step")
+            )
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(RunDetailSerializer(run).data)
+
+
+class FinishRun(RunView):
+    @extend_schema(request=FinishRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
+    def post(self, request: Request, run_id: str) -> Response:
+        """Close the run as completed or failed with its observed hours (a stopped run stays
+        stopped; its hours still count)."""
+        run = self.get_run()
+        serializer = FinishRunSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            run = ingest.finish_run(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(RunDetailSerializer(run).data)

@@ -1,0 +1,138 @@
+"""What the campaign page and the forecast say about a plan: tiers, reserved hours against the
+window, same-GPU overflow alerts, grid warnings. Reads the models, computes with the pure
+modules (`calendar`, `design`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from campaigns.domain import calendar
+from campaigns.domain.formatting import format_hours
+from campaigns.domain.grid_warning import grid_warning
+from campaigns.models import Campaign, ItemRole, ItemStatus, Stage, Tier
+
+fmt_hours = format_hours  # the campaign page's name for the project's one hours formatter
+
+
+@dataclass(frozen=True)
+class CampaignSummary:
+    tiers: dict[str, int]
+    reserved_hours: Decimal
+    window_hours: Decimal
+    uncommitted_hours: Decimal
+    headline: str
+    alerts: list[str] = field(default_factory=list)
+    schedule: calendar.Schedule | None = None
+
+
+def stage_keys(stages: list[Stage]) -> dict[int, str]:
+    """Stage names as calendar keys (people read them in alerts); #id only where names repeat."""
+    names = Counter(s.name for s in stages)
+    return {s.pk: s.name if names[s.name] == 1 else f"{s.name} #{s.pk}" for s in stages}
+
+
+def calendar_stages(campaign: Campaign) -> list[calendar.Stage]:
+    stages = list(campaign.stages.prefetch_related("depends_on").order_by("id"))
+    keys = stage_keys(stages)
+    return [
+        calendar.Stage(
+            key=keys[s.pk],
+            name=s.name,
+            kind=s.kind,
+            machine=s.machine,
+            resource=s.resource or None,
+            planned_hours=float(s.planned_hours),
+            depends_on=tuple(keys[d.pk] for d in s.depends_on.all()),
+        )
+        for s in stages
+    ]
+
+
+def campaign_summary(campaign: Campaign) -> CampaignSummary:
+    items = list(campaign.items.all())
+    tiers = Counter(i.tier for i in items if i.status != ItemStatus.CUT)
+    window = Decimal(campaign.window_hours)
+    alerts: list[str] = []
+    schedule = None
+    stages = calendar_stages(campaign)
+    if stages:
+        try:
+            schedule = calendar.schedule(stages, float(window))
+        except ValueError as exc:
+            alerts.append(f"The calendar cannot be scheduled: {exc}")
+    if schedule is not None:
+        reserved = Decimal(str(schedule.makespan_hours)).quantize(Decimal("0.01"))
+        alerts.extend(
+            load.message
+            for load in calendar.resource_loads(stages, float(window))
+            if load.exceeds_window
+        )
+    else:
+        # Without a calendar, the items' machine and preparation hours run one after another.
+        reserved = sum(
+            (Decimal(i.planned_hours) + Decimal(i.prep_hours) for i in items if i.status != "cut"),
+            Decimal("0"),
+        )
+    uncommitted = window - reserved
+    if uncommitted >= 0:
+        headline = (
+            f"{fmt_hours(reserved)} h reserved of a {fmt_hours(window)} h window: "
+            f"{fmt_hours(uncommitted)} h uncommitted"
+        )
+    else:
+        headline = (
+            f"{fmt_hours(reserved)} h reserved of a {fmt_hours(window)} h window: "
+            f"{fmt_hours(-uncommitted)} h over"
+        )
+        alerts.append(
+            f"The calendar exceeds the window by {fmt_hours(-uncommitted)} h: look at a longer "
+            "plan, or a reduced protocol that still answers the question."
+        )
+    if not any(i.tier == Tier.MANDATORY for i in items):
+        alerts.append("No mandatory item yet: the plan cannot be committed.")
+    if not any(i.role == ItemRole.BASELINE for i in items):
+        alerts.append("No baseline: a variant is only judged against a baseline.")
+    warning = grid_warning([i.config for i in items if i.role == ItemRole.VARIANT and i.config])
+    if warning:
+        alerts.append(warning)
+    return CampaignSummary(
+        tiers={t: tiers.get(t, 0) for t in Tier.values},
+        reserved_hours=reserved,
+        window_hours=window,
+        uncommitted_hours=uncommitted,
+        headline=headline,
+        alerts=alerts,
+        schedule=schedule,
+    )
+
+
+def commit_warnings(campaign: Campaign) -> list[str]:
+    """What the commit confirmation page warns about before the plan freezes (none refuses the
+    commit; `Campaign.commit_problems` does): items with no stage, the page's alerts (stages
+    outgrowing the window, grid-like variants, no baseline), lots not covering the calendar."""
+    warnings: list[str] = []
+    staged = set(campaign.stages.exclude(variant=None).values_list("variant_id", flat=True))
+    for item in campaign.items.exclude(status=ItemStatus.CUT).order_by("id"):
+        if item.pk not in staged:
+            warnings.append(f"{item.name} has no stage: the calendar does not reserve its hours.")
+    summary = campaign_summary(campaign)
+    warnings.extend(summary.alerts)
+    lots = list(campaign.lots.select_related("plan"))
+    if summary.schedule is not None and summary.schedule.machine_hours:
+        machine_span = max(
+            (e.end_hours for e in summary.schedule.entries if e.machine), default=0.0
+        )
+        covered = sum(float(lot.plan.duration_hours) * lot.quantity for lot in lots)
+        if not lots:
+            warnings.append(
+                f"No lot is reserved: the calendar needs {format_hours(machine_span)} h of "
+                "machine time."
+            )
+        elif covered < machine_span:
+            warnings.append(
+                f"The reserved lots cover {format_hours(covered)} h; the calendar needs "
+                f"{format_hours(machine_span)} h of machine time."
+            )
+    return warnings

@@ -1,0 +1,103 @@
+"""Reading what runs cost so far: the campaign's lots and hourly rate as
+campaigns/domain/run_cost.py
+takes them (docs/domain.md §18). Reads only; the ledger posts finished hourly runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from django.utils import timezone
+
+from campaigns.domain import run_cost as costs
+from campaigns.models import Campaign, LotReservation, Run
+
+
+@dataclass(frozen=True)
+class Pricing:
+    """What an hour costs in one campaign: its lots, its hourly rate and its currency."""
+
+    lots: tuple[costs.LotPrice, ...]
+    hourly_rate_per_gpu: Decimal | None
+    currency: str
+
+    def rate(self, gpu: str = "") -> costs.Rate | None:
+        return costs.effective_rate(self.lots, self.hourly_rate_per_gpu, gpu)
+
+
+def lot_prices(campaign_ids: Iterable[int]) -> dict[int, list[costs.LotPrice]]:
+    """The reserved lots of these campaigns (one query)."""
+    found: dict[int, list[costs.LotPrice]] = {}
+    rows = LotReservation.objects.filter(campaign_id__in=list(campaign_ids)).values_list(
+        "campaign_id",
+        "plan__price",
+        "quantity",
+        "plan__duration_hours",
+        "plan__gpus_per_lot",
+        "plan__gpu__name",
+    )
+    for campaign_id, price, quantity, hours, gpus, gpu in rows:
+        found.setdefault(campaign_id, []).append(
+            costs.LotPrice(
+                price=price, quantity=quantity, duration_hours=hours, gpus_per_lot=gpus, gpu=gpu
+            )
+        )
+    return found
+
+
+def pricing(campaign: Campaign) -> Pricing:
+    lots = lot_prices([campaign.pk]).get(campaign.pk, [])
+    return Pricing(tuple(lots), campaign.hourly_rate_per_gpu, campaign.currency)
+
+
+def run_hours(run: Run, now: datetime | None = None) -> Decimal:
+    ended = run.finished_at or run.stopped_at
+    return costs.run_hours(
+        observed_hours=run.observed_hours,
+        started=run.created_at,
+        ended=ended,
+        now=now or timezone.now(),
+    )
+
+
+def run_cost(
+    run: Run, prices: Pricing, *, gpu: str = "", now: datetime | None = None
+) -> tuple[Decimal, costs.Rate] | None:
+    """The run's cost so far and the rate it was found with; None when nothing prices it."""
+    rate = prices.rate(gpu)
+    if rate is None:
+        return None
+    return costs.run_cost(run_hours(run, now), run.gpus, rate), rate
+
+
+def cost_so_far(run: Run, now: datetime | None = None) -> dict[str, Any] | None:
+    """`{"amount", "currency", "basis"}` as GET /runs/{run_id}/ shows it (docs/api.md)."""
+    campaign = run.campaign
+    gpu = run.variant.gpu if run.variant_id and run.variant else ""
+    found = run_cost(run, pricing(campaign), gpu=gpu, now=now)
+    if found is None:
+        return None
+    amount, rate = found
+    return {"amount": str(amount), "currency": campaign.currency, "basis": rate.basis}
+
+
+def point_costs(
+    run: Run, points: Iterable[tuple[int, datetime]], *, now: datetime | None = None
+) -> list[Decimal] | None:
+    """Each point's cost, for `GET /runs/{run_id}/metrics/?x=cost` (docs/api.md): `points` are
+    (step, logged_at). A finished run's cost is spread over its steps (its hours are final);
+    a running run's is the wall time it had run when the point was logged. None when nothing
+    prices an hour in this campaign."""
+    gpu = run.variant.gpu if run.variant_id and run.variant else ""
+    rate = pricing(run.campaign).rate(gpu)
+    if rate is None:
+        return None
+    if run.finished_at is not None or run.stopped_at is not None:
+        total = costs.run_cost(run_hours(run, now), run.gpus, rate)
+        last = run.last_step or 0
+        return [costs.cost_at_step(step, last, total) for step, _at in points]
+    return [costs.cost_at_time(at, run.created_at, run.gpus, rate) for _step, at in points]

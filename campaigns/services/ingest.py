@@ -1,0 +1,665 @@
+"""Writes of run data: each is one transaction that locks the run, stores what was sent, applies
+the campaign's stop rules (campaigns/domain/stop_rules.py) and records a firing on the run.
+
+The run row is locked (SELECT ... FOR UPDATE) first, so a stop, a finish and concurrent metric
+batches of one run are applied one after the other: a batch either lands before a stop, or is
+refused after it, never half of each.
+
+A batch that fires a rule is still stored: the NaN that stopped a run is evidence. Later metric
+batches are refused (409) naming the stop. Throughput and checkpoints are still taken after a
+stop (they cost the rental and say where to resume) but not after a finish.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+import orjson
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from campaigns import signals
+from campaigns.api.fields import identifier_problem
+from campaigns.domain import stop_rules as rules
+from campaigns.models import (
+    Campaign,
+    CampaignClosed,
+    CampaignStatus,
+    Checkpoint,
+    MetricPoint,
+    PlannedItem,
+    Run,
+    RunArtifact,
+    RunStatus,
+    StopRule,
+    ThroughputSample,
+)
+
+log = logging.getLogger(__name__)
+
+FINISHED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED})
+
+
+class Point(NamedTuple):
+    """A validated metric point. `token` is "NaN", "Infinity" or "-Infinity" when not finite."""
+
+    name: str
+    step: int
+    value: float
+    token: str
+
+
+class RunRefused(Exception):
+    """The run's state refuses this write (409); `run` is the run as it is now."""
+
+    def __init__(self, message: str, run: Run) -> None:
+        super().__init__(message)
+        self.run = run
+
+
+class RunIdTaken(Exception):
+    """The run id is already used in this team for another configuration (409)."""
+
+
+class CampaignNotOpen(Exception):
+    """The campaign takes no runs: still a draft, or closed (409)."""
+
+
+@dataclass(frozen=True)
+class Appended:
+    run: Run
+    accepted: int
+    firing: rules.Firing | None
+
+
+# --- Runs ----------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def open_run(
+    campaign: Campaign,
+    *,
+    run_id: str,
+    variant: PlannedItem | None = None,
+    kind: str = "full",
+    config: dict[str, Any] | None = None,
+    gpus: int = 1,
+) -> tuple[Run, bool]:
+    """Create run `run_id`, or take up the same run again (False); another config → RunIdTaken.
+
+    A run id names one configuration for good (docs/domain.md §4): a restarted job that sends
+    the same configuration gets its run back, a fixed configuration needs a new id.
+    """
+    if campaign.status == CampaignStatus.DRAFT:
+        raise CampaignNotOpen(
+            "commit the plan before logging runs: stop rules are written before the runs"
+        )
+    if campaign.status == CampaignStatus.CLOSED:
+        raise CampaignNotOpen("the campaign is closed: it takes no new runs")
+    config = config or {}
+    digest = Run.digest_config(config)
+    existing = Run.objects.filter(team_id=campaign.team_id, run_id=run_id).first()
+    if existing is None:
+        try:
+            with transaction.atomic():
+                run = Run.objects.create(
+                    team_id=campaign.team_id,
+                    campaign=campaign,
+                    run_id=run_id,
+                    variant=variant,
+                    kind=kind,
+                    gpus=gpus,
+                    config=config,
+                    config_digest=digest,
+                )
+        except IntegrityError:
+            # Another request created it between our look and our insert: compare with it.
+            existing = Run.objects.get(team_id=campaign.team_id, run_id=run_id)
+        else:
+            _mark_running(campaign)
+            return run, True
+    if existing.campaign_id != campaign.pk:
+        raise RunIdTaken(f"run id {run_id!r} is already used in another campaign of this team")
+    if existing.config_digest != digest:
+        raise RunIdTaken(
+            f"run {run_id!r} exists with another configuration: "
+            "a new configuration needs a new run id"
+        )
+    if existing.kind != kind or existing.variant_id != (variant.pk if variant else None):
+        raise RunIdTaken(
+            f"run {run_id!r} exists as a {existing.kind} run of variant "
+            f"{existing.variant_id}: a new run needs a new run id"
+        )
+    if existing.gpus != gpus:
+        # Its cost is its hours × GPUs: another GPU count is another run.
+        raise RunIdTaken(
+            f"run {run_id!r} exists on {existing.gpus} GPU(s), not {gpus}: "
+            "a new run needs a new run id"
+        )
+    return existing, False
+
+
+def _mark_running(campaign: Campaign) -> None:
+    """The first run moves a committed campaign to running. Saved, not updated in bulk, so the
+    post_save listeners (the estimates app's staleness) hear of it."""
+    if campaign.status != CampaignStatus.COMMITTED:
+        return
+    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    if locked.status == CampaignStatus.COMMITTED:
+        locked.status = CampaignStatus.RUNNING
+        locked.save(update_fields=["status", "updated_at"])
+        campaign.status = locked.status
+
+
+def _locked(run: Run) -> Run:
+    """The run, locked, in a campaign that still takes run data.
+
+    The campaign's status is read after the lock, in its own statement: closing locks every run
+    of the campaign first, so a write that got here after a close committed sees it closed.
+    """
+    locked = Run.objects.select_for_update().get(pk=run.pk)
+    campaign = Campaign.objects.only("status", "closed_at").get(pk=locked.campaign_id)
+    try:
+        campaign.refuse_if_closed()
+    except CampaignClosed as exc:
+        raise RunRefused(str(exc), locked) from exc
+    return locked
+
+
+def _refuse_unless_running(run: Run) -> None:
+    if run.status == RunStatus.STOPPED:
+        by = f"rule #{run.stop_rule_id}" if run.stop_rule_id else "hand"
+        raise RunRefused(
+            f"run {run.run_id!r} was stopped by {by}: {run.stop_reason}; "
+            "a fixed configuration needs a new run id",
+            run,
+        )
+    if run.status in FINISHED:
+        raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
+
+
+def _refuse_if_finished(run: Run) -> None:
+    if run.status in FINISHED:
+        raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
+
+
+def rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
+    """The campaign's stop rules as rules.py takes them; an unusable one is logged and skipped
+    (the API refuses those, but an old row must not stop every batch with a 500)."""
+    specs = []
+    for rule in StopRule.objects.filter(campaign_id=campaign_id).order_by("id"):
+        try:
+            specs.append(
+                rules.StopRuleSpec(
+                    id=rule.pk,
+                    kind=rule.kind,  # type: ignore[arg-type]
+                    metric=rule.metric,
+                    comparator=rule.comparator or None,  # type: ignore[arg-type]
+                    threshold=rule.threshold,
+                    description=rule.description,
+                )
+            )
+        except ValueError as exc:
+            log.warning("stop rule %s is unusable and was skipped: %s", rule.pk, exc)
+    return specs
+
+
+def budget_firing(run: Run, specs: Sequence[rules.StopRuleSpec], now: Any) -> rules.Firing | None:
+    """The budget_overrun rule on the campaign's spend so far (docs/domain.md §18).
+
+    The spend is asked of the layers above (signals.spend_requested: the ledger answers with
+    its incurred total plus the hourly accrual not yet posted); this app never reads the ledger.
+    Only asked when the campaign has such a rule and a budget: the hot path stays one query.
+    """
+    if not any(spec.kind == "budget_overrun" for spec in specs):
+        return None
+    campaign = Campaign.objects.only("budget", "currency").get(pk=run.campaign_id)
+    if campaign.budget is None:
+        return None
+    answers: list[Decimal] = []
+    for _receiver, answer in signals.spend_requested.send(
+        sender=Campaign, campaign_id=run.campaign_id, now=now
+    ):
+        spent: object = answer
+        if isinstance(spent, Decimal):
+            answers.append(spent)
+    if not answers:
+        return None
+    return rules.evaluate_spend(specs, sum(answers, Decimal(0)), campaign.budget, campaign.currency)
+
+
+def _record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
+    run.status = RunStatus.STOPPED
+    run.stop_rule_id = firing.rule_id
+    run.stop_reason = firing.reason
+    # A budget firing has no step of its own: the run stops where it had got to.
+    run.stop_step = firing.step if firing.step is not None else run.last_step
+    run.stopped_at = now
+
+
+# --- Metrics -------------------------------------------------------------------------------
+
+
+@transaction.atomic
+def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
+    """Store a batch of points (all or nothing) and apply the metric stop rules to it."""
+    run = _locked(run)
+    _refuse_unless_running(run)
+    if not points:
+        return Appended(run, 0, None)
+    now = timezone.now()
+    _insert_points(run, points, now)
+
+    specs = rule_specs(run.campaign_id)
+    watched = {name for spec in specs for name in spec.metric_names}
+    firing = rules.evaluate_points(
+        specs,
+        (rules.MetricPoint(p.name, p.step, p.value) for p in points if p.name in watched),
+    )
+    fields = []
+    top = max(p.step for p in points)
+    if run.last_step is None or top > run.last_step:
+        run.last_step = top
+        fields.append("last_step")
+    if firing is None:
+        firing = budget_firing(run, specs, now)
+    if firing is not None:
+        _record_stop(run, firing, now)
+        fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+    if fields:
+        run.save(update_fields=fields)
+    return Appended(run, len(points), firing)
+
+
+def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:
+    if connection.vendor == "postgresql":
+        # COPY: one round trip for the whole batch. double precision keeps NaN and ±Inf as
+        # they are; the token column says so in words as well.
+        opts = MetricPoint._meta
+        columns = ", ".join(
+            connection.ops.quote_name(opts.get_field(f).column)  # type: ignore[union-attr,arg-type]
+            for f in ("run", "name", "step", "value", "non_finite", "created_at")
+        )
+        sql = f"COPY {connection.ops.quote_name(opts.db_table)} ({columns}) FROM STDIN"
+        with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
+            copy.write(_copy_text(run.pk, points, now))
+        return
+    # SQLite cannot store NaN (it reads back as NULL): the token column carries non-finite
+    # values there, and the float stays NULL rather than a made-up number.
+    MetricPoint.objects.bulk_create(
+        [
+            MetricPoint(
+                run_id=run.pk,
+                name=p.name,
+                step=p.step,
+                value=None if p.token else p.value,
+                non_finite=p.token,
+                created_at=now,
+            )
+            for p in points
+        ],
+        batch_size=2000,
+    )
+
+
+def _copy_text(run_pk: int, points: Sequence[Point], now: Any) -> bytes:
+    """The batch in COPY's text format, built in one go (a third of the time of write_row).
+
+    Names are printable (read_metric_batch checks), so no tab, newline or carriage return can
+    break a row; a backslash is COPY's escape character and is doubled. Floats use repr(), which
+    round-trips exactly; non-finite values use the tokens PostgreSQL reads (NaN, Infinity).
+    """
+    prefix = f"{run_pk}\t"
+    suffix = f"\t{now.isoformat()}\n"
+    names: dict[str, str] = {}
+    rows = []
+    for p in points:
+        name = names.get(p.name)
+        if name is None:
+            name = names[p.name] = p.name.replace("\\", "\\\\")
+        value = p.token or repr(p.value)
+        rows.append(f"{prefix}{name}\t{p.step}\t{value}\t{p.token}{suffix}")
+    return "".join(rows).encode()
+
+
+# --- Throughput and checkpoints ------------------------------------------------------------
+
+
+@transaction.atomic
+def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
+    run = _locked(run)
+    _refuse_if_finished(run)
+    sample = ThroughputSample.objects.create(run=run, **measured)
+    if run.status == RunStatus.RUNNING:
+        # A throughput report says the run is still renting time: check the budget too.
+        now = timezone.now()
+        firing = budget_firing(run, rule_specs(run.campaign_id), now)
+        if firing is not None:
+            _record_stop(run, firing, now)
+            run.save(
+                update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+            )
+    sample.run = run
+    return sample
+
+
+@transaction.atomic
+def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing | None]:
+    """Store a checkpoint and stop the run when it is not a usable resume.
+
+    Unusable: a component the campaign requires is missing, the reload was not verified in a
+    new process, or its step is behind the previous checkpoint's (resuming from it would replay
+    or lose work). The metric steps are not compared: a loop logs past a checkpoint's step
+    while that checkpoint is still being written.
+    """
+    run = _locked(run)
+    _refuse_if_finished(run)
+    previous = Checkpoint.objects.filter(run=run).aggregate(step=Max("step"))["step"]
+    checkpoint = Checkpoint.objects.create(run=run, **facts)
+    firing = None
+    if run.status == RunStatus.RUNNING:
+        campaign = Campaign.objects.only("required_checkpoint_components").get(pk=run.campaign_id)
+        required = frozenset(campaign.required_checkpoint_components or []) & rules.COMPONENTS
+        firing = rules.evaluate_checkpoint(
+            rule_specs(run.campaign_id),
+            rules.CheckpointFacts(
+                step=checkpoint.step,
+                components=frozenset(checkpoint.components),
+                resume_verified=checkpoint.resume_verified,
+            ),
+            required_components=required,
+            last_logged_step=previous,
+        )
+    fields = []
+    if run.last_step is None or checkpoint.step > run.last_step:
+        run.last_step = checkpoint.step
+        fields.append("last_step")
+    if firing is not None:
+        _record_stop(run, firing, timezone.now())
+        fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+    if fields:
+        run.save(update_fields=fields)
+    checkpoint.run = run
+    return checkpoint, firing
+
+
+@transaction.atomic
+def mark_checkpoint_retrieved(run: Run, checkpoint_id: int) -> Checkpoint:
+    """Mark one of the run's checkpoints copied off the rented machine (docs/domain.md §19: the
+    `checkpoint_not_retrieved` alert resolves at the next scan). Taken after the run ended too:
+    a checkpoint is usually copied once training stops; marking it twice changes nothing.
+    Raises Checkpoint.DoesNotExist when the run has no such checkpoint."""
+    checkpoint = Checkpoint.objects.select_for_update().get(run=run, pk=checkpoint_id)
+    if not checkpoint.retrieved:
+        checkpoint.retrieved = True
+        checkpoint.save(update_fields=["retrieved"])
+    return checkpoint
+
+
+# --- Stop and finish -----------------------------------------------------------------------
+
+
+@transaction.atomic
+def stop_run(
+    run: Run, *, reason: str, rule: StopRule | None = None, step: int | None = None
+) -> Run:
+    """Stop a run by hand (or by a rule applied by a person); the reason is kept with the run."""
+    run = _locked(run)
+    _refuse_unless_running(run)
+    run.status = RunStatus.STOPPED
+    run.stop_rule = rule
+    run.stop_reason = reason.strip()
+    run.stop_step = step if step is not None else run.last_step
+    run.stopped_at = timezone.now()
+    run.save(update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"])
+    return run
+
+
+@transaction.atomic
+def finish_run(run: Run, *, status: str, observed_hours: Decimal | None = None) -> Run:
+    """Close a run with the hours it took (they count even when it failed or was stopped).
+
+    A stopped run keeps its stop: finishing it records its hours, it never becomes completed.
+    Finishing twice the same way answers the same run; finishing it another way is refused.
+    """
+    run = _locked(run)
+    if run.finished_at is not None:
+        same_status = run.status == status or run.status == RunStatus.STOPPED
+        if same_status and (observed_hours is None or run.observed_hours == observed_hours):
+            return run
+        raise RunRefused(f"run {run.run_id!r} is already finished ({run.status})", run)
+    if run.status != RunStatus.STOPPED:
+        run.status = status
+    if observed_hours is not None:
+        run.observed_hours = observed_hours
+    run.finished_at = timezone.now()
+    run.save(update_fields=["status", "observed_hours", "finished_at"])
+    # Its hours are final: the ledger posts an hourly run's cost, in this transaction.
+    signals.run_finished.send(sender=Run, run=run)
+    return run
+
+
+# --- Params, tags and artifacts (the MLflow facade, docs/mlflow.md) ---------------------------
+
+
+@transaction.atomic
+def add_params(run: Run, params: dict[str, str]) -> Run:
+    """Add configuration keys to a running run (MLflow's params are its configuration).
+
+    A key already set to another value is refused (RunRefused): a new configuration needs a new
+    run. The digest follows the configuration, so /api/v1/ recognises the same run again.
+    """
+    run = _locked(run)
+    _refuse_unless_running(run)
+    changed = {k: (run.config[k], v) for k, v in params.items() if k in run.config}
+    changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
+    if changed:
+        key, (old, new) = next(iter(sorted(changed.items())))
+        raise RunRefused(
+            f"param {key!r} of run {run.run_id!r} is already {old!r}, not {new!r}: "
+            "a new configuration needs a new run",
+            run,
+        )
+    fresh = {k: v for k, v in params.items() if k not in run.config}
+    if fresh:
+        run.config = {**run.config, **fresh}
+        run.config_digest = Run.digest_config(run.config)
+        run.save(update_fields=["config", "config_digest"])
+    return run
+
+
+@transaction.atomic
+def set_tags(run: Run, tags: dict[str, str], *, delete: Sequence[str] = ()) -> Run:
+    """Set (or delete) free-form tags of a running run; they are kept, not interpreted."""
+    run = _locked(run)
+    _refuse_unless_running(run)
+    merged = {**run.tags, **tags}
+    for key in delete:
+        merged.pop(key, None)
+    if merged != run.tags:
+        run.tags = merged
+        run.save(update_fields=["tags"])
+    return run
+
+
+@transaction.atomic
+def record_artifact(
+    run: Run, *, path: str, size_bytes: int, sha256: str, storage_name: str, content_type: str = ""
+) -> tuple[RunArtifact, str | None]:
+    """Record (or replace) the file stored at `path` for the run; returns it and the storage
+    name of the file it replaced, for the caller to delete once this has committed.
+
+    Taken in any state: a stopped or finished run's files are its evidence and deliverables.
+    """
+    run = _locked(run)
+    previous = RunArtifact.objects.select_for_update().filter(run=run, path=path).first()
+    replaced = None
+    if previous is None:
+        artifact = RunArtifact.objects.create(
+            run=run,
+            path=path,
+            size_bytes=size_bytes,
+            sha256=sha256,
+            storage_name=storage_name,
+            content_type=content_type,
+        )
+    else:
+        if previous.storage_name != storage_name:
+            replaced = previous.storage_name
+        previous.size_bytes = size_bytes
+        previous.sha256 = sha256
+        previous.storage_name = storage_name
+        previous.content_type = content_type
+        previous.save()
+        artifact = previous
+    return artifact, replaced
+
+
+# --- Reading a metrics batch ----------------------------------------------------------------
+
+MAX_POINTS = 10_000
+MAX_NAME_LENGTH = MetricPoint._meta.get_field("name").max_length or 100
+STEP_MAX = 2**63 - 1
+MAX_ERRORS = 20
+_TOKENS = {
+    "nan": "NaN",
+    "infinity": "Infinity",
+    "+infinity": "Infinity",
+    "inf": "Infinity",
+    "+inf": "Infinity",
+    "-infinity": "-Infinity",
+    "-inf": "-Infinity",
+}
+_TOKEN_VALUES = {"NaN": float("nan"), "Infinity": float("inf"), "-Infinity": float("-inf")}
+
+
+class BatchRefused(Exception):
+    """The batch cannot be taken as sent: `status` (400/413/415) and a DRF-shaped `body`."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        super().__init__(body)
+        self.status = status
+        self.body = body
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"number {text} does not fit a double; send Infinity if you mean it")
+    return value
+
+
+def _loads(raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        # orjson refuses the bare NaN/Infinity tokens that Python's json module writes; those
+        # bodies (rare: a diverging run) take the slower standard parser, which reads them.
+        if b"NaN" not in raw and b"Infinity" not in raw:
+            raise BatchRefused(400, {"detail": f"JSON parse error - {exc}"}) from exc
+    try:
+        return json.loads(raw, parse_float=_finite_float)
+    except (ValueError, RecursionError) as exc:
+        raise BatchRefused(400, {"detail": f"JSON parse error - {exc}"}) from exc
+
+
+def _name_problem(name: Any) -> str:
+    if not isinstance(name, str):
+        return "A metric name is a string."
+    if not name or len(name) > MAX_NAME_LENGTH:
+        return f"A metric name has 1 to {MAX_NAME_LENGTH} characters."
+    # One rule, the schema's pattern (campaigns/api/fields.py). Stop rules find their metric by
+    # exact name: " loss" would never be "loss".
+    return identifier_problem(name)
+
+
+def read_metric_batch(raw: bytes) -> list[Point]:
+    """Parse and check `{"points": [{"name", "step", "value"}, ...]}` without serializers.
+
+    Values: JSON numbers, the bare tokens NaN/Infinity/-Infinity, or those tokens as strings
+    (any letter case, "inf" too). Raises BatchRefused: 413 over MAX_POINTS, 400 naming the
+    point and field otherwise (the first MAX_ERRORS problems, in DRF's list-field shape).
+    """
+    data = _loads(raw)
+    if not isinstance(data, dict):
+        raise BatchRefused(
+            400, {"non_field_errors": ['Expected an object: {"points": [{...}, ...]}.']}
+        )
+    if "points" not in data:
+        raise BatchRefused(400, {"points": ["This field is required."]})
+    items = data["points"]
+    if not isinstance(items, list):
+        raise BatchRefused(400, {"points": ["Expected a list of points."]})
+    return check_points(items)
+
+
+def check_points(items: list[Any]) -> list[Point]:
+    """Check decoded points `[{"name", "step", "value"}, ...]` (read_metric_batch's rules and
+    limits; the MLflow facade calls it with the metrics it translated)."""
+    if len(items) > MAX_POINTS:
+        raise BatchRefused(
+            413,
+            {
+                "detail": f"A batch holds at most {MAX_POINTS} points; this one has "
+                f"{len(items)}. Send it in several requests.",
+                "max_points": MAX_POINTS,
+            },
+        )
+    points: list[Point] = []
+    errors: dict[str, dict[str, list[str]]] = {}
+    checked_names: dict[str, str] = {}  # a batch repeats a handful of names
+    for index, item in enumerate(items):
+        if type(item) is not dict:
+            errors[str(index)] = {"non_field_errors": ["Expected {name, step, value}."]}
+            if len(errors) >= MAX_ERRORS:
+                break
+            continue
+        problems: dict[str, list[str]] = {}
+        name: Any = item.get("name")
+        problem = checked_names.get(name) if type(name) is str else None
+        if problem is None:
+            problem = _name_problem(name)
+            if type(name) is str:
+                checked_names[name] = problem
+        if problem:
+            problems["name"] = [problem]
+        step: Any = item.get("step")
+        # type() rather than isinstance(): JSON true is a bool, which isinstance() calls an int.
+        if type(step) is not int or not 0 <= step <= STEP_MAX:
+            problems["step"] = ["A step is an integer from 0 to 2**63-1."]
+        raw_value: Any = item.get("value")
+        kind = type(raw_value)
+        token = ""
+        value = 0.0
+        if kind is float:
+            value = raw_value
+            if not math.isfinite(value):
+                token = rules.format_metric_value(value)
+        elif kind is int:
+            try:
+                value = float(raw_value)
+            except OverflowError:
+                problems["value"] = ["This number does not fit a double."]
+        elif kind is str and raw_value.lower() in _TOKENS:
+            token = _TOKENS[raw_value.lower()]
+            value = _TOKEN_VALUES[token]
+        else:
+            problems["value"] = [
+                "A value is a number, or NaN, Infinity or -Infinity (bare JSON tokens or strings)."
+            ]
+        if problems:
+            errors[str(index)] = problems
+            if len(errors) >= MAX_ERRORS:
+                break
+            continue
+        points.append(Point(name, step, value, token))
+    if errors:
+        raise BatchRefused(400, {"points": errors})
+    return points

@@ -1,0 +1,50 @@
+"""Keep the GPU models and rental plans in the database in step with `catalog.domain.catalog`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from catalog.domain import catalog
+
+
+def seed_catalog(apps: Any = None) -> None:
+    """Upsert every catalog GPU and plan; rows added by people are left alone.
+
+    With `apps` (a migration's app registry) it uses the historical models.
+    """
+    GpuModel: Any
+    RentalPlan: Any
+    if apps is None:
+        from catalog.models import GpuModel, RentalPlan
+    else:
+        GpuModel = apps.get_model("catalog", "GpuModel")
+        RentalPlan = apps.get_model("catalog", "RentalPlan")
+    # An early migration's historical models lack the columns later ones add: set only those.
+    gpu_fields = {f.name for f in GpuModel._meta.get_fields()}
+    plan_fields = {f.name for f in RentalPlan._meta.get_fields()}
+    gpus = {}
+    for spec in catalog.GPUS.values():
+        gpu_values: dict[str, Any] = {
+            "memory_bytes": spec.memory_bytes,
+            "peak_flops": dict(spec.peak_flops),
+            "source": spec.source[:300],
+            "tdp_watts": spec.tdp_watts,
+        }
+        gpus[spec.name], _ = GpuModel.objects.update_or_create(
+            name=spec.name, defaults={k: v for k, v in gpu_values.items() if k in gpu_fields}
+        )
+    for plan in catalog.RENTAL_PLANS:
+        plan_values: dict[str, Any] = {
+            "gpu": gpus[plan.gpu],
+            "gpus_per_lot": plan.gpus_per_lot,
+            "duration_hours": plan.duration_hours,
+            "price": plan.price,
+            "currency": plan.currency,
+            "note": plan.note[:300],
+            "illustrative": plan.illustrative,
+        }
+        RentalPlan.objects.update_or_create(
+            provider=plan.provider,
+            name=plan.name,
+            defaults={k: v for k, v in plan_values.items() if k in plan_fields},
+        )

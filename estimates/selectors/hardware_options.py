@@ -1,0 +1,88 @@
+"""A campaign's hardware options: its remaining items, as forecast, on every catalog GPU.
+
+Reads the persisted forecast (``forecasts.current_estimate``: pilot-driven hours where a pilot
+was measured) and the items' configs, and ranks with
+``estimates.domain.hardware_options.rank_options`` against
+the rental plans in the campaign's currency. Writes nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from campaigns.models import Campaign, ItemStatus
+from catalog.domain import catalog
+from catalog.models import GpuModel, RentalPlan
+from estimates.domain import hardware_options as options
+from estimates.forecasts import current_estimate
+from estimates.models import plan_offer
+
+# Done and cut items are not work left to rent hardware for.
+_SKIPPED = frozenset({ItemStatus.DONE, ItemStatus.CUT})
+
+
+def _gpus(value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return value
+    return 1
+
+
+def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, str]]:
+    """The campaign's remaining items as ``options.Work``, and where their pilots ran."""
+    estimate = current_estimate(campaign)
+    outputs: dict[str, Any] = estimate.outputs if isinstance(estimate.outputs, dict) else {}
+    rows = {row.get("id"): row for row in outputs.get("items", []) if isinstance(row, dict)}
+    works: list[options.Work] = []
+    measured_on: dict[str, str] = {}
+    for item in campaign.items.only("id", "campaign", "name", "gpu", "config", "status").order_by(
+        "id"
+    ):
+        row = rows.get(item.pk)
+        if row is None or item.status in _SKIPPED:
+            continue
+        hours = float(row.get("forecast_hours") or 0.0)
+        if hours <= 0:
+            continue
+        cfg = item.config if isinstance(item.config, dict) else {}
+        precision = cfg.get("precision", "bf16")
+        if precision not in catalog.PRECISIONS:
+            precision = "bf16"
+        calculator = row.get("calculator") or {}
+        memory = calculator.get("memory_per_device_bytes")
+        source = row.get("time_source", "assumed")
+        key = f"item:{item.pk}"
+        if source == "pilot" and item.gpu:
+            measured_on[key] = catalog.canonical_name(item.gpu) or item.gpu
+        works.append(
+            options.Work(
+                key=key,
+                name=item.name,
+                gpu=item.gpu or None,
+                wall_hours=hours,
+                gpus=_gpus(cfg.get("gpus")),
+                precision=precision,
+                memory_bytes_per_gpu=int(memory) if isinstance(memory, int | float) else None,
+                time_source=source if source in ("pilot", "observed") else "assumed",
+            )
+        )
+    return works, measured_on
+
+
+def campaign_hardware_options(
+    campaign: Campaign,
+) -> tuple[list[options.HardwareOption], list[options.Excluded]]:
+    """Every catalog GPU that fits all the campaign's remaining items, ranked by total cost."""
+    works, measured_on = campaign_works(campaign)
+    gpus = [row.as_spec() for row in GpuModel.objects.order_by("name")]
+    offers = [
+        plan_offer(plan)
+        for plan in RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
+    ]
+    return options.rank_options(
+        works,
+        gpus,
+        offers=offers,
+        currency=campaign.currency,
+        window_hours=float(campaign.window_hours),
+        measured_on=measured_on,
+    )
