@@ -279,7 +279,13 @@ CELERY_BEAT_SCHEDULE = {
 # deliveries are retried after ALERT_WEBHOOK_BACKOFF seconds, doubling each time.
 ALERT_LOT_HOURS = float(os.environ.get("ALERT_LOT_HOURS", "12"))
 ALERT_WEBHOOK_BACKOFF = float(os.environ.get("ALERT_WEBHOOK_BACKOFF", "30"))
+# One deadline for a whole webhook POST (connect, TLS, request, status line), not per read.
 ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("ALERT_WEBHOOK_TIMEOUT", "10"))
+# Webhook URLs are https only and must resolve to public addresses (campaigns/outbound.py):
+# WEBHOOK_ALLOW_HTTP=1 also allows http (development); WEBHOOK_ALLOWED_NETWORKS lists networks
+# the operator trusts anyway (CIDRs, comma-separated, e.g. an internal receiver's 10.1.2.0/24).
+WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", False)
+WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
 
 # Stored Idempotency-Key responses are kept this long (a week covers any sane retry).
 IDEMPOTENCY_RETENTION_HOURS = int(os.environ.get("IDEMPOTENCY_RETENTION_HOURS", "168"))

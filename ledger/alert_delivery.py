@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-import urllib.request
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -23,6 +22,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, F, Max, Min
 from django.utils import timezone
 
+from campaigns import outbound
 from campaigns.models import (
     Campaign,
     Checkpoint,
@@ -141,22 +141,21 @@ def signature(secret: str, body: bytes) -> str:
 
 
 def deliver_webhook(alert: Alert, url: str, secret: str) -> int:
-    """POST the alert as JSON, signed; the receiver's status (raises on failure or non-2xx)."""
+    """POST the alert as JSON, signed, through `campaigns.outbound` (public addresses only, no
+    redirects, one deadline: ALERT_WEBHOOK_TIMEOUT seconds); the receiver's 2xx status.
+    Raises WebhookRefused (never retried: the URL or its addresses are not allowed, or there is
+    no secret to sign with) or DeliveryFailed (retried)."""
+    if not secret:
+        raise outbound.WebhookRefused("the team's webhook has no secret to sign with")
     body = json.dumps(alert_payload(alert), sort_keys=True).encode()
-    request = urllib.request.Request(
-        url,
-        data=body,
-        method="POST",
-        headers={
-            "Content-Type": "application/json",
-            "User-Agent": "campaign-desk-alerts",
-            "X-Desk-Signature": signature(secret, body),
-            "X-Desk-Alert": str(alert.pk),
-        },
-    )
-    timeout = float(getattr(settings, "ALERT_WEBHOOK_TIMEOUT", 10))
-    with urllib.request.urlopen(request, timeout=timeout) as answer:
-        return int(answer.status)
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": "campaign-desk-alerts",
+        "X-Desk-Signature": signature(secret, body),
+        "X-Desk-Alert": str(alert.pk),
+    }
+    deadline = float(getattr(settings, "ALERT_WEBHOOK_TIMEOUT", 10))
+    return outbound.post(url, body, headers, deadline=deadline).status
 
 
 @transaction.atomic

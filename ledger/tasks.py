@@ -90,6 +90,7 @@ def deliver_alert(self: Any, alert_id: int) -> str:
     retrying the webhook with exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n)."""
     from django.conf import settings
 
+    from campaigns import outbound
     from ledger import alert_delivery as alerting
     from ledger.models import Alert
 
@@ -108,6 +109,10 @@ def deliver_alert(self: Any, alert_id: int) -> str:
         return "emailed"
     try:
         alerting.deliver_webhook(alert, team.webhook_url, team.webhook_secret)
+    except outbound.WebhookRefused as exc:
+        # Not retried: the same URL will be refused again until an owner changes it.
+        alerting.record_webhook_attempt(alert, error=f"refused: {exc}")
+        return "refused"
     except Exception as exc:
         alerting.record_webhook_attempt(alert, error=f"{type(exc).__name__}: {exc}")
         backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))

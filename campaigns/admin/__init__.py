@@ -47,6 +47,7 @@ from campaigns.models import (
 )
 from campaigns.selectors import run_metrics as readings
 from campaigns.selectors.plan_summary import campaign_summary, commit_warnings, fmt_hours
+from campaigns.services.webhooks import check_team_webhook
 
 
 def _per_request(request: HttpRequest) -> dict[Any, Any]:
@@ -1069,6 +1070,20 @@ class TeamForm(forms.ModelForm[Team]):
     class Meta:
         model = Team
         fields = ["name", "webhook_url", "webhook_secret"]
+
+    def clean(self) -> dict[str, Any]:
+        # The service's own check (https, public addresses, a secret), shown beside the field.
+        data = super().clean() or {}
+        if "webhook_url" in data:
+            stored = self.instance.webhook_secret if self.instance.pk else ""
+            try:
+                check_team_webhook(
+                    webhook_url=data.get("webhook_url") or "",
+                    webhook_secret=data.get("webhook_secret") or stored,
+                )
+            except ValidationError as exc:
+                self.add_error(None, exc)
+        return data
 
 
 @admin.register(Team)

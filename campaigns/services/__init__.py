@@ -45,6 +45,7 @@ from campaigns.models import (
     Team,
     Tier,
 )
+from campaigns.services.webhooks import check_team_webhook
 from campaigns.signals import campaign_closed, plan_committed
 
 # --- Campaigns -----------------------------------------------------------------------------
@@ -92,6 +93,7 @@ def set_team_webhook(
         locked.webhook_url = webhook_url.strip()
     if webhook_secret is not None:
         locked.webhook_secret = webhook_secret
+    check_team_webhook(webhook_url=locked.webhook_url, webhook_secret=locked.webhook_secret)
     locked.full_clean()
     locked.save()
     return locked

@@ -220,11 +220,14 @@ class Receiver(BaseHTTPRequestHandler):
 def receiver() -> Iterator[str]:
     Receiver.received = []
     Receiver.fail_first = 0
-    server = HTTPServer(("127.0.0.1", 0), Receiver)
+    # 127.0.0.2 and plain http are allowed for these tests only (WEBHOOK_ALLOWED_NETWORKS,
+    # WEBHOOK_ALLOW_HTTP): loopback is refused otherwise (test_webhook_delivery.py).
+    server = HTTPServer(("127.0.0.2", 0), Receiver)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/desk"
+        with override_settings(WEBHOOK_ALLOW_HTTP=True, WEBHOOK_ALLOWED_NETWORKS=["127.0.0.2/32"]):
+            yield f"http://127.0.0.2:{server.server_address[1]}/hooks/desk"
     finally:
         server.shutdown()
         server.server_close()
@@ -276,7 +279,13 @@ def test_a_worker_retries_a_failing_webhook_with_backoff(
     team = Team.objects.create(name="nlp", webhook_url=receiver, webhook_secret="k")
     campaign = committed_campaign(team, budget=Decimal("40.00"))
     Receiver.fail_first = 2
-    worker: subprocess.Popen[bytes] = start_worker({"ALERT_WEBHOOK_BACKOFF": "0.2"})
+    worker: subprocess.Popen[bytes] = start_worker(
+        {
+            "ALERT_WEBHOOK_BACKOFF": "0.2",
+            "WEBHOOK_ALLOW_HTTP": "1",
+            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.2/32",
+        }
+    )
     try:
         raised = scan_alerts(campaign=campaign)  # enqueued on commit (autocommit here)
         assert len(raised) == 2
