@@ -273,6 +273,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ledger.scan_alerts",
         "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
     },
+    "retry-alert-deliveries": {
+        "task": "ledger.retry_alert_deliveries",
+        "schedule": float(os.environ.get("ALERT_RETRY_SECONDS", "60")),
+    },
 }
 
 # Alerts (docs/domain.md §19): a lot ending within this many hours raises one; webhook
@@ -285,6 +289,11 @@ ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("ALERT_WEBHOOK_TIMEOUT", "10"))
 # WEBHOOK_ALLOW_HTTP=1 also allows http (development); WEBHOOK_ALLOWED_NETWORKS lists networks
 # the operator trusts anyway (CIDRs, comma-separated, e.g. an internal receiver's 10.1.2.0/24).
 WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", False)
+# The alert outbox (docs/domain.md §19.5): a delivery is attempted at most this many times; one
+# claimed by a worker and not finished within the lease is taken to be a dead worker's and sent
+# again (same X-Desk-Delivery id). The lease exceeds the delivery task's hard time limit.
+ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", "8"))
+ALERT_DELIVERY_LEASE_SECONDS = float(os.environ.get("ALERT_DELIVERY_LEASE_SECONDS", "300"))
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
 
 # Stored Idempotency-Key responses are kept this long (a week covers any sane retry).
@@ -325,3 +334,5 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "campaign-desk@localhost")
+# An SMTP server that stops answering must not hold a delivery worker (seconds per operation).
+EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))

@@ -13,6 +13,7 @@ refusal beside its field before anything is written.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
@@ -31,6 +32,8 @@ from ledger.domain.deliverable_checks import FileEntry, check_deliverable
 from ledger.models import Alert, Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 
 # --- Entries ---------------------------------------------------------------------------------
+
+logger = logging.getLogger(__name__)
 
 
 def check_entry(
@@ -314,7 +317,15 @@ def scan_alerts(*, campaign: Campaign, now: Any = None) -> list[Alert]:
 
 
 def _deliver_later(alert_id: int) -> Any:
-    return lambda: tasks.deliver_alert.delay(alert_id)
+    def enqueue() -> None:
+        # A broker outage must not fail the caller: the outbox rows, committed with the alert,
+        # are sent by the retry scan instead (docs/domain.md §19.5).
+        try:
+            tasks.deliver_alert.delay(alert_id)
+        except Exception:
+            logger.warning("alert %s stored; its delivery waits for the retry scan", alert_id)
+
+    return enqueue
 
 
 # --- The next campaign (docs/domain.md §21) ------------------------------------------------------

@@ -25,7 +25,7 @@ from django.utils import timezone
 from campaigns.models import Checkpoint, Run, Team
 from campaigns.tests.factories import make_user
 from ledger.domain import alert_conditions as alerts
-from ledger.models import Alert
+from ledger.models import Alert, AlertDelivery
 from ledger.services import scan_alerts
 from ledger.tasks import deliver_alert
 from ledger.tests.helpers import celery_eager, client_for, committed_campaign, ingest_client
@@ -267,7 +267,7 @@ def test_owners_set_the_webhook_and_an_alert_is_posted_signed(
     assert _signed_right(headers, body, "s3cret")
     payload = json.loads(body)
     assert payload["campaign"]["id"] == campaign.pk and payload["kind"] == "budget"
-    assert Alert.objects.filter(webhook_delivered_at__isnull=False).count() == 2
+    assert AlertDelivery.objects.filter(channel="webhook", state="sent").count() == 2
 
 
 @pytest.mark.celery_worker
@@ -290,7 +290,7 @@ def test_a_worker_retries_a_failing_webhook_with_backoff(
         raised = scan_alerts(campaign=campaign)  # enqueued on commit (autocommit here)
         assert len(raised) == 2
         delivered = wait_for(
-            lambda: Alert.objects.filter(webhook_delivered_at__isnull=False).count() == 2,
+            lambda: AlertDelivery.objects.filter(channel="webhook", state="sent").count() == 2,
             timeout=60,
         )
         assert delivered
@@ -298,7 +298,7 @@ def test_a_worker_retries_a_failing_webhook_with_backoff(
         stop_worker(worker)
     assert len(Receiver.received) == 4  # two failures, then each alert once
     assert all(_signed_right(h, b, "k") for h, b in Receiver.received)
-    attempts = sorted(Alert.objects.values_list("webhook_attempts", flat=True))
+    attempts = sorted(AlertDelivery.objects.values_list("attempts", flat=True))
     assert sum(attempts) == 4
 
 

@@ -20,7 +20,7 @@ from campaigns import outbound
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
 from ledger import alert_delivery
-from ledger.models import Alert
+from ledger.models import Alert, AlertDelivery
 from ledger.tasks import deliver_alert
 from ledger.tests.helpers import client_for, committed_campaign
 
@@ -95,10 +95,16 @@ class Receiver(BaseHTTPRequestHandler):
     received: list[dict[str, str]] = []
     answer: tuple[int, dict[str, str]] = (204, {})
     trickle: float = 0.0
+    fail_first = 0
 
     def do_POST(self) -> None:
         self.rfile.read(int(self.headers["Content-Length"]))
         type(self).received.append(dict(self.headers))
+        if type(self).fail_first > 0:
+            type(self).fail_first -= 1
+            self.send_response(503)
+            self.end_headers()
+            return
         if type(self).trickle:
             for byte in b"HTTP/1.1 204 No Content\r\n\r\n":
                 self.wfile.write(bytes([byte]))
@@ -118,6 +124,7 @@ class Receiver(BaseHTTPRequestHandler):
 @pytest.fixture
 def receiver() -> Iterator[str]:
     Receiver.received, Receiver.answer, Receiver.trickle = [], (204, {}), 0.0
+    Receiver.fail_first = 0
     server = HTTPServer(("127.0.0.2", 0), Receiver)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -176,10 +183,12 @@ def test_delivery_refuses_every_inward_url_stored_before_the_check(trap: Trap) -
     team = Team.objects.create(name="nlp", webhook_secret="s3cret")
     campaign = committed_campaign(team, budget=Decimal("40.00"))
     alert = Alert.objects.create(campaign=campaign, kind="budget", key="budget:80", message="m")
+    delivery = AlertDelivery.objects.create(alert=alert, channel="webhook")
     for url in refused_urls(trap.port):
         Team.objects.filter(pk=team.pk).update(webhook_url=url)
-        assert deliver_alert.apply(args=[alert.pk]).get() == "refused", url
-        assert Alert.objects.get(pk=alert.pk).webhook_error.startswith("refused:"), url
+        AlertDelivery.objects.filter(pk=delivery.pk).update(state="pending")
+        assert deliver_alert.apply(args=[alert.pk]).get() == "webhook:refused", url
+        assert AlertDelivery.objects.get(pk=delivery.pk).last_error.startswith("refused:"), url
     assert trap.connections == []
 
 
@@ -189,7 +198,8 @@ def test_a_webhook_without_a_secret_is_not_posted(receiver: str) -> None:
     team = Team.objects.create(name="nlp", webhook_url=receiver, webhook_secret="")
     campaign = committed_campaign(team)
     alert = Alert.objects.create(campaign=campaign, kind="budget", key="budget:80", message="m")
-    assert deliver_alert.apply(args=[alert.pk]).get() == "refused"
+    AlertDelivery.objects.create(alert=alert, channel="webhook")
+    assert deliver_alert.apply(args=[alert.pk]).get() == "webhook:refused"
     assert Receiver.received == []
 
 
