@@ -25,6 +25,13 @@ def env_bool(name: str, default: bool) -> bool:
     return value.strip().lower() in {"1", "true", "yes", "on"}
 
 
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name) or default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a whole number.") from exc
+
+
 def env_list(name: str, default: str) -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
@@ -253,6 +260,45 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900"))
 }
+# Queues by kind of work (README, Production notes): a slow webhook receiver can only ever hold
+# the delivery workers; reports and forecasts have their own. A worker started without -Q
+# consumes all four (development, the tests); docker-compose runs one worker service per queue.
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = {
+    name: {"exchange": name, "routing_key": name}
+    for name in ("celery", "delivery", "reports", "forecasts")
+}
+CELERY_TASK_ROUTES = {
+    "ledger.deliver_alert": {"queue": "delivery"},
+    "ledger.retry_alert_deliveries": {"queue": "delivery"},
+    "ledger.build_closing_report": {"queue": "reports"},
+    "ledger.sweep_stale_reports": {"queue": "reports"},
+    "estimates.tasks.*": {"queue": "forecasts"},
+}
+# Every task has a soft time limit (SoftTimeLimitExceeded raised in the task: it records a
+# failure and is retried) and a hard one (the pool child is killed; acks_late with
+# reject_on_worker_lost requeues the message). Defaults for all, then per kind; all below the
+# visibility timeout (900 s), and the delivery's below its outbox lease (300 s).
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
+TASK_TIME_LIMITS = {
+    # name: (soft, hard) seconds
+    "ledger.deliver_alert": (40, 60),  # a webhook (10 s deadline) and an e-mail (10 s/operation)
+    "ledger.retry_alert_deliveries": (60, 90),
+    "ledger.scan_alerts": (120, 150),
+    "ledger.build_closing_report": (300, 360),  # about a second at 1,000,000 points
+    "ledger.sweep_stale_reports": (60, 90),
+    "estimates.tasks.recompute_forecast": (120, 150),  # 0.18 s measured
+    "estimates.tasks.sweep_stale_estimates": (60, 90),
+    "campaigns.tasks.purge_idempotency_records": (300, 360),
+}
+CELERY_TASK_ANNOTATIONS = {
+    name: {"soft_time_limit": soft, "time_limit": hard}
+    for name, (soft, hard) in TASK_TIME_LIMITS.items()
+}
+# Redis restarting must not end the worker: keep reconnecting, at start-up too.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE

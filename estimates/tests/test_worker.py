@@ -34,7 +34,7 @@ pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
 
-QUEUE = "celery"
+QUEUE = "forecasts"  # config/settings.py CELERY_TASK_ROUTES
 
 
 def row(campaign: Campaign) -> Estimate:

@@ -115,7 +115,7 @@ def test_report_stale_seconds_must_be_a_positive_number_of_seconds() -> None:
 
 def queued() -> int:
     with app.connection_for_read() as connection:
-        return int(connection.default_channel.client.llen("celery"))
+        return int(connection.default_channel.client.llen("reports"))
 
 
 def busy(worker: subprocess.Popen[bytes]) -> bool:
