@@ -129,7 +129,7 @@ def clone_campaign(
     where one applies (§20: from 3 observations, this campaign's own included), and what it left
     open in `inherited_uncertainties` (plus `extra_uncertainties`, e.g. the ledger's failed
     deliverable checks)."""
-    source = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    source = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     calibrations = team_calibrations(source.team_id)
     known = list(GpuModel.objects.values_list("name", flat=True))
     adjustments: list[dict[str, Any]] = []

@@ -151,7 +151,7 @@ def _mark_running(campaign: Campaign) -> None:
     post_save listeners (the estimates app's staleness) hear of it."""
     if campaign.status != CampaignStatus.COMMITTED:
         return
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     if locked.status == CampaignStatus.COMMITTED:
         locked.status = CampaignStatus.RUNNING
         locked.save(update_fields=["status", "updated_at"])
