@@ -236,6 +236,12 @@ CACHES = {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
             "KEY_PREFIX": "campaign-desk",
+            # A Redis that stops answering costs a request at most this long (the throttle
+            # then fails open: campaigns/api/throttles.py).
+            "OPTIONS": {
+                "socket_connect_timeout": float(os.environ.get("REDIS_TIMEOUT", "1")),
+                "socket_timeout": float(os.environ.get("REDIS_TIMEOUT", "1")),
+            },
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
@@ -341,6 +347,10 @@ WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", False)
 ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", "8"))
 ALERT_DELIVERY_LEASE_SECONDS = float(os.environ.get("ALERT_DELIVERY_LEASE_SECONDS", "300"))
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
+
+# A request failing because PostgreSQL, Redis or the broker is unreachable answers 503 with this
+# Retry-After (campaigns/dependencies.py); the client retries with the same Idempotency-Key.
+UNAVAILABLE_RETRY_AFTER = int(os.environ.get("UNAVAILABLE_RETRY_AFTER", "5"))
 
 # Stored Idempotency-Key responses are kept this long (a week covers any sane retry).
 IDEMPOTENCY_RETENTION_HOURS = int(os.environ.get("IDEMPOTENCY_RETENTION_HOURS", "168"))

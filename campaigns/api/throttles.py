@@ -9,10 +9,14 @@ Redis cache (settings.CACHES, shared by every gunicorn worker and host) the step
 script on a sorted set, timed by the Redis server's clock; with the local-memory cache (one
 process, the embedded shape) it runs under a process lock. `wait()` still feeds DRF's
 Retry-After header: the seconds until the oldest counted request leaves the window.
+
+When Redis is unreachable the throttle fails OPEN (the request is admitted uncounted, with a
+warning in the log at most every 10 s): a cache outage pauses rate limiting, never the API.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -20,6 +24,7 @@ from typing import Any
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -45,6 +50,7 @@ return {0, oldest + window - now}
 """
 
 _local_lock = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def take(key: str, limit: int, window_seconds: int) -> float | None:
@@ -54,8 +60,25 @@ def take(key: str, limit: int, window_seconds: int) -> float | None:
         return float(window_seconds)
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return _take_redis(backend, key, limit, window_seconds)
+        try:
+            return _take_redis(backend, key, limit, window_seconds)
+        except (RedisError, OSError) as exc:
+            # Fails OPEN, by choice: while Redis is down the request is admitted uncounted (a
+            # warning at most every 10 s), so a cache outage never stops the API. The database
+            # still bounds the work; the limit returns with Redis.
+            _warn_open(exc)
+            return None
     return _take_locked(backend, key, limit, window_seconds)
+
+
+_last_warning = [0.0]
+
+
+def _warn_open(exc: BaseException) -> None:
+    now = time.monotonic()
+    if now - _last_warning[0] >= 10:
+        _last_warning[0] = now
+        log.warning("throttle: Redis unavailable (%s); admitting requests uncounted", exc)
 
 
 def _take_redis(backend: Any, key: str, limit: int, window_seconds: int) -> float | None:
