@@ -143,6 +143,13 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 MEDIA_URL = "media/"
 # One artifact upload at most this many bytes (413 beyond); the sha256 is taken while streaming.
 ARTIFACT_MAX_BYTES = int(os.environ.get("ARTIFACT_MAX_BYTES", str(5 * 1024**3)))
+# Quotas (docs/domain.md §23; 413 naming the setting): files and bytes per run and per team.
+ARTIFACT_MAX_FILES_PER_RUN = env_int("ARTIFACT_MAX_FILES_PER_RUN", 1000)
+ARTIFACT_MAX_BYTES_PER_RUN = env_int("ARTIFACT_MAX_BYTES_PER_RUN", 50 * 1024**3)
+ARTIFACT_MAX_FILES_PER_TEAM = env_int("ARTIFACT_MAX_FILES_PER_TEAM", 100_000)
+ARTIFACT_MAX_BYTES_PER_TEAM = env_int("ARTIFACT_MAX_BYTES_PER_TEAM", 1024**4)
+# One upload must finish within this many seconds (the partial file is deleted otherwise).
+ARTIFACT_UPLOAD_SECONDS = env_int("ARTIFACT_UPLOAD_SECONDS", 3600)
 
 LOGIN_URL = "admin:login"
 
