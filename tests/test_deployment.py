@@ -354,3 +354,21 @@ class BackgroundWorkTests(SimpleTestCase):
                 self.assertEqual(service.get("restart"), "unless-stopped")
                 self.assertIn("healthcheck", service)
         self.assertIn("ensure_connection", self.services["beat"]["healthcheck"]["test"][-1])
+
+
+class SlowClientTests(SimpleTestCase):
+    """Issue 19 (High 5): the worker model and the proxy settings that carry it."""
+
+    def test_web_runs_threaded_gunicorn_workers(self) -> None:
+        web = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]
+        command = web["command"]
+        self.assertEqual(command[command.index("--worker-class") + 1], "gthread")
+        workers = int(command[command.index("--workers") + 1])
+        threads = int(command[command.index("--threads") + 1])
+        self.assertGreaterEqual(workers * threads, 64)  # more than 50 slow clients at once
+        self.assertGreaterEqual(int(command[command.index("--timeout") + 1]), 60)
+
+    def test_the_proxy_cuts_slow_headers_and_buffers_small_bodies(self) -> None:
+        caddyfile = (ROOT / "Caddyfile").read_text()
+        self.assertIn("read_header 10s", caddyfile)
+        self.assertIn("request_buffers 1MiB", caddyfile)
