@@ -1,5 +1,5 @@
 """Teams and their members in the admin: superusers create teams, a team's owners manage its
-members (named by username) and its alert webhook (docs/domain.md §1.4, §19). Every write goes
+members (named by username) and its alert webhook (docs/domain.md §1, §19). Every write goes
 through campaigns/services/teams.py (and `services.set_team_webhook`), as from the commands."""
 
 from __future__ import annotations

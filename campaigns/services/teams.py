@@ -1,4 +1,4 @@
-"""The write path for teams and their members (docs/domain.md §1.4): one `@transaction.atomic`,
+"""The write path for teams and their members (docs/domain.md §1): one `@transaction.atomic`,
 keyword-only function per action, called by the team admin, its membership inline and the
 `create_team` and `load_demo` commands. Who may call them (superusers create teams, a team's
 owners manage its members) is the caller's check, as for `set_team_webhook`.
