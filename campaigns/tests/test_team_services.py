@@ -211,3 +211,22 @@ class CommandsThroughServicesTests(TestCase):
         demo = get_user_model().objects.get(username="demo")
         self.assertTrue(demo.check_password("demo-pass-1"))  # the demo user signs in
         self.assertEqual(Team.objects.get(name="demo").memberships.get().role, "owner")
+
+
+def test_the_team_admin_and_the_commands_write_no_model_themselves() -> None:
+    """The team admin, `create_team` and `load_demo` leave every write to the services: no ORM
+    write call in their source (reads, e.g. `.filter(...).first()`, are fine)."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    writes = re.compile(
+        r"\.(save|delete|create|update|get_or_create|update_or_create|bulk_create)\(|super\(\)\.s"
+    )
+    for path in (
+        "campaigns/admin/teams.py",
+        "campaigns/management/commands/create_team.py",
+        "ledger/management/commands/load_demo.py",
+    ):
+        found = [line for line in (root / path).read_text().splitlines() if writes.search(line)]
+        assert found == [], f"{path} writes directly: {found}"
