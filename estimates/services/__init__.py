@@ -12,7 +12,7 @@ from django.db import transaction
 
 from campaigns.models import Campaign
 from estimates import tasks
-from estimates.services.clone import clone_campaign
+from estimates.services.clone import NOT_COPIED, clone_campaign, copied_fields
 from estimates.services.forecast import bump as _bump
 from estimates.services.forecast import campaign_row as _campaign_row
 
@@ -58,4 +58,4 @@ def mark_stale(campaign: Campaign | int, *, create: bool = True) -> int | None:
     return version
 
 
-__all__ = ["clone_campaign", "mark_stale"]
+__all__ = ["NOT_COPIED", "clone_campaign", "copied_fields", "mark_stale"]
