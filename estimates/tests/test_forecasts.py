@@ -390,7 +390,9 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
     def test_a_plan_the_pure_modules_refuse_is_marked_failed_with_the_reason(self) -> None:
         version = mark_stale(self.campaign.pk)
         assert version is not None
-        with mock.patch.object(forecasts, "compute_forecast", side_effect=ValueError("bad plan")):
+        with mock.patch(
+            "estimates.services.forecast.compute_forecast", side_effect=ValueError("bad plan")
+        ):
             self.assertEqual(recompute(self.campaign.pk, version), "failed")
         row = campaign_row(self.campaign)
         self.assertEqual(
