@@ -33,3 +33,19 @@ def format_money(amount: Decimal) -> str:
     if rounded.is_zero():
         rounded = _ZERO_MONEY
     return format(rounded, "f")
+
+
+def format_hours_fixed(hours: Decimal | float | int | None) -> str | None:
+    """Hours to the hundredth, trailing zeros kept (``48`` -> ``"48.00"``; ``None`` -> ``None``):
+    the closing report's columns line up. Rounded half-even, as Decimal's default context does."""
+    if hours is None:
+        return None
+    return str(Decimal(str(hours)).quantize(CENT))
+
+
+def format_percent(part: Decimal, whole: Decimal) -> str | None:
+    """``part`` as a percentage of ``whole`` to one decimal (``-3, 12`` -> ``"-25.0"``); ``None``
+    when ``whole`` is zero, since no share of nothing is defined."""
+    if whole == 0:
+        return None
+    return str((part / whole * 100).quantize(Decimal("0.1")))
