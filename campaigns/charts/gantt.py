@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from campaigns.domain.formatting import format_hours_short as _h
+
 WIDTH = 880
 LANE = 22
 LABEL = 120
@@ -44,10 +46,6 @@ class GanttLot:
     label: str
     hours: float  # one lot's duration
     quantity: int = 1
-
-
-def _h(value: float) -> str:
-    return f"{value:.1f}".rstrip("0").rstrip(".")
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from campaigns.domain.formatting import format_hours
+
 UNASSIGNED_RESOURCE = "unassigned"
 # Hours are floats: sums like 0.1 + 0.2 must still fit a 0.3 h window.
 _EPS = 1e-9
@@ -131,20 +133,16 @@ class ResourceLoad:
     def message(self) -> str:
         if not self.exceeds_window:
             return (
-                f"{self.resource}: {_fmt(self.machine_hours)} h of machine stages fit the "
-                f"{_fmt(self.window_hours)} h window."
+                f"{self.resource}: {format_hours(self.machine_hours)} h of machine stages fit the "
+                f"{format_hours(self.window_hours)} h window."
             )
         return (
-            f"{self.resource}: {_fmt(self.machine_hours)} h of machine stages are planned in a "
-            f"{_fmt(self.window_hours)} h window, {_fmt(self.over_hours)} h beyond it whatever "
-            f"the order, since stages on one GPU never run in parallel "
+            f"{self.resource}: {format_hours(self.machine_hours)} h of machine stages are "
+            f"planned in a {format_hours(self.window_hours)} h window, "
+            f"{format_hours(self.over_hours)} h beyond it whatever the order, "
+            f"since stages on one GPU never run in parallel "
             f"({', '.join(self.stage_keys)})."
         )
-
-
-def _fmt(hours: float) -> str:
-    text = f"{hours:.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
 
 
 def _check_window(window_hours: float) -> None:
@@ -355,8 +353,9 @@ def window_alerts(stages: Sequence[Stage], window_hours: float) -> tuple[str, ..
     plan = schedule(stages, window_hours)
     if not plan.fits:
         alerts.append(
-            f"The calendar ends at {_fmt(plan.makespan_hours)} h, {_fmt(plan.overflow_hours)} h "
-            f"beyond the {_fmt(window_hours)} h window (critical path: "
+            f"The calendar ends at {format_hours(plan.makespan_hours)} h, "
+            f"{format_hours(plan.overflow_hours)} h beyond the {format_hours(window_hours)} h "
+            f"window (critical path: "
             f"{' -> '.join(plan.critical_path)})."
         )
     return tuple(alerts)

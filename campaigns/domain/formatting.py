@@ -49,3 +49,10 @@ def format_percent(part: Decimal, whole: Decimal) -> str | None:
     if whole == 0:
         return None
     return str((part / whole * 100).quantize(Decimal("0.1")))
+
+
+def format_hours_short(hours: float) -> str:
+    """Hours to the tenth for chart labels, trailing zeros dropped (``48.0`` -> ``"48"``,
+    ``2.25`` -> ``"2.2"``, ``0`` -> ``"0"``): a label has no room for hundredths."""
+    text = f"{hours:.1f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from campaigns.domain.formatting import (
     format_hours,
     format_hours_fixed,
+    format_hours_short,
     format_money,
     format_percent,
 )
@@ -52,3 +53,9 @@ def test_fixed_hours_keep_two_decimals_and_pass_none_through() -> None:
 def test_percent_is_one_decimal_and_undefined_of_nothing() -> None:
     assert format_percent(Decimal(-3), Decimal(12)) == "-25.0"
     assert format_percent(Decimal(1), Decimal(0)) is None
+
+
+def test_short_hours_are_tenths_for_chart_labels() -> None:
+    assert format_hours_short(48.0) == "48"
+    assert format_hours_short(2.25) == "2.2"
+    assert format_hours_short(0.0) == "0"

@@ -20,12 +20,11 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from campaigns.domain.formatting import format_hours
+from campaigns.domain.formatting import format_hours, format_money
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.selectors import run_cost as accrual
 from estimates import services as estimate_services
 from ledger import tasks
-from ledger.domain.cost_per_deliverable import format_money
 from ledger.domain.deliverable_checks import FileEntry, check_deliverable
 from ledger.models import Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 
