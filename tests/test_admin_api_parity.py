@@ -21,8 +21,7 @@ from campaigns.models import (
     Team,
 )
 from campaigns.services import commit_plan
-from campaigns.tests.apiclient import as_user, post
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_user, make_plannable, make_user, post
 from tests.adminforms import form_data
 
 

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 import schemathesis
 from django.core import signals
-from django.core.cache import cache
 from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import CHECKS as REGISTRY
@@ -24,8 +23,7 @@ from schemathesis.checks import load_all_checks
 from schemathesis.core.parameters import ParameterLocation
 
 from campaigns.models import Run, Team
-from campaigns.tests.apiclient import committed_campaign
-from campaigns.tests.factories import make_campaign, make_user
+from campaigns.tests.factories import clear_cache, committed_campaign, make_campaign, make_user
 from config.wsgi import application
 
 load_all_checks()
@@ -69,10 +67,10 @@ def api_world(db: None) -> dict[str, Any]:
     """One team's objects for the generated requests to land on, and its owner's token."""
     from rest_framework.authtoken.models import Token
 
-    cache.clear()  # the throttle's buckets
+    clear_cache()  # the throttle's buckets
     team = Team.objects.create(name="schema")
     owner = make_user("owner", team=team, role="owner")
-    committed, _ = committed_campaign(team, owner)
+    committed = committed_campaign(team, owner, lots=0, automatic_rules=True)
     draft = make_campaign(team, title="a draft")
     run = Run.objects.create(
         team=team,
