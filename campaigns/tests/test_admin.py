@@ -83,7 +83,9 @@ class AdminScopingTests(TestCase):
         self.assertContains(page, "Data check has no stage")
         self.assertContains(page, "No lot is reserved")
         self.assertContains(page, 'id="confirm-commit"')
-        self.client.post(commit)
+        answer = self.client.post(commit)
+        # The page again, still asking for the confirmation: not a redirect to a committed plan.
+        self.assertContains(answer, 'id="confirm-commit"')
         self.ours.refresh_from_db()
         self.assertEqual(self.ours.status, "draft")
 

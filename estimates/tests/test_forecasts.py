@@ -396,8 +396,11 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
 
     def test_deleting_a_draft_campaign_leaves_no_estimate_behind(self) -> None:
         current_estimate(self.campaign)
+        # Django sets a deleted instance's pk to None: keep the id to look for its rows.
+        campaign_id = self.campaign.pk
+        self.assertTrue(Estimate.objects.filter(campaign_id=campaign_id).exists())
         self.campaign.delete()
-        self.assertFalse(Estimate.objects.filter(campaign_id=self.campaign.pk).exists())
+        self.assertFalse(Estimate.objects.filter(campaign_id=campaign_id).exists())
 
 
 class SweepTests(TestCase):

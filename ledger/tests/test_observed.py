@@ -66,9 +66,11 @@ class ObservedHoursApiTests(TestCase):
         self.assertIn("deviation_note", answer.json())
 
     def test_the_frozen_baseline_is_never_touched(self) -> None:
-        self.api.post(
+        answer = self.api.post(
             self.url, {"observed_hours": "40", "deviation_note": "a GPU died"}, format="json"
         )
+        self.assertEqual(answer.status_code, 200, answer.content)
+        self.assertEqual(answer.json()["observed_hours"], "40.00")
         baseline = PlanBaseline.objects.get(campaign=self.campaign)
         self.assertEqual(baseline.digest, self.digest)
         self.assertEqual(baseline.snapshot["stages"][0]["planned_hours"], "22.00")
