@@ -541,7 +541,7 @@ def _lot_advice(
 # --------------------------------------------------------------------------- the forecast
 
 
-def compute_forecast(campaign: Campaign) -> Forecast:
+def compute_forecast(campaign: Campaign) -> Forecast:  # noqa: C901
     """Reserved, forecast and observed hours per item and in total, the window and lot advice.
 
     Reads the database; writes nothing. Reserved hours come from the frozen baseline once the

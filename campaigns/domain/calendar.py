@@ -203,7 +203,7 @@ def _topological_order(stages: Sequence[Stage]) -> list[int]:
     return order
 
 
-def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
+def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:  # noqa: C901
     """Place every stage in time; see the module docstring for the rules and the heuristic."""
     _check_window(window_hours)
     order = _topological_order(stages)

@@ -188,7 +188,9 @@ def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> Thro
     )
 
 
-def deliverable_body(corpus: str = "tickets", revision: str = "abc123", **extra: Any) -> dict:
+def deliverable_body(
+    corpus: str = "tickets", revision: str = "abc123", **extra: Any
+) -> dict[str, Any]:
     body: dict[str, Any] = {
         "kind": "predictions",
         "corpus": {"name": corpus, "revision": revision},

@@ -187,7 +187,7 @@ class AdminPlanningTests(TestCase):
         self.demo.baseline.refresh_from_db()
         self.assertEqual(self.demo.baseline.snapshot, frozen)
 
-    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]  # noqa: C901
         """The change form's current values, as the browser would post them back."""
         data: dict[str, str] = {}
         form = page.context["adminform"].form
