@@ -7,6 +7,7 @@ production shape that docker-compose.yml runs.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 import django_stubs_ext
@@ -242,7 +243,8 @@ CACHES = {
         {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": REDIS_URL,
-            "KEY_PREFIX": "campaign-desk",
+            # Separate prefixes let several sets of processes share one Redis (the parallel tests).
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "campaign-desk"),
             # A Redis that stops answering costs a request at most this long (the throttle
             # then fails open: campaigns/api/throttles.py).
             "OPTIONS": {
@@ -276,18 +278,31 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # Queues by kind of work (README, Production notes): a slow webhook receiver can only ever hold
 # the delivery workers; reports and forecasts have their own. A worker started without -Q
 # consumes all four (development, the tests); docker-compose runs one worker service per queue.
-CELERY_TASK_DEFAULT_QUEUE = "celery"
-CELERY_TASK_QUEUES = {
-    name: {"exchange": name, "routing_key": name}
-    for name in ("celery", "delivery", "reports", "forecasts")
-}
-CELERY_TASK_ROUTES = {
-    "ledger.deliver_alert": {"queue": "delivery"},
-    "ledger.retry_alert_deliveries": {"queue": "delivery"},
-    "ledger.build_closing_report": {"queue": "reports"},
-    "ledger.sweep_stale_reports": {"queue": "reports"},
-    "estimates.tasks.*": {"queue": "forecasts"},
-}
+# The default queue is named by the environment so that several deployments (or parallel test
+# workers) can share a Redis; the other queues are named after it unless it is "celery".
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+
+
+def celery_queues(base: str) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
+    """(kind → queue name, CELERY_TASK_QUEUES, CELERY_TASK_ROUTES) for a default queue `base`;
+    the kinds' queues are named after it unless it is "celery" (the tests give each worker
+    process its own)."""
+    names = {"default": base} | {
+        kind: kind if base == "celery" else f"{base}-{kind}"
+        for kind in ("delivery", "reports", "forecasts")
+    }
+    queues = {name: {"exchange": name, "routing_key": name} for name in names.values()}
+    routes = {
+        "ledger.deliver_alert": {"queue": names["delivery"]},
+        "ledger.retry_alert_deliveries": {"queue": names["delivery"]},
+        "ledger.build_closing_report": {"queue": names["reports"]},
+        "ledger.sweep_stale_reports": {"queue": names["reports"]},
+        "estimates.tasks.*": {"queue": names["forecasts"]},
+    }
+    return names, queues, routes
+
+
+TASK_QUEUES, CELERY_TASK_QUEUES, CELERY_TASK_ROUTES = celery_queues(CELERY_TASK_DEFAULT_QUEUE)
 # Every task has a soft time limit (SoftTimeLimitExceeded raised in the task: it records a
 # failure and is retried) and a hard one (the pool child is killed; acks_late with
 # reject_on_worker_lost requeues the message). Defaults for all, then per kind; all below the

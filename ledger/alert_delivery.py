@@ -1,12 +1,8 @@
-"""Reading what the alert scan needs, and delivering an alert (docs/domain.md §19).
-
-`campaign_facts` gathers one campaign's facts for the pure
-`ledger.domain.alert_conditions.conditions` in a
-fixed number of queries; `store_alerts` stores and resolves (called by `ledger.services.
-scan_alerts`, which enqueues the deliveries, and by the beat task) and writes each new alert's
-outbox rows (`AlertDelivery`, one per channel) in the same transaction; `deliver_due` claims,
-sends and records them (`CHANNELS`: e-mail and webhook), and `due_alert_ids` is what the retry
-scan re-enqueues. This module imports neither the services nor the tasks: both call it.
+"""Delivering a stored alert (docs/domain.md §19): the outbox (`AlertDelivery`, one row per
+channel, written with the alert by `ledger.services.alerts`), `deliver_due` claims, sends and
+records each due row (`CHANNELS`: e-mail and webhook), and `due_alert_ids` is what the retry
+scan re-enqueues. Called by the worker (`ledger.tasks.deliver_alert`); imports neither the
+services nor the tasks.
 """
 
 from __future__ import annotations
@@ -21,83 +17,13 @@ from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage
-from django.db import IntegrityError, transaction
-from django.db.models import Count, F, Max, Min, Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from campaigns import outbound
-from campaigns.models import (
-    Campaign,
-    Checkpoint,
-    Membership,
-    MetricPoint,
-    Role,
-    Run,
-    RunStatus,
-    Team,
-)
-from estimates.models import Estimate
-from ledger.domain import alert_conditions as alerts
+from campaigns.models import Team
 from ledger.models import Alert, AlertDelivery, DeliveryState
-from ledger.selectors import spend
-
-
-def campaign_facts(campaign: Campaign, now: datetime) -> alerts.CampaignFacts:
-    lots = []
-    for lot in campaign.lots.select_related("plan").order_by("id"):
-        start = lot.start or campaign.committed_at
-        if start is None:
-            continue
-        end = start + timedelta(hours=float(lot.plan.duration_hours))
-        lots.append(alerts.LotEnd(f"lot:{lot.pk}", f"lot {lot.plan.provider} {lot.plan.name}", end))
-    running = tuple(
-        Run.objects.filter(
-            campaign=campaign, status=RunStatus.RUNNING, finished_at__isnull=True
-        ).values_list("run_id", flat=True)
-    )
-    checkpoint = (
-        Checkpoint.objects.filter(run__campaign=campaign, resume_verified=True)
-        .select_related("run")
-        .order_by("-created_at", "-id")
-        .first()
-    )
-    latest = (
-        alerts.LatestCheckpoint(
-            f"checkpoint:{checkpoint.pk}",
-            checkpoint.run.run_id,
-            checkpoint.step,
-            checkpoint.location,
-            checkpoint.retrieved,
-        )
-        if checkpoint is not None
-        else None
-    )
-    outputs = (
-        Estimate.objects.filter(campaign=campaign, item__isnull=True)
-        .values_list("outputs", flat=True)
-        .first()
-    )
-    over = (outputs or {}).get("over_hours") if isinstance(outputs, dict) else None
-    activity = tuple(
-        alerts.RunActivity(run_id, count, first, last)
-        for run_id, count, first, last in MetricPoint.objects.filter(
-            run__campaign=campaign, run__run_id__in=running
-        )
-        .values("run__run_id")
-        .annotate(n=Count("id"), first=Min("created_at"), last=Max("created_at"))
-        .values_list("run__run_id", "n", "first", "last")
-    )
-    return alerts.CampaignFacts(
-        now=now,
-        currency=campaign.currency,
-        lots=tuple(lots),
-        running_runs=running,
-        latest_checkpoint=latest,
-        spent=spend.campaign_spend(campaign, now) if campaign.budget is not None else None,
-        budget=campaign.budget,
-        over_hours=float(over) if isinstance(over, int | float) else None,
-        activity=activity,
-    )
+from ledger.selectors.alerts import owner_emails
 
 
 def alert_payload(alert: Alert) -> dict[str, Any]:
@@ -111,18 +37,6 @@ def alert_payload(alert: Alert) -> dict[str, Any]:
         "raised_at": alert.raised_at.isoformat(),
         "resolved_at": alert.resolved_at.isoformat() if alert.resolved_at else None,
     }
-
-
-def owner_emails(team_id: int) -> list[str]:
-    return sorted(
-        {
-            email
-            for email in Membership.objects.filter(team_id=team_id, role=Role.OWNER).values_list(
-                "user__email", flat=True
-            )
-            if email
-        }
-    )
 
 
 def header_safe(text: str, limit: int = 200) -> str:
@@ -206,46 +120,6 @@ def channels_for(team: Team) -> list[str]:
     if team.webhook_url:
         found.append(WEBHOOK)
     return found
-
-
-@transaction.atomic
-def store_alerts(campaign: Campaign, now: datetime | None = None) -> list[Alert]:
-    """Store each condition that holds and has no open alert yet; resolve the open alerts whose
-    condition no longer holds. The partial unique constraint (one open alert per campaign, kind
-    and key) is the last word when two scans race: the loser stores nothing."""
-    now = now or timezone.now()
-    found = alerts.conditions(
-        campaign_facts(campaign, now),
-        lot_hours=float(getattr(settings, "ALERT_LOT_HOURS", 12)),
-    )
-    open_alerts = {
-        (a.kind, a.key): a for a in Alert.objects.filter(campaign=campaign, resolved_at=None)
-    }
-    holding = {(c.kind, c.key) for c in found}
-    for key, alert in open_alerts.items():
-        if key not in holding:
-            Alert.objects.filter(pk=alert.pk, resolved_at=None).update(resolved_at=now)
-    raised = []
-    for condition in found:
-        if (condition.kind, condition.key) in open_alerts:
-            continue
-        try:
-            with transaction.atomic():
-                alert = Alert.objects.create(
-                    campaign=campaign,
-                    kind=condition.kind,
-                    key=condition.key,
-                    message=condition.message,
-                )
-        except IntegrityError:
-            continue
-        raised.append(alert)
-    # The outbox: the deliveries commit with their alerts (docs/domain.md §19.5).
-    channels = channels_for(campaign.team) if raised else []
-    AlertDelivery.objects.bulk_create(
-        AlertDelivery(alert=alert, channel=channel) for alert in raised for channel in channels
-    )
-    return raised
 
 
 # --- The outbox (docs/domain.md §19.5) -------------------------------------------------------

@@ -16,11 +16,10 @@ from django.utils import timezone
 from kombu.exceptions import OperationalError
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import celery_eager, committed_campaign, make_user
 from ledger.models import Alert, AlertDelivery
-from ledger.services import scan_alerts
+from ledger.services.alerts import scan_alerts
 from ledger.tasks import deliver_alert, retry_alert_deliveries
-from ledger.tests.helpers import celery_eager, committed_campaign
 from ledger.tests.test_webhook_delivery import LOOPBACK_RECEIVER, Receiver, receiver
 
 __all__ = ["receiver"]  # the fixture, shared with test_webhook_delivery

@@ -23,14 +23,14 @@ from typing import Any
 import pytest
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user as client_for
+from campaigns.tests.factories import committed_campaign, deliverable_body, make_user
 from catalog.services import seed_catalog
 from config.celery import app
 from conftest import _database_url_for_worker, stop_worker, wait_for
 from estimates.models import Estimate
 from ledger.models import AlertDelivery, Report
-from ledger.services import scan_alerts
-from ledger.tests.helpers import client_for, committed_campaign, deliverable_body
+from ledger.services.alerts import scan_alerts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
 

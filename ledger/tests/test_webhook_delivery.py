@@ -18,11 +18,11 @@ from django.test import override_settings
 
 from campaigns import outbound
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user as client_for
+from campaigns.tests.factories import committed_campaign, make_user
 from ledger import alert_delivery
 from ledger.models import Alert, AlertDelivery
 from ledger.tasks import deliver_alert
-from ledger.tests.helpers import client_for, committed_campaign
 
 
 class Trap:
