@@ -26,11 +26,13 @@ import ssl
 import threading
 import time
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from django.conf import settings
 
 from campaigns.domain.webhook_targets import (
     Address,
+    UrlParts,
     WebhookRefused,
     WebhookTarget,
     check_address,
@@ -55,9 +57,27 @@ def _allowed_networks() -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, 
     return parse_networks(getattr(settings, "WEBHOOK_ALLOWED_NETWORKS", ()))
 
 
+def split(url: str) -> UrlParts:
+    """urllib's split of `url`; raises WebhookRefused on what it cannot read (a bad port)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError as exc:
+        raise WebhookRefused(f"not a URL: {exc}") from exc
+    return UrlParts(
+        parts.scheme,
+        parts.username,
+        parts.password,
+        parts.hostname,
+        port,
+        parts.path,
+        parts.query,
+    )
+
+
 def target_for(url: str) -> WebhookTarget:
     return parse_target(
-        url,
+        split(url),
         allow_http=bool(getattr(settings, "WEBHOOK_ALLOW_HTTP", False)),
         allowed=_allowed_networks(),
     )

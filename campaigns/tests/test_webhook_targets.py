@@ -8,10 +8,17 @@ import pytest
 
 from campaigns.domain.webhook_targets import (
     WebhookRefused,
+    WebhookTarget,
     check_address,
     parse_networks,
-    parse_target,
 )
+from campaigns.domain.webhook_targets import parse_target as parse_parts
+from campaigns.outbound import split
+
+
+def parse_target(url: str, *, allow_http: bool) -> WebhookTarget:
+    return parse_parts(split(url), allow_http=allow_http)
+
 
 REFUSED_ADDRESSES = [
     "127.0.0.1",

@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from campaigns.tests.apiclient import as_key
 from django.test import Client, override_settings
 
 from campaigns.models import IngestKey, RunArtifact, Team
 from campaigns.services import commit_plan
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_key, make_plannable, make_user
 
 
 @pytest.fixture
