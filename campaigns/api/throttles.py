@@ -145,3 +145,21 @@ class UserThrottle(_AtomicRate):
         if is_ingest(user) or not (user and user.is_authenticated):
             return None
         return self.cache_format % {"scope": self.scope, "ident": user.pk}
+
+
+def rate_limit_wait(
+    *, ingest_key_id: int | None = None, user_id: int | None = None
+) -> float | None:
+    """The API's throttle for callers outside DRF (the MLflow facade, /mlflow/): the same
+    buckets, the same setting names (DEFAULT_THROTTLE_RATES "ingest_key", "user") and the
+    same atomic count, so one key gets one budget across /api/v1/ and /mlflow/. None when
+    admitted, else the seconds to wait (answer 429 with that Retry-After)."""
+    scope, ident = ("ingest_key", ingest_key_id) if ingest_key_id is not None else ("user", user_id)
+    if ident is None:
+        return None
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get(scope)
+    if rate is None:
+        return None
+    limit, window = SimpleRateThrottle.parse_rate(None, str(rate))  # type: ignore[arg-type]
+    assert limit is not None and window is not None
+    return take(SimpleRateThrottle.cache_format % {"scope": scope, "ident": ident}, limit, window)
