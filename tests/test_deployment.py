@@ -372,3 +372,15 @@ class SlowClientTests(SimpleTestCase):
         caddyfile = (ROOT / "Caddyfile").read_text()
         self.assertIn("read_header 10s", caddyfile)
         self.assertIn("request_buffers 1MiB", caddyfile)
+
+
+def test_hsts_preload_is_only_on_by_setting() -> None:
+    base = {**os.environ, "DEBUG": "0", "SECRET_KEY": "k" * 60, "DATABASE_URL": "sqlite://"}
+    code = "from django.conf import settings; print(settings.SECURE_HSTS_PRELOAD)"
+    run = [sys.executable, "-c", f"import django; django.setup(); {code}"]
+    env = {**base, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    off = subprocess.run(run, env=env, capture_output=True, text=True, cwd=ROOT, check=True)
+    on = subprocess.run(
+        run, env={**env, "SECURE_HSTS_PRELOAD": "1"}, capture_output=True, text=True, cwd=ROOT
+    )
+    assert off.stdout.strip() == "False" and on.stdout.strip() == "True"
