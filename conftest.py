@@ -42,10 +42,18 @@ def _configure_test_settings() -> None:
     os.environ["CELERY_TASK_DEFAULT_QUEUE"] = queue
     os.environ["CACHE_KEY_PREFIX"] = prefix
     settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    # The queues by kind are named after it (config/settings.py celery_queues).
+    from config.settings import celery_queues
+
+    settings.TASK_QUEUES, settings.CELERY_TASK_QUEUES, settings.CELERY_TASK_ROUTES = celery_queues(
+        queue
+    )
     settings.CACHES["default"]["KEY_PREFIX"] = prefix
     from config.celery import app
 
     app.conf.task_default_queue = queue
+    app.conf.task_queues = settings.CELERY_TASK_QUEUES
+    app.conf.task_routes = settings.CELERY_TASK_ROUTES
 
 
 _configure_test_settings()
@@ -217,10 +225,15 @@ def celery_worker(
 
 def queued_messages() -> int:
     """Messages waiting on this run's Celery queue (the default queue, one per xdist worker)."""
+    # Every queue this run's tasks are routed to (settings.TASK_QUEUES: default, delivery,
+    # reports, forecasts), not only the default one.
+    from django.conf import settings
+
     from config.celery import app
 
     with app.connection_for_read() as connection:
-        return int(connection.default_channel.client.llen(app.conf.task_default_queue))
+        client = connection.default_channel.client
+        return sum(int(client.llen(name)) for name in settings.TASK_QUEUES.values())
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2):  # type: ignore[no-untyped-def]

@@ -11,12 +11,20 @@ say where to resume); they only update ``run.stopped``. Used as a context manage
 swallows its own ``RunStopped``: the ``with`` block simply ends at the stop, and the code after
 it can look at ``run.stopped``.
 
-Retries: connection errors, timeouts, 429 (honouring ``Retry-After``), 502, 503 and 504 are
-retried with exponential backoff and jitter, and so is the server's 409 "a request with this
+Retries: connection errors, timeouts, 429 and 503 (honouring ``Retry-After``: the server
+answers 503 while its database or Redis is unavailable), 500, 502 and 504 are retried with
+exponential backoff and jitter, and so is the server's 409 "a request with this
 Idempotency-Key is still in progress" (a retry that overtook its first attempt). Every POST
 carries one ``Idempotency-Key`` (uuid4) that all its retries reuse, so a retry never records
-anything twice. Other 4xx and 5xx answers raise ``ApiError`` at once, with the status and the
+anything twice. Other 4xx answers raise ``ApiError`` at once, with the status and the
 decoded JSON body.
+
+Points are never dropped for an outage: a batch the server did not accept stays buffered
+(``run.pending_points`` says how many) and is resent, with its key, at the next flush. The
+buffer is bounded (``max_pending_points``); beyond it, with ``spill_dir`` given, batches go to
+``<spill_dir>/<run_id>.jsonl`` (read back, and resent first, by the next ``Run`` with that id:
+a crashed job loses nothing either), else the oldest batches are dropped with an error in the
+log and counted in ``run.dropped_points``.
 """
 
 from __future__ import annotations
@@ -49,7 +57,9 @@ log = logging.getLogger("campaign_desk_client")
 #: The server refuses (413) a metrics batch of more points than this.
 MAX_POINTS_PER_REQUEST: Final = 10_000
 #: Answers worth retrying: the server or a proxy in front of it is busy or restarting.
-RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
+RETRY_STATUSES: Final = frozenset({429, 500, 502, 503, 504})
+#: Points a Run keeps in memory, unsent, before it spills (or drops the oldest).
+MAX_PENDING_POINTS: Final = 1_000_000
 RUN_KINDS: Final = ("pilot", "full", "inference")
 FINISH_STATUSES: Final = ("completed", "failed")
 #: The most hours the server takes for a run (it rounds any number of hours to 0.01 h).
@@ -329,6 +339,8 @@ class CampaignDesk:
         config: Mapping[str, Any] | None = None,
         flush_points: int = 1000,
         flush_seconds: float = 10.0,
+        max_pending_points: int = MAX_PENDING_POINTS,
+        spill_dir: str | os.PathLike[str] | None = None,
     ) -> Run:
         """Create run ``run_id`` in ``campaign`` (or take it up again) and return its ``Run``.
 
@@ -351,6 +363,8 @@ class CampaignDesk:
             created=answer.status == 201,
             flush_points=flush_points,
             flush_seconds=flush_seconds,
+            max_pending_points=max_pending_points,
+            spill_dir=spill_dir,
         )
 
     def get_run(self, run_id: str) -> dict[str, Any]:
@@ -412,6 +426,54 @@ def _hours(value: Any) -> float | str:
     return hours
 
 
+class _Spill:
+    """Sealed batches on disk, oldest first: one JSON line each (key and points). Rewritten
+    whole when the first is let go (spilling is rare: the buffer was full)."""
+
+    def __init__(self, directory: str | os.PathLike[str], run_id: str) -> None:
+        os.makedirs(directory, exist_ok=True)
+        safe = urllib.parse.quote(run_id, safe="")
+        self.path = os.path.join(os.fspath(directory), f"{safe}.jsonl")
+        self.batches: list[tuple[str, list[dict[str, Any]]]] = []
+        if os.path.exists(self.path):
+            with open(self.path, encoding="utf-8") as handle:
+                for line in handle:
+                    if line.strip():
+                        item = json.loads(line)
+                        self.batches.append((str(item["key"]), list(item["points"])))
+
+    @property
+    def points(self) -> int:
+        return sum(len(points) for _, points in self.batches)
+
+    def first(self) -> tuple[str, list[dict[str, Any]]]:
+        return self.batches[0]
+
+    def append(self, key: str, points: list[dict[str, Any]]) -> None:
+        self.batches.append((key, points))
+        with open(self.path, "a", encoding="utf-8") as handle:
+            handle.write(_dumps({"key": key, "points": points}).decode() + "\n")
+
+    def pop_first(self) -> None:
+        self.batches.pop(0)
+        self._rewrite()
+
+    def clear(self) -> None:
+        self.batches.clear()
+        self._rewrite()
+
+    def _rewrite(self) -> None:
+        if not self.batches:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(self.path)
+            return
+        partial = self.path + ".partial"
+        with open(partial, "w", encoding="utf-8") as handle:
+            for key, points in self.batches:
+                handle.write(_dumps({"key": key, "points": points}).decode() + "\n")
+        os.replace(partial, self.path)
+
+
 class Run:
     """One training run: buffered metric points, throughput, checkpoints, stop and finish.
 
@@ -440,7 +502,11 @@ class Run:
         created: bool = True,
         flush_points: int = 1000,
         flush_seconds: float = 10.0,
+        max_pending_points: int = MAX_PENDING_POINTS,
+        spill_dir: str | os.PathLike[str] | None = None,
     ) -> None:
+        if max_pending_points < flush_points:
+            raise ValueError("max_pending_points must be at least flush_points")
         if not 1 <= flush_points <= MAX_POINTS_PER_REQUEST:
             raise ValueError(f"flush_points must be between 1 and {MAX_POINTS_PER_REQUEST}")
         self.desk = desk
@@ -462,6 +528,9 @@ class Run:
         # Batches already given an Idempotency-Key: a failed send is retried with the same key
         # and the same body, so the server never records a batch twice.
         self._sealed: deque[tuple[str, list[dict[str, Any]]]] = deque()
+        self.max_pending_points = max_pending_points
+        self.dropped_points = 0
+        self._spill = _Spill(spill_dir, run_id) if spill_dir is not None else None
         self._last_flush = time.monotonic()
         self._learn_status(self.data)
 
@@ -472,7 +541,8 @@ class Run:
     @property
     def pending_points(self) -> int:
         """Points logged but not yet accepted by the server."""
-        return len(self._open) + sum(len(points) for _, points in self._sealed)
+        spilled = self._spill.points if self._spill is not None else 0
+        return len(self._open) + sum(len(points) for _, points in self._sealed) + spilled
 
     # -- stop state -----------------------------------------------------------------------
 
@@ -489,6 +559,8 @@ class Run:
         # The server refuses points for a stopped run (409): there is nothing left to send.
         self._open.clear()
         self._sealed.clear()
+        if self._spill is not None:
+            self._spill.clear()
 
     def _stopped_error(self) -> RunStopped:
         _, reason, step, at = _stop_fields(self.stop_info)
@@ -551,37 +623,74 @@ class Run:
     def flush(self) -> int:
         """Send every buffered point now, in batches of at most ``flush_points``; return how
         many the server accepted. Raises ``RunStopped`` when the run is (or just got) stopped,
-        ``ApiError`` when the server refuses a batch (that batch is dropped: resending it would
-        be refused again), ``DeskUnavailable`` when retries are spent (points kept)."""
+        ``ApiError`` when the server refuses a batch with a 4xx (that batch is dropped:
+        resending it would be refused again), ``DeskUnavailable`` when retries are spent on a
+        5xx, a 429 or a connection error (points kept, resent with the same key next time)."""
         if self.stopped:
             raise self._stopped_error()
+        self._seal()
+        accepted = 0
+        if self._spill is not None:
+            while self._spill.points:
+                key, points = self._spill.first()
+                accepted += self._send_batch(key, points)
+                self._spill.pop_first()
+        while self._sealed:
+            key, points = self._sealed[0]
+            accepted += self._send_batch(key, points, popped=self._sealed.popleft)
+        self._last_flush = time.monotonic()
+        return accepted
+
+    def _seal(self) -> None:
+        """Give the open points their batches and keys; keep the buffer within its bound."""
         while self._open:
             chunk, self._open = self._open[: self.flush_points], self._open[self.flush_points :]
             self._sealed.append((str(uuid.uuid4()), chunk))
-        accepted = 0
-        while self._sealed:
-            key, points = self._sealed[0]
-            try:
-                body = self.desk.post(
-                    _run_path(self.run_id, "metrics"), {"points": points}, idempotency_key=key
-                )
-            except DeskUnavailable:
-                raise
-            except ApiError as error:
-                self._sealed.popleft()
-                if error.status == 409:
-                    raise self._on_conflict(error) from error
-                raise
-            self._sealed.popleft()
-            body = body if isinstance(body, Mapping) else {}
-            count = int(body.get("accepted", len(points)))
-            accepted += count
-            self.accepted += count
-            if body.get("stopped"):
-                self._mark_stopped(body.get("stop"))
-                raise self._stopped_error()
-        self._last_flush = time.monotonic()
-        return accepted
+        while self._sealed and self.pending_points > self.max_pending_points:
+            key, points = self._sealed.popleft() if self._spill is None else self._sealed.pop()
+            if self._spill is not None:
+                self._spill.append(key, points)
+                continue
+            self.dropped_points += len(points)
+            log.error(
+                "run %s: buffer full (%d points): dropped %d unsent points (%d in all); "
+                "give spill_dir to keep them",
+                self.run_id,
+                self.max_pending_points,
+                len(points),
+                self.dropped_points,
+            )
+
+    def _send_batch(
+        self, key: str, points: list[dict[str, Any]], popped: Callable[[], Any] | None = None
+    ) -> int:
+        """POST one sealed batch (retried by the desk with its key); how many were accepted.
+        A batch is let go only once the server took it, or refused it for good (a 4xx)."""
+        try:
+            body = self.desk.post(
+                _run_path(self.run_id, "metrics"), {"points": points}, idempotency_key=key
+            )
+        except DeskUnavailable:
+            raise  # kept: resent with the same key at the next flush
+        except ApiError as error:
+            if error.status is not None and error.status >= 500:
+                raise  # kept as well: the server may take it later
+            if popped is not None:
+                popped()
+            elif self._spill is not None:
+                self._spill.pop_first()
+            if error.status == 409:
+                raise self._on_conflict(error) from error
+            raise
+        if popped is not None:
+            popped()
+        body = body if isinstance(body, Mapping) else {}
+        count = int(body.get("accepted", len(points)))
+        self.accepted += count
+        if body.get("stopped"):
+            self._mark_stopped(body.get("stop"))
+            raise self._stopped_error()
+        return count
 
     # -- other run data -------------------------------------------------------------------
 
@@ -722,7 +831,7 @@ class Run:
                 self.finished or self.stopped or self._finish_attempted
             ):
                 self.finish("failed")
-            elif not self.stopped and (self._open or self._sealed):
+            elif not self.stopped and self.pending_points:
                 self.flush()
         except Exception as cleanup:  # the loop's own exception matters more
             log.warning("run %s: could not close after %r: %s", self.run_id, exc, cleanup)

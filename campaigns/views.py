@@ -7,12 +7,12 @@ upload limit, a crash) through the handler400/403/404/500 set in config/urls.py.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views import defaults
 from django.views.decorators.csrf import csrf_exempt
@@ -20,18 +20,36 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from campaigns import dependencies
 from campaigns.models import CampaignClosed, CommitRefused, PlanFrozen, RunsStillRunning
 
 
 def health(request: HttpRequest) -> JsonResponse:
-    """Liveness and database reachability; the only endpoint open to anonymous callers."""
+    """Up or down, for anyone (the only endpoint open to anonymous callers); which dependency
+    is down and how long each took only for a signed-in staff user or a user's API token
+    (`campaigns.dependencies`). 503 with Retry-After when any dependency is down."""
+    checks = dependencies.check_all()
+    up = all(check["ok"] for check in checks.values())
+    body: dict[str, Any] = {"status": "ok" if up else "unavailable"}
+    if _may_see_details(request):
+        body["dependencies"] = checks
+    response = JsonResponse(body, status=200 if up else 503)
+    if not up:
+        response["Retry-After"] = str(dependencies.retry_after())
+    return response
+
+
+def _may_see_details(request: HttpRequest) -> bool:
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated and user.is_staff:
+        return True
+    from rest_framework.authentication import TokenAuthentication
+
     try:
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        database = "ok"
-    except Exception as exc:
-        return JsonResponse({"status": "error", "database": str(exc)}, status=503)
-    return JsonResponse({"status": "ok", "database": database})
+        found = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]
+    except Exception:
+        return False
+    return found is not None and bool(getattr(found[0], "is_active", False))
 
 
 # --- Errors --------------------------------------------------------------------------------
@@ -93,6 +111,10 @@ def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
 
 
 def server_error(request: HttpRequest) -> HttpResponse:
+    # Called while the exception is being handled: a dependency outage is a 503 the client
+    # may retry (campaigns.dependencies), not a bug.
+    if dependencies.is_unavailable(sys.exc_info()[1]):
+        return dependencies.unavailable_response(_is_api(request))
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
     return defaults.server_error(request)

@@ -7,6 +7,7 @@ production shape that docker-compose.yml runs.
 
 import os
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 import django_stubs_ext
@@ -23,6 +24,13 @@ def env_bool(name: str, default: bool) -> bool:
     if value is None or value == "":
         return default
     return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name) or default)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a whole number.") from exc
 
 
 def env_list(name: str, default: str) -> list[str]:
@@ -136,6 +144,13 @@ MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", BASE_DIR / "media"))
 MEDIA_URL = "media/"
 # One artifact upload at most this many bytes (413 beyond); the sha256 is taken while streaming.
 ARTIFACT_MAX_BYTES = int(os.environ.get("ARTIFACT_MAX_BYTES", str(5 * 1024**3)))
+# Quotas (docs/domain.md §23; 413 naming the setting): files and bytes per run and per team.
+ARTIFACT_MAX_FILES_PER_RUN = env_int("ARTIFACT_MAX_FILES_PER_RUN", 1000)
+ARTIFACT_MAX_BYTES_PER_RUN = env_int("ARTIFACT_MAX_BYTES_PER_RUN", 50 * 1024**3)
+ARTIFACT_MAX_FILES_PER_TEAM = env_int("ARTIFACT_MAX_FILES_PER_TEAM", 100_000)
+ARTIFACT_MAX_BYTES_PER_TEAM = env_int("ARTIFACT_MAX_BYTES_PER_TEAM", 1024**4)
+# One upload must finish within this many seconds (the partial file is deleted otherwise).
+ARTIFACT_UPLOAD_SECONDS = env_int("ARTIFACT_UPLOAD_SECONDS", 3600)
 
 LOGIN_URL = "admin:login"
 
@@ -151,7 +166,11 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", "31536000"))
     SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", True)
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
+    # Preload lists are a commitment for the whole domain that is slow to undo: by setting only
+    # (SECURE_HSTS_PRELOAD=1); `check --deploy`'s reminder (security.W021) is silenced for that.
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    if not SECURE_HSTS_PRELOAD:
+        SILENCED_SYSTEM_CHECKS = ["security.W021"]
 
 # --- REST framework ---
 REST_FRAMEWORK = {
@@ -230,6 +249,12 @@ CACHES = {
             "LOCATION": REDIS_URL,
             # Separate prefixes let several sets of processes share one Redis (the parallel tests).
             "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", "campaign-desk"),
+            # A Redis that stops answering costs a request at most this long (the throttle
+            # then fails open: campaigns/api/throttles.py).
+            "OPTIONS": {
+                "socket_connect_timeout": float(os.environ.get("REDIS_TIMEOUT", "1")),
+                "socket_timeout": float(os.environ.get("REDIS_TIMEOUT", "1")),
+            },
         }
         if REDIS_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
@@ -254,8 +279,58 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900"))
 }
-# One queue, named here so that several deployments (or parallel test workers) can share a Redis.
+# Queues by kind of work (README, Production notes): a slow webhook receiver can only ever hold
+# the delivery workers; reports and forecasts have their own. A worker started without -Q
+# consumes all four (development, the tests); docker-compose runs one worker service per queue.
+# The default queue is named by the environment so that several deployments (or parallel test
+# workers) can share a Redis; the other queues are named after it unless it is "celery".
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
+
+
+def celery_queues(base: str) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
+    """(kind → queue name, CELERY_TASK_QUEUES, CELERY_TASK_ROUTES) for a default queue `base`;
+    the kinds' queues are named after it unless it is "celery" (the tests give each worker
+    process its own)."""
+    names = {"default": base} | {
+        kind: kind if base == "celery" else f"{base}-{kind}"
+        for kind in ("delivery", "reports", "forecasts")
+    }
+    queues = {name: {"exchange": name, "routing_key": name} for name in names.values()}
+    routes = {
+        "ledger.deliver_alert": {"queue": names["delivery"]},
+        "ledger.retry_alert_deliveries": {"queue": names["delivery"]},
+        "ledger.build_closing_report": {"queue": names["reports"]},
+        "ledger.sweep_stale_reports": {"queue": names["reports"]},
+        "estimates.tasks.*": {"queue": names["forecasts"]},
+    }
+    return names, queues, routes
+
+
+TASK_QUEUES, CELERY_TASK_QUEUES, CELERY_TASK_ROUTES = celery_queues(CELERY_TASK_DEFAULT_QUEUE)
+# Every task has a soft time limit (SoftTimeLimitExceeded raised in the task: it records a
+# failure and is retried) and a hard one (the pool child is killed; acks_late with
+# reject_on_worker_lost requeues the message). Defaults for all, then per kind; all below the
+# visibility timeout (900 s), and the delivery's below its outbox lease (300 s).
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
+TASK_TIME_LIMITS = {
+    # name: (soft, hard) seconds
+    "ledger.deliver_alert": (40, 60),  # a webhook (10 s deadline) and an e-mail (10 s/operation)
+    "ledger.retry_alert_deliveries": (60, 90),
+    "ledger.scan_alerts": (120, 150),
+    "ledger.build_closing_report": (300, 360),  # about a second at 1,000,000 points
+    "ledger.sweep_stale_reports": (60, 90),
+    "estimates.tasks.recompute_forecast": (120, 150),  # 0.18 s measured
+    "estimates.tasks.sweep_stale_estimates": (60, 90),
+    "campaigns.tasks.purge_idempotency_records": (300, 360),
+}
+CELERY_TASK_ANNOTATIONS = {
+    name: {"soft_time_limit": soft, "time_limit": hard}
+    for name, (soft, hard) in TASK_TIME_LIMITS.items()
+}
+# Redis restarting must not end the worker: keep reconnecting, at start-up too.
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
@@ -276,13 +351,32 @@ CELERY_BEAT_SCHEDULE = {
         "task": "ledger.scan_alerts",
         "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
     },
+    "retry-alert-deliveries": {
+        "task": "ledger.retry_alert_deliveries",
+        "schedule": float(os.environ.get("ALERT_RETRY_SECONDS", "60")),
+    },
 }
 
 # Alerts (docs/domain.md §19): a lot ending within this many hours raises one; webhook
 # deliveries are retried after ALERT_WEBHOOK_BACKOFF seconds, doubling each time.
 ALERT_LOT_HOURS = float(os.environ.get("ALERT_LOT_HOURS", "12"))
 ALERT_WEBHOOK_BACKOFF = float(os.environ.get("ALERT_WEBHOOK_BACKOFF", "30"))
+# One deadline for a whole webhook POST (connect, TLS, request, status line), not per read.
 ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("ALERT_WEBHOOK_TIMEOUT", "10"))
+# Webhook URLs are https only and must resolve to public addresses (campaigns/outbound.py):
+# WEBHOOK_ALLOW_HTTP=1 also allows http (development); WEBHOOK_ALLOWED_NETWORKS lists networks
+# the operator trusts anyway (CIDRs, comma-separated, e.g. an internal receiver's 10.1.2.0/24).
+WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", False)
+# The alert outbox (docs/domain.md §19.5): a delivery is attempted at most this many times; one
+# claimed by a worker and not finished within the lease is taken to be a dead worker's and sent
+# again (same X-Desk-Delivery id). The lease exceeds the delivery task's hard time limit.
+ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", "8"))
+ALERT_DELIVERY_LEASE_SECONDS = float(os.environ.get("ALERT_DELIVERY_LEASE_SECONDS", "300"))
+WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
+
+# A request failing because PostgreSQL, Redis or the broker is unreachable answers 503 with this
+# Retry-After (campaigns/dependencies.py); the client retries with the same Idempotency-Key.
+UNAVAILABLE_RETRY_AFTER = int(os.environ.get("UNAVAILABLE_RETRY_AFTER", "5"))
 
 # Stored Idempotency-Key responses are kept this long (a week covers any sane retry).
 IDEMPOTENCY_RETENTION_HOURS = int(os.environ.get("IDEMPOTENCY_RETENTION_HOURS", "168"))
@@ -322,3 +416,5 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "campaign-desk@localhost")
+# An SMTP server that stops answering must not hold a delivery worker (seconds per operation).
+EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import uuid
 from decimal import Decimal
 from typing import Any
 
 import pgtrigger
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 from campaigns.models import Campaign, LotReservation, Run
 from catalog.validators import currency_validator
@@ -169,7 +171,7 @@ class AlertKind(models.TextChoices):
 
 class Alert(models.Model):
     """A condition found by the alert scan, stored once while it holds (`key` names it: the
-    lot, the budget share, the run), delivered by email and webhook."""
+    lot, the budget share, the run), delivered on each of its channels (`deliveries`)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="alerts")
     kind = models.CharField(max_length=30, choices=AlertKind.choices)
@@ -177,10 +179,6 @@ class Alert(models.Model):
     message = models.TextField()
     raised_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
-    emailed_at = models.DateTimeField(null=True, blank=True)
-    webhook_delivered_at = models.DateTimeField(null=True, blank=True)
-    webhook_attempts = models.PositiveIntegerField(default=0)
-    webhook_error = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-raised_at", "-id"]
@@ -195,3 +193,44 @@ class Alert(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind}: {self.message[:60]}"
+
+
+class DeliveryState(models.TextChoices):
+    PENDING = "pending", "Pending"
+    SENDING = "sending", "Sending"
+    SENT = "sent", "Sent"
+    FAILED = "failed", "Failed (retried)"
+    REFUSED = "refused", "Refused (not retried)"
+    GAVE_UP = "gave_up", "Gave up"
+
+
+class AlertDelivery(models.Model):
+    """The outbox (docs/domain.md §19.5): one row per alert and channel, stored with the alert
+    in its transaction, so no delivery is lost when enqueueing fails; the retry scan sends what
+    is due. `delivery_id` travels with every attempt (X-Desk-Delivery, the e-mail's Message-ID):
+    a receiver that saw it already drops the repeat. `channel` is a name ("email", "webhook");
+    a new channel is a new name and a sender in `ledger.alert_delivery.CHANNELS`."""
+
+    alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="deliveries")
+    channel = models.CharField(max_length=30)
+    delivery_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    state = models.CharField(
+        max_length=10, choices=DeliveryState.choices, default=DeliveryState.PENDING
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    # When a worker took it: a claim older than ALERT_DELIVERY_LEASE_SECONDS is a dead worker's.
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    # Written after the send returned, never before.
+    sent_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["alert", "channel"]
+        constraints = [
+            models.UniqueConstraint(fields=["alert", "channel"], name="one_delivery_per_channel")
+        ]
+        indexes = [models.Index(fields=["state", "next_attempt_at"], name="alert_delivery_due")]
+
+    def __str__(self) -> str:
+        return f"alert {self.alert_id} by {self.channel}: {self.state}"

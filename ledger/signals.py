@@ -11,6 +11,7 @@ before applying a budget rule, and the ledger answers what the campaign has spen
 
 from __future__ import annotations
 
+import logging
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +20,8 @@ from campaigns.signals import plan_committed, run_finished, spend_requested
 from ledger import services, tasks
 from ledger.selectors import spend
 from ledger.services.alerts import alert_raised
+
+logger = logging.getLogger(__name__)
 
 
 def post_lots_when_committed(sender: Any, *, campaign: Campaign, user: Any, **kwargs: Any) -> None:
@@ -34,7 +37,12 @@ def answer_spend(sender: Any, *, campaign_id: int, now: Any = None, **kwargs: An
 
 
 def deliver_when_raised(sender: Any, *, alert_id: int, **kwargs: Any) -> None:
-    tasks.deliver_alert.delay(alert_id)
+    # A broker outage must not fail the caller: the outbox rows, committed with the alert, are
+    # sent by the retry scan instead (docs/domain.md §19.5).
+    try:
+        tasks.deliver_alert.delay(alert_id)
+    except Exception:
+        logger.warning("alert %s stored; its delivery waits for the retry scan", alert_id)
 
 
 def connect() -> None:

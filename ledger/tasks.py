@@ -7,9 +7,12 @@ so a module-level import back would make the two import each other.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import shared_task
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(  # type: ignore[untyped-decorator]
@@ -82,35 +85,36 @@ def scan_live_campaigns() -> int:
     name="ledger.deliver_alert",
     acks_late=True,
     reject_on_worker_lost=True,
-    max_retries=6,
+    max_retries=None,  # the outbox counts attempts (ALERT_DELIVERY_MAX_ATTEMPTS)
 )
 def deliver_alert(self: Any, alert_id: int) -> str:
-    """Email alert `alert_id` to the team's owners (once) and POST it to the team's webhook,
-    retrying the webhook with exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n)."""
-    from django.conf import settings
-
+    """Attempt alert `alert_id`'s due deliveries (docs/domain.md §19.5): each channel is claimed,
+    sent, then recorded as sent; a failure is retried after ALERT_WEBHOOK_BACKOFF × 2^n seconds
+    (here, and by the retry scan should this retry be lost); a refused target is not retried.
+    Returns each channel's state, e.g. "email:sent webhook:failed"."""
     from ledger import alert_delivery as alerting
     from ledger.models import Alert
-    from ledger.selectors.alerts import owner_emails
 
     alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
     if alert is None:
         return "gone"
-    # Marked first (at most once): a retry for the webhook never sends the email again.
-    if (
-        alert.emailed_at is None
-        and owner_emails(alert.campaign.team_id)
-        and alerting.mark_emailed(alert)
-    ):
-        alerting.deliver_email(alert)
-    team = alert.campaign.team
-    if not team.webhook_url or alert.webhook_delivered_at is not None:
-        return "emailed"
-    try:
-        alerting.deliver_webhook(alert, team.webhook_url, team.webhook_secret)
-    except Exception as exc:
-        alerting.record_webhook_attempt(alert, error=f"{type(exc).__name__}: {exc}")
-        backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))
-        raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
-    alerting.record_webhook_attempt(alert)
-    return "delivered"
+    states, retry_in = alerting.deliver_due(alert)
+    if retry_in is not None and not self.request.is_eager:
+        # Inline (no broker), a retry would run at once: the row waits for the retry scan.
+        raise self.retry(countdown=retry_in)
+    return " ".join(f"{channel}:{state}" for channel, state in sorted(states.items()))
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    name="ledger.retry_alert_deliveries", acks_late=True, reject_on_worker_lost=True
+)
+def retry_alert_deliveries() -> int:
+    """Periodic (CELERY_BEAT_SCHEDULE): enqueue every alert with a delivery due (never enqueued
+    because the broker was down, failed and due again, or claimed by a worker that died);
+    returns how many. A duplicate is harmless: a delivery is claimed once."""
+    from ledger.alert_delivery import due_alert_ids
+
+    due = due_alert_ids()
+    for alert_id in due:
+        deliver_alert.delay(alert_id)
+    return len(due)

@@ -294,3 +294,93 @@ def test_the_application_role_cannot_switch_the_append_only_protection_off() -> 
         psql(*admin, "-d", "postgres", "-c", f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
         psql(*admin, "-d", "postgres", "-c", f"DROP ROLE IF EXISTS {app}")
         psql(*admin, "-d", "postgres", "-c", f"DROP ROLE IF EXISTS {owner}")
+
+
+class BackgroundWorkTests(SimpleTestCase):
+    """Issue 19 (2b): queues by kind with a worker service each, time limits on every task,
+    and services that restart themselves with health checks through the broker."""
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+
+    def test_each_queue_has_its_own_worker_service(self) -> None:
+        from django.conf import settings
+
+        queues = set(settings.CELERY_TASK_QUEUES)
+        self.assertEqual(queues, {"celery", "delivery", "reports", "forecasts"})
+        served: dict[str, str] = {}
+        for name, service in self.services.items():
+            command = service.get("command") or []
+            if command[:4] == ["celery", "-A", "config", "worker"]:
+                queue = command[command.index("-Q") + 1]
+                served[queue] = name
+                with self.subTest(service=name):
+                    self.assertTrue(any(c.startswith("--concurrency=") for c in command))
+                    node = command[command.index("-n") + 1].split("@")[0]
+                    self.assertIn(f"-d {node}@$$HOSTNAME", service["healthcheck"]["test"][-1])
+                    self.assertEqual(service["environment"], self.services["web"]["environment"])
+        self.assertEqual(set(served), queues)
+
+    def test_every_task_is_routed_and_has_time_limits_below_the_visibility_timeout(self) -> None:
+        from django.conf import settings
+
+        from config.celery import app
+
+        app.loader.import_default_modules()
+        ours = {n: t for n, t in app.tasks.items() if not n.startswith("celery.")}
+        self.assertGreaterEqual(len(ours), 8)
+        visibility = settings.CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+        for name, task in ours.items():
+            with self.subTest(task=name):
+                self.assertTrue(task.acks_late and task.reject_on_worker_lost)
+                self.assertIn(name, settings.TASK_TIME_LIMITS)
+                self.assertTrue(0 < task.soft_time_limit < task.time_limit < visibility)
+                queue = app.amqp.router.route({}, name)["queue"].name
+                self.assertIn(queue, settings.CELERY_TASK_QUEUES)
+        delivery = app.tasks["ledger.deliver_alert"]
+        self.assertLess(delivery.time_limit, settings.ALERT_DELIVERY_LEASE_SECONDS)
+        self.assertGreater(delivery.soft_time_limit, 2 * settings.ALERT_WEBHOOK_TIMEOUT)
+        self.assertEqual(
+            app.amqp.router.route({}, "ledger.deliver_alert")["queue"].name, "delivery"
+        )
+
+    def test_web_workers_and_beat_restart_themselves_and_beat_probes_the_broker(self) -> None:
+        for name, service in self.services.items():
+            if name == "migrate":
+                continue
+            with self.subTest(service=name):
+                self.assertEqual(service.get("restart"), "unless-stopped")
+                self.assertIn("healthcheck", service)
+        self.assertIn("ensure_connection", self.services["beat"]["healthcheck"]["test"][-1])
+
+
+class SlowClientTests(SimpleTestCase):
+    """Issue 19 (High 5): the worker model and the proxy settings that carry it."""
+
+    def test_web_runs_threaded_gunicorn_workers(self) -> None:
+        web = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]["web"]
+        command = web["command"]
+        self.assertEqual(command[command.index("--worker-class") + 1], "gthread")
+        workers = int(command[command.index("--workers") + 1])
+        threads = int(command[command.index("--threads") + 1])
+        self.assertGreaterEqual(workers * threads, 64)  # more than 50 slow clients at once
+        self.assertGreaterEqual(int(command[command.index("--timeout") + 1]), 60)
+
+    def test_the_proxy_cuts_slow_headers_and_buffers_small_bodies(self) -> None:
+        caddyfile = (ROOT / "Caddyfile").read_text()
+        self.assertIn("read_header 10s", caddyfile)
+        self.assertIn("request_buffers 1MiB", caddyfile)
+
+
+def test_hsts_preload_is_only_on_by_setting() -> None:
+    base = {**os.environ, "DEBUG": "0", "SECRET_KEY": "k" * 60, "DATABASE_URL": "sqlite://"}
+    code = "from django.conf import settings; print(settings.SECURE_HSTS_PRELOAD)"
+    run = [sys.executable, "-c", f"import django; django.setup(); {code}"]
+    env = {**base, "DJANGO_SETTINGS_MODULE": "config.settings"}
+    off = subprocess.run(run, env=env, capture_output=True, text=True, cwd=ROOT, check=True)
+    on = subprocess.run(
+        run, env={**env, "SECURE_HSTS_PRELOAD": "1"}, capture_output=True, text=True, cwd=ROOT
+    )
+    assert off.stdout.strip() == "False" and on.stdout.strip() == "True"

@@ -17,6 +17,7 @@ from campaigns import services
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Membership, Team
 from campaigns.services import teams
+from campaigns.services.webhooks import check_team_webhook
 
 
 class MembershipForm(forms.ModelForm[Membership]):
@@ -84,6 +85,20 @@ class TeamForm(forms.ModelForm[Team]):
     class Meta:
         model = Team
         fields = ["name", "webhook_url", "webhook_secret"]
+
+    def clean(self) -> dict[str, Any]:
+        # The service's own check (https, public addresses, a secret), shown beside the field.
+        data = super().clean() or {}
+        if "webhook_url" in data:
+            stored = self.instance.webhook_secret if self.instance.pk else ""
+            try:
+                check_team_webhook(
+                    webhook_url=data.get("webhook_url") or "",
+                    webhook_secret=data.get("webhook_secret") or stored,
+                )
+            except ValidationError as exc:
+                self.add_error(None, exc)
+        return data
 
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]

@@ -9,10 +9,14 @@ Redis cache (settings.CACHES, shared by every gunicorn worker and host) the step
 script on a sorted set, timed by the Redis server's clock; with the local-memory cache (one
 process, the embedded shape) it runs under a process lock. `wait()` still feeds DRF's
 Retry-After header: the seconds until the oldest counted request leaves the window.
+
+When Redis is unreachable the throttle fails OPEN (the request is admitted uncounted, with a
+warning in the log at most every 10 s): a cache outage pauses rate limiting, never the API.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -20,6 +24,7 @@ from typing import Any
 
 from django.core.cache import caches
 from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
 from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
@@ -45,6 +50,7 @@ return {0, oldest + window - now}
 """
 
 _local_lock = threading.Lock()
+log = logging.getLogger(__name__)
 
 
 def take(key: str, limit: int, window_seconds: int) -> float | None:
@@ -54,8 +60,25 @@ def take(key: str, limit: int, window_seconds: int) -> float | None:
         return float(window_seconds)
     backend = caches["default"]
     if isinstance(backend, RedisCache):
-        return _take_redis(backend, key, limit, window_seconds)
+        try:
+            return _take_redis(backend, key, limit, window_seconds)
+        except (RedisError, OSError) as exc:
+            # Fails OPEN, by choice: while Redis is down the request is admitted uncounted (a
+            # warning at most every 10 s), so a cache outage never stops the API. The database
+            # still bounds the work; the limit returns with Redis.
+            _warn_open(exc)
+            return None
     return _take_locked(backend, key, limit, window_seconds)
+
+
+_last_warning = [0.0]
+
+
+def _warn_open(exc: BaseException) -> None:
+    now = time.monotonic()
+    if now - _last_warning[0] >= 10:
+        _last_warning[0] = now
+        log.warning("throttle: Redis unavailable (%s); admitting requests uncounted", exc)
 
 
 def _take_redis(backend: Any, key: str, limit: int, window_seconds: int) -> float | None:
@@ -122,3 +145,21 @@ class UserThrottle(_AtomicRate):
         if is_ingest(user) or not (user and user.is_authenticated):
             return None
         return self.cache_format % {"scope": self.scope, "ident": user.pk}
+
+
+def rate_limit_wait(
+    *, ingest_key_id: int | None = None, user_id: int | None = None
+) -> float | None:
+    """The API's throttle for callers outside DRF (the MLflow facade, /mlflow/): the same
+    buckets, the same setting names (DEFAULT_THROTTLE_RATES "ingest_key", "user") and the
+    same atomic count, so one key gets one budget across /api/v1/ and /mlflow/. None when
+    admitted, else the seconds to wait (answer 429 with that Retry-After)."""
+    scope, ident = ("ingest_key", ingest_key_id) if ingest_key_id is not None else ("user", user_id)
+    if ident is None:
+        return None
+    rate = api_settings.DEFAULT_THROTTLE_RATES.get(scope)
+    if rate is None:
+        return None
+    limit, window = SimpleRateThrottle.parse_rate(None, str(rate))  # type: ignore[arg-type]
+    assert limit is not None and window is not None
+    return take(SimpleRateThrottle.cache_format % {"scope": scope, "ident": ident}, limit, window)

@@ -109,7 +109,9 @@ class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
     def patch(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         with transaction.atomic():
             # Locked, so a commit cannot slip in between the draft check and the save.
-            campaign = get_object_or_404(self.get_queryset().select_for_update(), pk=kwargs["id"])
+            campaign = get_object_or_404(
+                self.get_queryset().select_for_update(no_key=True, of=("self",)), pk=kwargs["id"]
+            )
             self.check_object_permissions(request, campaign)
             if not campaign.is_draft and isinstance(request.data, dict):
                 # The state conflict comes before the body's shape: after commit only what the

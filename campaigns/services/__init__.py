@@ -45,6 +45,7 @@ from campaigns.models import (
     Team,
     Tier,
 )
+from campaigns.services.webhooks import check_team_webhook
 from campaigns.signals import campaign_closed, plan_committed
 
 # --- Campaigns -----------------------------------------------------------------------------
@@ -54,7 +55,12 @@ EDITABLE_AFTER_COMMIT = frozenset({"expected_deliverables"})
 
 
 def _locked(campaign: Campaign) -> Campaign:
-    return Campaign.objects.select_for_update().get(pk=campaign.pk)
+    # FOR NO KEY UPDATE, not FOR UPDATE: the writers still queue behind each other, but the
+    # foreign-key checks of rows referencing the campaign (the forecast task inserting an item's
+    # estimate while it holds the estimate row) do not wait for it. With FOR UPDATE, a commit
+    # waiting for the estimate row and the task waiting for the campaign row deadlocked.
+    # One order for everyone: campaign (or plan row) first, then its estimates.
+    return Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
 
 
 @transaction.atomic
@@ -92,6 +98,7 @@ def set_team_webhook(
         locked.webhook_url = webhook_url.strip()
     if webhook_secret is not None:
         locked.webhook_secret = webhook_secret
+    check_team_webhook(webhook_url=locked.webhook_url, webhook_secret=locked.webhook_secret)
     locked.full_clean()
     locked.save()
     return locked
@@ -249,7 +256,11 @@ def amend_item(
 ) -> Amendment | None:
     """Change a planned item. While drafting it is an edit; after commit an amendment that
     records before, after and why (returned); the baseline stays as it was frozen."""
-    locked = PlannedItem.objects.select_for_update().select_related("campaign").get(pk=item.pk)
+    locked = (
+        PlannedItem.objects.select_for_update(no_key=True)
+        .select_related("campaign")
+        .get(pk=item.pk)
+    )
     unknown = set(changes) - set(AMENDABLE_ITEM_FIELDS)
     if unknown:
         raise ValidationError({f: "this field cannot be changed here" for f in sorted(unknown)})
@@ -277,7 +288,11 @@ def amend_item(
 @transaction.atomic
 def remove_item(*, item: PlannedItem, user: Any = None) -> None:
     """Delete a draft's item; a committed item is never deleted (cut it with a decision)."""
-    locked = PlannedItem.objects.select_for_update().select_related("campaign").get(pk=item.pk)
+    locked = (
+        PlannedItem.objects.select_for_update(no_key=True)
+        .select_related("campaign")
+        .get(pk=item.pk)
+    )
     locked.delete()  # the model refuses after commit (PlanFrozen)
 
 
@@ -451,7 +466,9 @@ def record_observed_hours(
     *, stage: Stage, user: Any = None, observed_hours: Decimal, deviation_note: str = ""
 ) -> Stage:
     """Store what a stage really took, beside (never into) the frozen plan."""
-    locked = Stage.objects.select_for_update().select_related("campaign").get(pk=stage.pk)
+    locked = (
+        Stage.objects.select_for_update(no_key=True).select_related("campaign").get(pk=stage.pk)
+    )
     check_observed_hours(stage=locked, observed_hours=observed_hours, deviation_note=deviation_note)
     note = (deviation_note or "").strip()
     now = timezone.now()

@@ -41,6 +41,7 @@ from campaigns.models import (
     StopRule,
     ThroughputSample,
 )
+from campaigns.services.artifact_quota import check_artifact_quota
 
 log = logging.getLogger(__name__)
 
@@ -151,7 +152,7 @@ def _mark_running(campaign: Campaign) -> None:
     post_save listeners (the estimates app's staleness) hear of it."""
     if campaign.status != CampaignStatus.COMMITTED:
         return
-    locked = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    locked = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     if locked.status == CampaignStatus.COMMITTED:
         locked.status = CampaignStatus.RUNNING
         locked.save(update_fields=["status", "updated_at"])
@@ -500,6 +501,8 @@ def record_artifact(
     """
     run = _locked(run)
     previous = RunArtifact.objects.select_for_update().filter(run=run, path=path).first()
+    # Under the run's lock, with the size actually stored (docs/domain.md §23).
+    check_artifact_quota(run, path=path, size_bytes=size_bytes)
     replaced = None
     if previous is None:
         artifact = RunArtifact.objects.create(

@@ -210,7 +210,7 @@ def clone_campaign(
     stages, stop rules and lots but those in `NOT_COPIED`, with planned hours × the team's
     calibration median where one applies, and what it left open in `inherited_uncertainties`
     (plus `extra_uncertainties`, e.g. the ledger's failed deliverable checks)."""
-    source = Campaign.objects.select_for_update().get(pk=campaign.pk)
+    source = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     adjusted = _Calibrator(
         team_calibrations(source.team_id), list(GpuModel.objects.values_list("name", flat=True))
     )

@@ -10,6 +10,7 @@ import os
 import signal
 
 import pytest
+from django.conf import settings
 from django.db import transaction
 
 from campaigns.models import Campaign
@@ -44,7 +45,7 @@ def test_a_worker_killed_mid_recompute_leaves_it_to_the_next_worker_which_lands_
             assert task["args"] == [campaign.pk, version]
             # Stop this worker taking the message again, then kill the process running the task.
             app.control.cancel_consumer(
-                app.conf.task_default_queue, destination=[slow.hostname], reply=True
+                settings.TASK_QUEUES["forecasts"], destination=[slow.hostname], reply=True
             )  # type: ignore[attr-defined]
             os.kill(task["worker_pid"], signal.SIGKILL)
             # acks_late + reject_on_worker_lost: the parent puts the message back on the queue.

@@ -13,6 +13,7 @@ refusal beside its field before anything is written.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
@@ -29,6 +30,8 @@ from ledger.domain.deliverable_checks import FileEntry, check_deliverable
 from ledger.models import Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 
 # --- Entries ---------------------------------------------------------------------------------
+
+logger = logging.getLogger(__name__)
 
 
 def check_entry(

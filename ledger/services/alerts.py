@@ -17,8 +17,9 @@ from django.dispatch import Signal
 from django.utils import timezone
 
 from campaigns.models import Campaign
+from ledger.alert_delivery import channels_for
 from ledger.domain import alerts
-from ledger.models import Alert
+from ledger.models import Alert, AlertDelivery
 from ledger.selectors.alerts import campaign_facts
 
 # Sent with `alert_id` once the alert's row is committed.
@@ -73,4 +74,9 @@ def _store_alerts(campaign: Campaign, now: datetime | None = None) -> list[Alert
                 )
         except IntegrityError:
             continue
+    # The outbox: one delivery row per channel, committed with its alert (docs/domain.md §19.5).
+    channels = channels_for(campaign.team) if raised else []
+    AlertDelivery.objects.bulk_create(
+        AlertDelivery(alert=alert, channel=channel) for alert in raised for channel in channels
+    )
     return raised

@@ -31,7 +31,7 @@ from campaigns.tests.factories import (
     make_user,
 )
 from ledger.domain import alerts
-from ledger.models import Alert
+from ledger.models import Alert, AlertDelivery
 from ledger.services.alerts import scan_alerts
 from ledger.tasks import deliver_alert
 
@@ -223,11 +223,14 @@ class Receiver(BaseHTTPRequestHandler):
 def receiver() -> Iterator[str]:
     Receiver.received = []
     Receiver.fail_first = 0
-    server = HTTPServer(("127.0.0.1", 0), Receiver)
+    # 127.0.0.2 and plain http are allowed for these tests only (WEBHOOK_ALLOWED_NETWORKS,
+    # WEBHOOK_ALLOW_HTTP): loopback is refused otherwise (test_webhook_delivery.py).
+    server = HTTPServer(("127.0.0.2", 0), Receiver)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hooks/desk"
+        with override_settings(WEBHOOK_ALLOW_HTTP=True, WEBHOOK_ALLOWED_NETWORKS=["127.0.0.2/32"]):
+            yield f"http://127.0.0.2:{server.server_address[1]}/hooks/desk"
     finally:
         server.shutdown()
         server.server_close()
@@ -267,7 +270,7 @@ def test_owners_set_the_webhook_and_an_alert_is_posted_signed(
     assert _signed_right(headers, body, "s3cret")
     payload = json.loads(body)
     assert payload["campaign"]["id"] == campaign.pk and payload["kind"] == "budget"
-    assert Alert.objects.filter(webhook_delivered_at__isnull=False).count() == 2
+    assert AlertDelivery.objects.filter(channel="webhook", state="sent").count() == 2
 
 
 @pytest.mark.celery_worker
@@ -279,12 +282,18 @@ def test_a_worker_retries_a_failing_webhook_with_backoff(
     team = Team.objects.create(name="nlp", webhook_url=receiver, webhook_secret="k")
     campaign = committed_campaign(team, budget=Decimal("40.00"))
     Receiver.fail_first = 2
-    worker: subprocess.Popen[bytes] = start_worker({"ALERT_WEBHOOK_BACKOFF": "0.2"})
+    worker: subprocess.Popen[bytes] = start_worker(
+        {
+            "ALERT_WEBHOOK_BACKOFF": "0.2",
+            "WEBHOOK_ALLOW_HTTP": "1",
+            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.2/32",
+        }
+    )
     try:
         raised = scan_alerts(campaign=campaign)  # enqueued on commit (autocommit here)
         assert len(raised) == 2
         delivered = wait_for(
-            lambda: Alert.objects.filter(webhook_delivered_at__isnull=False).count() == 2,
+            lambda: AlertDelivery.objects.filter(channel="webhook", state="sent").count() == 2,
             timeout=60,
         )
         assert delivered
@@ -292,7 +301,7 @@ def test_a_worker_retries_a_failing_webhook_with_backoff(
         stop_worker(worker)
     assert len(Receiver.received) == 4  # two failures, then each alert once
     assert all(_signed_right(h, b, "k") for h, b in Receiver.received)
-    attempts = sorted(Alert.objects.values_list("webhook_attempts", flat=True))
+    attempts = sorted(AlertDelivery.objects.values_list("attempts", flat=True))
     assert sum(attempts) == 4
 
 

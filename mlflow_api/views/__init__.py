@@ -47,7 +47,8 @@ from campaigns.models import (
     RunStatus,
 )
 from campaigns.services import ingest
-from mlflow_api import services, shapes
+from campaigns.services.artifact_quota import ArtifactQuotaExceeded
+from mlflow_api import services, shapes, uploads
 from mlflow_api.auth import Caller, authenticate
 from mlflow_api.errors import MlflowError
 from mlflow_api.models import LoggedModel, LoggedModelStatus
@@ -792,20 +793,25 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBas
         )
     caller.require_write(run.team_id)
     relative = _safe(relative)
-    declared = request.META.get("CONTENT_LENGTH") or ""
-    if declared.isdigit() and int(declared) > settings.ARTIFACT_MAX_BYTES:
-        raise _too_large()
+    # 411 without Content-Length, 413 over ARTIFACT_MAX_BYTES or a quota (mlflow_api/uploads).
+    uploads.refuse_before_reading(request, run, relative)
     # A fresh name per upload: the file it replaces is deleted only once the new row commits.
     name = f"mlflow-artifacts/{run.campaign_id}/{run.pk}/{uuid.uuid4().hex}/" + posixpath.basename(
         relative
     )
-    reader = _HashingReader(request, settings.ARTIFACT_MAX_BYTES)
+    reader = _HashingReader(uploads.deadline_stream(request), settings.ARTIFACT_MAX_BYTES)
     try:
         upload = File(reader, name=posixpath.basename(relative))  # type: ignore[arg-type]
         saved = default_storage.save(name, upload)
     except _TooLarge:
         default_storage.delete(name)
         raise _too_large() from None
+    except BaseException as exc:
+        # A client gone, too slow (ARTIFACT_UPLOAD_SECONDS) or a worker timeout: no partial file.
+        default_storage.delete(name)
+        if isinstance(exc, uploads.UploadTooSlow):
+            raise MlflowError("INVALID_PARAMETER_VALUE", str(exc), status=408) from None
+        raise
     try:
         _artifact, replaced = ingest.record_artifact(
             run,
@@ -815,6 +821,9 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBas
             storage_name=saved,
             content_type=(request.content_type or "")[:200],
         )
+    except ArtifactQuotaExceeded as exc:
+        default_storage.delete(saved)
+        raise uploads.quota_error(exc) from None
     except Exception:
         default_storage.delete(saved)
         raise
