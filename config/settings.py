@@ -319,3 +319,11 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "campaign-desk@localhost")
+
+# --- h22 (issue 22): team budgets, exports, metrics, Slack/Teams alerts, OIDC sign-in ---------
+# Kept in one block so that it merges as one piece; README "Team budgets" … "Metrics" explain.
+CELERY_BEAT_SCHEDULE["scan-team-budgets"] = {
+    "task": "ledger.scan_team_budgets",
+    "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
+}
+# --- end h22 ---------------------------------------------------------------------------------

@@ -5,7 +5,8 @@ sends `plan_committed`, and here the reserved lots become rental entries, in the
 transaction: a commit that rolls back posts nothing, and a commit posts each lot once. It sends
 `run_finished`, and a finished hourly run's cost is posted (once); it asks `spend_requested`
 before applying a budget rule, and the ledger answers what the campaign has spent
-(docs/domain.md §18).
+(docs/domain.md §18). It sends `plan_commit_requested` before a commit, and the ledger refuses
+one that would take the team's forecast over an allowance unless it is acknowledged (§22).
 """
 
 from __future__ import annotations
@@ -13,10 +14,14 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from campaigns.models import Campaign, Run
-from campaigns.signals import plan_committed, run_finished, spend_requested
+from django.utils import timezone
+
+from campaigns.models import Campaign, CommitOverTeamBudget, Run, Team
+from campaigns.signals import plan_commit_requested, plan_committed, run_finished, spend_requested
 from ledger import services
+from ledger.domain import team_budget as tb
 from ledger.selectors import spend
+from ledger.selectors import team_budget as budgets
 
 
 def post_lots_when_committed(sender: Any, *, campaign: Campaign, user: Any, **kwargs: Any) -> None:
@@ -31,7 +36,30 @@ def answer_spend(sender: Any, *, campaign_id: int, now: Any = None, **kwargs: An
     return spend.campaign_spend(Campaign.objects.get(pk=campaign_id), now)
 
 
+def refuse_over_team_budget(
+    sender: Any, *, campaign: Campaign, acknowledged: bool = False, **kwargs: Any
+) -> None:
+    """Refuse a commit that takes a period's forecast over its allowance, naming the figures."""
+    if acknowledged or not budgets.allowances(campaign.team_id):
+        return
+    # Commits of one team are serialised here: two racing commits never both pass the check.
+    Team.objects.select_for_update().filter(pk=campaign.team_id).first()
+    facts = budgets.team_facts(campaign.team_id)
+    now = timezone.now()
+    over = tb.exceeded_by(
+        facts.allowances, facts.charges, facts.burns, budgets.commit_charges(campaign, now), now
+    )
+    if over:
+        raise CommitOverTeamBudget(
+            [tb.describe(after) for _before, after in over],
+            [budgets.period_json(after) for _before, after in over],
+        )
+
+
 def connect() -> None:
+    plan_commit_requested.connect(
+        refuse_over_team_budget, dispatch_uid="ledger.refuse_over_team_budget"
+    )
     plan_committed.connect(post_lots_when_committed, dispatch_uid="ledger.post_reserved_lots")
     run_finished.connect(post_cost_when_finished, dispatch_uid="ledger.post_run_cost")
     spend_requested.connect(answer_spend, dispatch_uid="ledger.campaign_spend")

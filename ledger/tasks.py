@@ -114,3 +114,20 @@ def deliver_alert(self: Any, alert_id: int) -> str:
         raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
     alerting.record_webhook_attempt(alert)
     return "delivered"
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    name="ledger.scan_team_budgets", acks_late=True, reject_on_worker_lost=True, time_limit=300
+)
+def scan_team_budgets() -> int:
+    """Periodic: the team-budget alert of every team with allowances (docs/domain.md §22),
+    delivered like the campaign alerts; returns how many were raised."""
+    from ledger.models import TeamAllowance
+    from ledger.team_budget_alerts import store_team_budget_alerts
+
+    raised = 0
+    for team_id in TeamAllowance.objects.values_list("team_id", flat=True).distinct():
+        for alert in store_team_budget_alerts(team_id):
+            deliver_alert.delay(alert.pk)
+            raised += 1
+    return raised
