@@ -478,3 +478,5 @@ class TeamAllowanceAdmin(TeamScopedAdmin):
 
 admin.site.unregister(Campaign)
 admin.site.register(Campaign, CampaignAdmin)
+
+from ledger import team_admin as _team_admin  # noqa: E402,F401  (registers the team page's extension)
