@@ -326,4 +326,15 @@ CELERY_BEAT_SCHEDULE["scan-team-budgets"] = {
     "task": "ledger.scan_team_budgets",
     "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
 }
+# Prometheus /metrics (README "Metrics"): a bearer token, and/or client networks (CIDRs,
+# comma-separated); neither set: /metrics answers 404. Counters live in the default cache
+# (Redis when configured), so every gunicorn worker counts into the same figures.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_ALLOWED_NETWORKS = tuple(
+    n.strip() for n in os.environ.get("METRICS_ALLOWED_NETWORKS", "").split(",") if n.strip()
+)
+METRICS_CELERY_QUEUES = tuple(
+    q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()
+)
+MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
 # --- end h22 ---------------------------------------------------------------------------------

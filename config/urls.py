@@ -4,6 +4,7 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from campaigns.views import api_not_found, health
+from ledger.operations.prometheus import metrics_view
 
 admin.site.site_header = "Campaign Desk"
 admin.site.site_title = "Campaign Desk"
@@ -23,6 +24,7 @@ urlpatterns = [
     path("api/v1/", include("estimates.api.urls")),
     path("api/v1/", include("ledger.api.urls")),
     path("mlflow/", include("mlflow_api.urls")),
+    path("metrics", metrics_view, name="metrics"),
     # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.
     re_path(r"^api/", api_not_found),
 ]
