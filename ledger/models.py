@@ -259,3 +259,28 @@ class TeamAllowance(models.Model):
             errors["period_start"] = f"the first day of a {kind}"
         if errors:
             raise ValidationError(errors)
+
+
+# --- Chat channels for alerts (docs/domain.md §19.4) ---------------------------------------
+
+
+class ChannelKind(models.TextChoices):
+    SLACK = "slack", "Slack incoming webhook"
+    TEAMS = "teams", "Microsoft Teams webhook (Workflows or incoming webhook)"
+
+
+class AlertChannel(models.Model):
+    """A chat channel the team's alerts are posted to, beside e-mail and the signed webhook:
+    the URL is the channel's secret (whoever holds it can post), so it is never shown back."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_channels")
+    kind = models.CharField(max_length=10, choices=ChannelKind.choices)
+    url = models.URLField(max_length=1000)
+    name = models.CharField(max_length=100, blank=True, help_text="e.g. #desk-alerts")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.name}".strip()

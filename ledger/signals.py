@@ -56,7 +56,29 @@ def refuse_over_team_budget(
         )
 
 
+def post_to_chat_channels(sender: Any, *, instance: Any, created: bool, **kwargs: Any) -> None:
+    """A new alert goes to each of the team's Slack/Teams channels too, once the transaction
+    that stored it has committed (docs/domain.md §19.4)."""
+    if not created:
+        return
+    from django.db import transaction
+
+    from ledger import tasks
+    from ledger.models import AlertChannel
+
+    team_id = Campaign.objects.filter(pk=instance.campaign_id).values_list("team_id", flat=True)
+    for channel_id in AlertChannel.objects.filter(team_id__in=team_id).values_list("pk", flat=True):
+        transaction.on_commit(
+            lambda c=channel_id: tasks.deliver_alert_to_channel.delay(instance.pk, c)
+        )
+
+
 def connect() -> None:
+    from django.db.models.signals import post_save
+
+    from ledger.models import Alert
+
+    post_save.connect(post_to_chat_channels, sender=Alert, dispatch_uid="ledger.chat_channels")
     plan_commit_requested.connect(
         refuse_over_team_budget, dispatch_uid="ledger.refuse_over_team_budget"
     )

@@ -131,3 +131,31 @@ def scan_team_budgets() -> int:
             deliver_alert.delay(alert.pk)
             raised += 1
     return raised
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    bind=True,
+    name="ledger.deliver_alert_to_channel",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=6,
+    time_limit=60,
+)
+def deliver_alert_to_channel(self: Any, alert_id: int, channel_id: int) -> str:
+    """Post alert `alert_id` to one Slack/Teams channel, retrying that channel alone with
+    exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n; docs/domain.md §19.4)."""
+    from django.conf import settings
+
+    from ledger import alert_channels
+    from ledger.models import Alert, AlertChannel
+
+    alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
+    channel = AlertChannel.objects.filter(pk=channel_id).first()
+    if alert is None or channel is None:
+        return "gone"
+    try:
+        alert_channels.deliver_to_channel(alert, channel)
+    except Exception as exc:
+        backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))
+        raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
+    return "delivered"

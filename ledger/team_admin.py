@@ -16,9 +16,11 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from campaigns import admin as campaigns_admin
-from campaigns.models import Team
+from campaigns.models import Membership, Role, Team
 from ledger.api.ledger_export import FORMATS, export_response
 from ledger.domain import team_budget as periods
+from ledger.models import AlertChannel
+from ledger.services import alert_channels as channel_services
 
 
 class ExportForm(forms.Form):
@@ -34,8 +36,69 @@ class ExportForm(forms.Form):
             raise forms.ValidationError(str(exc)) from None
 
 
+class AlertChannelForm(forms.ModelForm[AlertChannel]):
+    class Meta:
+        model = AlertChannel
+        fields = ["kind", "name", "url"]
+        widgets = {"url": forms.PasswordInput(render_value=False)}
+        help_texts = {"url": "The channel's webhook URL (https); never shown back."}
+
+    def clean_url(self) -> str:
+        url = str(self.cleaned_data["url"]).strip()
+        if not url.startswith("https://"):
+            raise forms.ValidationError("a chat webhook URL starts with https://")
+        return url
+
+
+class AlertChannelInline(admin.TabularInline[AlertChannel, Team]):
+    """Slack/Teams channels for the team's alerts (owners); a channel is removed, not edited."""
+
+    model = AlertChannel
+    form = AlertChannelForm
+    extra = 0
+    fields = ["kind", "name", "url"]
+
+    def _owner(self, request: HttpRequest, obj: Any) -> bool:
+        return Membership.objects.has_role(request.user, obj.pk if obj else None, {Role.OWNER})
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request, obj)
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._owner(request, obj)
+
+
 class TeamAdmin(campaigns_admin.TeamAdmin):
     readonly_fields = ["finance"]
+    inlines = [*campaigns_admin.TeamAdmin.inlines, AlertChannelInline]
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        if formset.model is not AlertChannel:
+            super().save_formset(request, form, formset, change)
+            return
+        # Through the ledger's services, as the other writes; the change message reads these.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for each in formset.deleted_forms:
+            if each.instance.pk:
+                channel_services.remove_alert_channel(channel=each.instance, user=request.user)
+                formset.deleted_objects.append(each.instance)
+        for each in formset.extra_forms:
+            if each.has_changed() and each not in formset.deleted_forms:
+                formset.new_objects.append(
+                    channel_services.add_alert_channel(
+                        team=form.instance,
+                        user=request.user,
+                        kind=each.cleaned_data["kind"],
+                        url=each.cleaned_data["url"],
+                        name=each.cleaned_data.get("name", ""),
+                    )
+                )
 
     @admin.display(description="Money")
     def finance(self, team: Team) -> str:
