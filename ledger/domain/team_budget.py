@@ -160,7 +160,7 @@ def _overlap(a0: datetime, a1: datetime, b0: datetime, b1: datetime) -> Decimal:
     return _hours(max(a0, b0), min(a1, b1)) if min(a1, b1) > max(a0, b0) else Decimal(0)
 
 
-def _gpu_matches(allowance: Allowance, gpu_model: str) -> bool:
+def counts_against(allowance: Allowance, gpu_model: str) -> bool:
     return not allowance.gpu_model or normalize_gpu(allowance.gpu_model) == normalize_gpu(gpu_model)
 
 
@@ -214,8 +214,8 @@ def period_budget(
 ) -> PeriodBudget:
     """The allowance's period: spent, committed, forecast, left and run-out date."""
     span = period_bounds(allowance.kind, allowance.start)
-    mine = [c for c in charges if _gpu_matches(allowance, c.gpu_model)]
-    running = [b for b in burns if _gpu_matches(allowance, b.gpu_model)]
+    mine = [c for c in charges if counts_against(allowance, c.gpu_model)]
+    running = [b for b in burns if counts_against(allowance, b.gpu_model)]
     money = None
     others: set[str] = set()
     if allowance.amount is not None:
