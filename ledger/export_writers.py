@@ -12,7 +12,7 @@ from typing import IO, Any
 from ledger.domain import focus_export as focus
 
 CSV_ROWS_PER_CHUNK = 1000
-PARQUET_ROW_GROUP = 50_000
+PARQUET_ROW_GROUP = 20_000
 
 
 def csv_chunks(
@@ -56,15 +56,19 @@ def write_parquet(
 
     schema = parquet_schema()
     written = 0
+    # Column lists, not row dicts: a row group holds each value once, with no per-row dict.
+    columns: dict[str, list[Any]] = {c: [] for c in focus.COLUMNS}
+    pending = 0
     with pq.ParquetWriter(sink, schema, compression="zstd") as writer:
-        batch: list[dict[str, Any]] = []
         for row in rows:
-            batch.append(row)
-            if len(batch) >= row_group:
-                writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-                written += len(batch)
-                batch = []
-        if batch or not written:
-            writer.write_table(pa.Table.from_pylist(batch, schema=schema))
-            written += len(batch)
+            for c in focus.COLUMNS:
+                columns[c].append(row[c])
+            pending += 1
+            if pending >= row_group:
+                writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+                written += pending
+                columns, pending = {c: [] for c in focus.COLUMNS}, 0
+        if pending or not written:
+            writer.write_table(pa.Table.from_pydict(columns, schema=schema))
+            written += pending
     return written
