@@ -337,4 +337,28 @@ METRICS_CELERY_QUEUES = tuple(
     q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()
 )
 MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
+
+# Single sign-on with OpenID Connect (README "Single sign-on"; mozilla-django-oidc). Without
+# OIDC_RP_CLIENT_ID nothing changes: local passwords only. The app has no models.
+INSTALLED_APPS.append("mozilla_django_oidc")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("ledger.sso.context")  # type: ignore[index]
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+# TEAM:ROLE=GROUP[|GROUP…], comma-separated (ledger/domain/sso_roles.py).
+OIDC_TEAM_ROLES = os.environ.get("OIDC_TEAM_ROLES", "")
+LOGIN_REDIRECT_URL = "/admin/"
+LOGOUT_REDIRECT_URL = "/admin/login/"
+if OIDC_RP_CLIENT_ID:
+    AUTHENTICATION_BACKENDS = [
+        "ledger.sso.DeskOIDCBackend",
+        "django.contrib.auth.backends.ModelBackend",
+    ]
 # --- end h22 ---------------------------------------------------------------------------------
