@@ -67,10 +67,12 @@ def post_to_chat_channels(sender: Any, *, instance: Any, created: bool, **kwargs
     from ledger.models import AlertChannel
 
     team_id = Campaign.objects.filter(pk=instance.campaign_id).values_list("team_id", flat=True)
+
+    def later(channel_id: int) -> Any:
+        return lambda: tasks.deliver_alert_to_channel.delay(instance.pk, channel_id)
+
     for channel_id in AlertChannel.objects.filter(team_id__in=team_id).values_list("pk", flat=True):
-        transaction.on_commit(
-            lambda c=channel_id: tasks.deliver_alert_to_channel.delay(instance.pk, c)
-        )
+        transaction.on_commit(later(channel_id))
 
 
 def connect() -> None:

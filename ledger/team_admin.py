@@ -130,7 +130,7 @@ class TeamAdmin(campaigns_admin.TeamAdmin):
         ]
 
     def _team(self, request: HttpRequest, team_id: int) -> Team:
-        team = self.get_queryset(request).filter(pk=team_id).first()
+        team: Team | None = self.get_queryset(request).filter(pk=team_id).first()
         if team is None:
             raise Http404("No such team.")
         return team

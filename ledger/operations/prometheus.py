@@ -40,7 +40,9 @@ REPORT_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
 
 
 def _cache_metrics() -> Iterator[Metric]:
-    wanted = [("http_requests", m, s) for m in counters.METHODS for s in counters.STATUS_CLASSES]
+    wanted: list[tuple[str, ...]] = [
+        ("http_requests", m, s) for m in counters.METHODS for s in counters.STATUS_CLASSES
+    ]
     wanted += [("metric_batches_refused", r) for r in counters.REFUSAL_REASONS.values()]
     wanted += [("metric_points_ingested",), ("metric_batches_accepted",)]
     found = counters.read(wanted)

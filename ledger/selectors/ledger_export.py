@@ -47,7 +47,9 @@ FIELDS = _OWN + _POSTS + tuple(f"reverses__{f}" for f in ("kind", *_POSTS))
 
 
 def _posts(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    get = lambda name: row[prefix + name]  # noqa: E731
+    def get(name: str) -> Any:
+        return row[prefix + name]
+
     lot_hours = None
     if get("reservation_id") is not None:
         lot_hours = (

@@ -6,6 +6,7 @@ the ledger and the deliverables are read grouped by campaign, never campaign by 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -77,7 +78,7 @@ def _deliverables(team_id: int) -> dict[int, list[DeliverableFacts]]:
     return found
 
 
-def _row(campaign: dict[str, Any], entries: list[Entry], delivered: list[DeliverableFacts],
+def _row(campaign: Mapping[str, Any], entries: list[Entry], delivered: list[DeliverableFacts],
          burns: list[tb.Burn], now: datetime) -> PortfolioRow:  # fmt: skip
     try:
         summary = summarize(entries, delivered, campaign["currency"])
