@@ -15,7 +15,7 @@ from campaigns.models import Team
 from campaigns.tests.factories import make_user
 from ledger import alert_channels
 from ledger.models import Alert, AlertChannel
-from ledger.tests.helpers import committed_campaign
+from ledger.tests.helpers import celery_eager, committed_campaign
 
 
 class Receiver(BaseHTTPRequestHandler):
@@ -61,7 +61,7 @@ class AlertChannelTests(TestCase):
         # Created directly: the service accepts https only, the test server is plain http.
         AlertChannel.objects.create(team=self.team, kind="slack", url=f"{self.base}/slack")
         AlertChannel.objects.create(team=self.team, kind="teams", url=f"{self.base}/teams")
-        with self.captureOnCommitCallbacks(execute=True):
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
             Alert.objects.create(
                 campaign=self.campaign, kind="budget", key="80", message="80% of the budget"
             )
