@@ -6,7 +6,10 @@ HOST ?= 127.0.0.1
 PORT ?= 8000
 # Two pytest-xdist workers, one test file each at a time (a file's module-wide fixtures, such as
 # its Celery worker, start once); each worker has its own test database and Celery queue.
-PYTEST_ARGS ?= -n 2 --dist loadfile
+# Two xdist workers for the bulk of the suite; the tests that start a Celery worker or a
+# browser run after it, one at a time (they share a broker, a worker process and the screen).
+PARALLEL ?= -n 2 --dist loadfile
+PYTEST_ARGS ?=
 
 .PHONY: run test install install-dev lint typecheck bench worker clean
 
@@ -36,7 +39,8 @@ run: install
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) -m "not celery_worker and not browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "celery_worker or browser" $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

@@ -59,6 +59,30 @@ def _configure_test_settings() -> None:
 _configure_test_settings()
 
 
+def _reseed_catalog_after_flush(sender: Any, **kwargs: Any) -> None:
+    """A TransactionTestCase flushes every table, the catalog its migration seeded included;
+    Django sends post_migrate after the flush, and the catalog is put back here (under xdist a
+    worker may run a plain TestCase after a transactional one)."""
+    if getattr(sender, "name", "") != "catalog":
+        return
+    from catalog.models import RentalPlan
+    from catalog.services import seed_catalog
+
+    if not RentalPlan.objects.using(kwargs.get("using", "default")).exists():
+        seed_catalog()
+
+
+def _connect_reseed() -> None:
+    try:
+        from django.db.models.signals import post_migrate
+    except ImportError:
+        return
+    post_migrate.connect(_reseed_catalog_after_flush, dispatch_uid="tests-reseed-catalog")
+
+
+_connect_reseed()
+
+
 def on_postgres() -> bool:
     from django.db import connection
 

@@ -53,6 +53,17 @@ class CommitRefused(Exception):
         self.problems = problems
 
 
+class CommitOverTeamBudget(Exception):
+    """Commit was refused by a receiver of `plan_commit_requested`: it would take the team's
+    forecast over an allowance (docs/domain.md §22). `problems` names the figures in words,
+    `periods` the figures themselves; committing with the acknowledgement goes through."""
+
+    def __init__(self, problems: list[str], periods: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+        self.periods = periods
+
+
 # --- Teams -------------------------------------------------------------------------------
 
 

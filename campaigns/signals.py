@@ -7,6 +7,11 @@ event itself (the ledger posts the reserved lots in the same transaction as the 
 
 from django.dispatch import Signal
 
+# Sent by services.commit_plan before the baseline is frozen, in its transaction; kwargs:
+# campaign, user, acknowledged (the caller accepted going over the team's budget). A receiver
+# refuses the commit by raising models.CommitOverTeamBudget (the ledger's team budget, §22).
+plan_commit_requested = Signal()
+
 # Sent by services.commit_plan once the baseline is frozen; kwargs: campaign, baseline, user.
 plan_committed = Signal()
 

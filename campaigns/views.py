@@ -21,7 +21,13 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from campaigns import dependencies
-from campaigns.models import CampaignClosed, CommitRefused, PlanFrozen, RunsStillRunning
+from campaigns.models import (
+    CampaignClosed,
+    CommitOverTeamBudget,
+    CommitRefused,
+    PlanFrozen,
+    RunsStillRunning,
+)
 
 
 def health(request: HttpRequest) -> JsonResponse:
@@ -135,6 +141,15 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, CommitRefused):
         return Response(
             {"detail": f"The plan cannot be committed: {exc}.", "problems": exc.problems},
+            status=409,
+        )
+    if isinstance(exc, CommitOverTeamBudget):
+        return Response(
+            {
+                "detail": f"The commit would take the team over its budget: {exc}. Send "
+                '{"over_team_budget": true} to commit anyway.',
+                "over_team_budget": exc.periods,
+            },
             status=409,
         )
     if isinstance(exc, RunsStillRunning):

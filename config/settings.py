@@ -299,6 +299,7 @@ def celery_queues(base: str) -> tuple[dict[str, str], dict[str, Any], dict[str, 
     routes = {
         "ledger.deliver_alert": {"queue": names["delivery"]},
         "ledger.retry_alert_deliveries": {"queue": names["delivery"]},
+        "ledger.deliver_alert_to_channel": {"queue": names["delivery"]},
         "ledger.build_closing_report": {"queue": names["reports"]},
         "ledger.sweep_stale_reports": {"queue": names["reports"]},
         "estimates.tasks.*": {"queue": names["forecasts"]},
@@ -323,6 +324,8 @@ TASK_TIME_LIMITS = {
     "estimates.tasks.recompute_forecast": (120, 150),  # 0.18 s measured
     "estimates.tasks.sweep_stale_estimates": (60, 90),
     "campaigns.tasks.purge_idempotency_records": (300, 360),
+    "ledger.scan_team_budgets": (240, 300),
+    "ledger.deliver_alert_to_channel": (40, 60),  # one chat webhook, 10 s deadline
 }
 CELERY_TASK_ANNOTATIONS = {
     name: {"soft_time_limit": soft, "time_limit": hard}
@@ -418,3 +421,46 @@ EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "campaign-desk@localhost")
 # An SMTP server that stops answering must not hold a delivery worker (seconds per operation).
 EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
+
+# --- h22 (issue 22): team budgets, exports, metrics, Slack/Teams alerts, OIDC sign-in ---------
+# Kept in one block so that it merges as one piece; README "Team budgets" … "Metrics" explain.
+CELERY_BEAT_SCHEDULE["scan-team-budgets"] = {
+    "task": "ledger.scan_team_budgets",
+    "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
+}
+# Prometheus /metrics (README "Metrics"): a bearer token, and/or client networks (CIDRs,
+# comma-separated); neither set: /metrics answers 404. Counters live in the default cache
+# (Redis when configured), so every gunicorn worker counts into the same figures.
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+METRICS_ALLOWED_NETWORKS = tuple(
+    n.strip() for n in os.environ.get("METRICS_ALLOWED_NETWORKS", "").split(",") if n.strip()
+)
+METRICS_CELERY_QUEUES = tuple(
+    q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()
+)
+MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
+
+# Single sign-on with OpenID Connect (README "Single sign-on"; mozilla-django-oidc). Without
+# OIDC_RP_CLIENT_ID nothing changes: local passwords only. The app has no models.
+INSTALLED_APPS.append("mozilla_django_oidc")
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("ledger.sso.context")  # type: ignore[index]
+OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
+OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
+OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
+OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
+OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
+OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
+OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
+OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
+OIDC_USE_PKCE = True
+OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
+# TEAM:ROLE=GROUP[|GROUP…], comma-separated (ledger/domain/sso_roles.py).
+OIDC_TEAM_ROLES = os.environ.get("OIDC_TEAM_ROLES", "")
+LOGIN_REDIRECT_URL = "/admin/"
+LOGOUT_REDIRECT_URL = "/admin/login/"
+if OIDC_RP_CLIENT_ID:
+    AUTHENTICATION_BACKENDS = [
+        "ledger.sso.DeskOIDCBackend",
+        "django.contrib.auth.backends.ModelBackend",
+    ]
+# --- end h22 ---------------------------------------------------------------------------------

@@ -4,6 +4,8 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from campaigns.views import api_not_found, health
+from ledger.operations.prometheus import metrics_view
+from ledger.sso import api_token
 
 admin.site.site_header = "Campaign Desk"
 admin.site.site_title = "Campaign Desk"
@@ -23,6 +25,9 @@ urlpatterns = [
     path("api/v1/", include("estimates.api.urls")),
     path("api/v1/", include("ledger.api.urls")),
     path("mlflow/", include("mlflow_api.urls")),
+    path("metrics", metrics_view, name="metrics"),
+    path("oidc/", include("mozilla_django_oidc.urls")),
+    path("accounts/token/", api_token, name="api-token"),
     # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.
     re_path(r"^api/", api_not_found),
 ]

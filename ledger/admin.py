@@ -14,13 +14,21 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from campaigns import admin as campaigns_admin
+from campaigns import services as campaign_services
 from campaigns.admin import TeamScopedAdmin
-from campaigns.models import Campaign, Membership
+from campaigns.models import (
+    Campaign,
+    CommitOverTeamBudget,
+    CommitRefused,
+    Membership,
+    PlanFrozen,
+)
 from ledger import services
 from ledger.api.views import RENDERINGS, report_download
 from ledger.models import (
@@ -30,7 +38,10 @@ from ledger.models import (
     LedgerImmutable,
     Report,
     ReportStatus,
+    TeamAllowance,
 )
+from ledger.selectors import team_budget as budget_selectors
+from ledger.services import team_budget as budget_services
 from ledger.templatetags.ledger_links import campaign_reports_url
 
 # --- Links the campaign admin can show ------------------------------------------------------
@@ -370,6 +381,102 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
                 ),
             )
 
+    def _commit(self, request: HttpRequest, campaign: Campaign) -> bool:
+        """The campaigns page's commit, plus the team budget's refusal (docs/domain.md §22):
+        the confirmation page carries the acknowledgement as `over_team_budget=yes`."""
+        acknowledged = request.POST.get("over_team_budget") == "yes"
+        try:
+            campaign_services.commit_plan(
+                campaign=campaign, user=request.user, over_team_budget=acknowledged
+            )
+        except CommitOverTeamBudget as exc:
+            request.over_team_budget_refused = True  # type: ignore[attr-defined]
+            messages.error(
+                request,
+                f"“{campaign}” was not committed: it would take the team over its budget: "
+                f"{'; '.join(exc.problems)}. Tick the acknowledgement on the commit page to "
+                "commit anyway.",
+            )
+            return False
+        except CommitRefused as exc:
+            messages.error(request, f"“{campaign}” was not committed: {'; '.join(exc.problems)}.")
+            return False
+        except PlanFrozen as exc:
+            messages.warning(request, f"“{campaign}”: {exc}.")
+            return False
+        messages.success(
+            request, f"“{campaign}” is committed: the plan baseline is frozen from now on."
+        )
+        return True
+
+    def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The campaigns confirmation page, told what the commit would do to the team budget."""
+        response = super().commit_view(request, object_id)
+        if getattr(request, "over_team_budget_refused", False):
+            # The refusal is a message; show the page again, now with the acknowledgement.
+            return HttpResponseRedirect(request.path)
+        if isinstance(response, TemplateResponse) and response.context_data is not None:
+            campaign = response.context_data["campaign"]
+            response.context_data["over_team_budget"] = budget_selectors.commit_preview(campaign)
+        return response
+
+
+# --- Team allowances (docs/domain.md §22) ---------------------------------------------------
+
+
+class TeamAllowanceForm(forms.ModelForm[TeamAllowance]):
+    class Meta:
+        model = TeamAllowance
+        fields = [
+            "team",
+            "period_kind",
+            "period_start",
+            "amount",
+            "currency",
+            "gpu_hours",
+            "gpu_model",
+        ]
+
+
+@admin.register(TeamAllowance)
+class TeamAllowanceAdmin(TeamScopedAdmin):
+    """Owners state the team's allowance per month or quarter; `ledger.services` writes it."""
+
+    form = TeamAllowanceForm
+    list_display = ["team", "period", "amount", "currency", "gpu_hours", "gpu_model"]
+    list_filter = ["period_kind", "team"]
+
+    @admin.display(description="period")
+    def period(self, obj: TeamAllowance) -> str:
+        from ledger.domain.team_budget import period_label
+
+        return period_label(obj.period_kind, obj.period_start)  # type: ignore[arg-type]
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "team" and not request.user.is_superuser:
+            from campaigns.models import Team
+
+            kwargs["queryset"] = Team.objects.filter(
+                pk__in=Membership.objects.of(request.user)
+                .filter(role="owner")
+                .values_list("team_id", flat=True)
+            )
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        if obj is None or request.user.is_superuser:
+            return super().has_change_permission(request, obj)
+        return Membership.objects.has_role(request.user, obj.team_id, {"owner"})
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        data = form.cleaned_data
+        if not Membership.objects.has_role(request.user, data["team"].pk, {"owner"}):
+            raise Http404("Only the team's owners state its allowances.")
+        saved = budget_services.set_allowance(user=request.user, **data)
+        obj.pk = saved.pk
+
 
 admin.site.unregister(Campaign)
 admin.site.register(Campaign, CampaignAdmin)
+
+from ledger import team_admin as _team_admin  # noqa: E402,F401  (registers the team page's extension)

@@ -8,10 +8,12 @@ from typing import Any
 
 import pgtrigger
 from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from campaigns.models import Campaign, LotReservation, Run
+from campaigns.models import Campaign, LotReservation, Run, Team
 from catalog.validators import currency_validator
 
 
@@ -167,6 +169,7 @@ class AlertKind(models.TextChoices):
     BUDGET = "budget", "Budget"
     CALENDAR_SLACK = "calendar_slack", "Calendar slack negative"
     RUN_SILENT = "run_silent", "Run silent"
+    TEAM_BUDGET = "team_budget", "Team budget forecast over its allowance"
 
 
 class Alert(models.Model):
@@ -234,3 +237,89 @@ class AlertDelivery(models.Model):
 
     def __str__(self) -> str:
         return f"alert {self.alert_id} by {self.channel}: {self.state}"
+
+
+# --- Team budgets over periods (docs/domain.md §22) -------------------------------------------
+
+
+class PeriodKind(models.TextChoices):
+    MONTH = "month", "Month"
+    QUARTER = "quarter", "Quarter"
+
+
+class TeamAllowance(models.Model):
+    """What a team may spend in one month or quarter: money and/or GPU-hours, optionally on one
+    GPU model. The sums are `ledger.domain.team_budget`'s."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="allowances")
+    period_kind = models.CharField(max_length=7, choices=PeriodKind.choices)
+    period_start = models.DateField(help_text="First day of the month or quarter (UTC).")
+    amount = models.DecimalField(
+        max_digits=14, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    currency = models.CharField(max_length=3, blank=True, validators=[currency_validator])
+    gpu_hours = models.DecimalField(
+        max_digits=12, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
+    gpu_model = models.CharField(
+        max_length=40, blank=True, help_text="Only this GPU model counts (blank: every GPU)."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["period_start", "period_kind", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "period_kind", "period_start", "gpu_model"],
+                name="one_allowance_per_team_period_gpu",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(amount__isnull=False) | models.Q(gpu_hours__isnull=False),
+                name="allowance_states_money_or_hours",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        from ledger.domain.team_budget import period_label
+
+        return f"{self.team} {period_label(self.period_kind, self.period_start)}"  # type: ignore[arg-type]
+
+    def clean(self) -> None:
+        from ledger.domain.team_budget import is_period_start
+
+        errors: dict[str, str] = {}
+        if self.amount is None and self.gpu_hours is None:
+            errors["amount"] = "state a money amount, GPU-hours, or both"
+        if self.amount is not None and not self.currency:
+            errors["currency"] = "a money allowance needs its currency"
+        kind = self.period_kind
+        known = bool(self.period_start) and kind in PeriodKind.values
+        if known and not is_period_start(kind, self.period_start):  # type: ignore[arg-type]
+            errors["period_start"] = f"the first day of a {kind}"
+        if errors:
+            raise ValidationError(errors)
+
+
+# --- Chat channels for alerts (docs/domain.md §19.4) ---------------------------------------
+
+
+class ChannelKind(models.TextChoices):
+    SLACK = "slack", "Slack incoming webhook"
+    TEAMS = "teams", "Microsoft Teams webhook (Workflows or incoming webhook)"
+
+
+class AlertChannel(models.Model):
+    """A chat channel the team's alerts are posted to, beside e-mail and the signed webhook:
+    the URL is the channel's secret (whoever holds it can post), so it is never shown back."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_channels")
+    kind = models.CharField(max_length=10, choices=ChannelKind.choices)
+    url = models.URLField(max_length=1000)
+    name = models.CharField(max_length=100, blank=True, help_text="e.g. #desk-alerts")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.name}".strip()

@@ -118,3 +118,47 @@ def retry_alert_deliveries() -> int:
     for alert_id in due:
         deliver_alert.delay(alert_id)
     return len(due)
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    name="ledger.scan_team_budgets", acks_late=True, reject_on_worker_lost=True
+)
+def scan_team_budgets() -> int:
+    """Periodic: the team-budget alert of every team with allowances (docs/domain.md §22),
+    delivered like the campaign alerts; returns how many were raised."""
+    from ledger.models import TeamAllowance
+    from ledger.team_budget_alerts import store_team_budget_alerts
+
+    raised = 0
+    for team_id in TeamAllowance.objects.values_list("team_id", flat=True).distinct():
+        for alert in store_team_budget_alerts(team_id):
+            deliver_alert.delay(alert.pk)
+            raised += 1
+    return raised
+
+
+@shared_task(  # type: ignore[untyped-decorator]
+    bind=True,
+    name="ledger.deliver_alert_to_channel",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    max_retries=6,
+)
+def deliver_alert_to_channel(self: Any, alert_id: int, channel_id: int) -> str:
+    """Post alert `alert_id` to one Slack/Teams channel, retrying that channel alone with
+    exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n; docs/domain.md §19.4)."""
+    from django.conf import settings
+
+    from ledger import alert_channels
+    from ledger.models import Alert, AlertChannel
+
+    alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
+    channel = AlertChannel.objects.filter(pk=channel_id).first()
+    if alert is None or channel is None:
+        return "gone"
+    try:
+        alert_channels.deliver_to_channel(alert, channel)
+    except Exception as exc:
+        backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))
+        raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
+    return "delivered"

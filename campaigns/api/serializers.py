@@ -686,6 +686,15 @@ class CommittedSerializer(CampaignSerializer):
         return baseline.digest if baseline else None
 
 
+class CommitCampaignSerializer(serializers.Serializer[Any]):
+    over_team_budget = StrictBooleanField(
+        required=False,
+        default=False,
+        help_text="Commit even though it takes the team's forecast over an allowance "
+        "(docs/domain.md §22); without it such a commit answers 409 naming the figures.",
+    )
+
+
 def run_id_is_valid(run_id: str) -> bool:
     return re.fullmatch(RUN_ID_PATTERN, run_id) is not None
 

@@ -36,6 +36,7 @@ from campaigns.api.serializers import (
     CheckpointSerializer,
     CloseCampaignSerializer,
     ClosingRefusedSerializer,
+    CommitCampaignSerializer,
     CommittedSerializer,
     DecisionSerializer,
     FinishRunSerializer,
@@ -130,12 +131,18 @@ class CommitCampaign(APIView):
     """Freeze the plan baseline. 409 with the missing requirements (`problems`), or when the
     campaign is already committed."""
 
-    @extend_schema(request=None, responses={200: CommittedSerializer})
+    @extend_schema(request=CommitCampaignSerializer, responses={200: CommittedSerializer})
     def post(self, request: Request, id: int) -> Response:
         campaign = campaign_for(request, id)
         self.check_object_permissions(request, campaign)
-        # CommitRefused / PlanFrozen → 409 (views.exception_handler)
-        services.commit_plan(campaign=campaign, user=request.user)
+        body = CommitCampaignSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        # CommitRefused / PlanFrozen / CommitOverTeamBudget → 409 (views.exception_handler)
+        services.commit_plan(
+            campaign=campaign,
+            user=request.user,
+            over_team_budget=body.validated_data["over_team_budget"],
+        )
         return Response(CommittedSerializer(campaign, context={"request": request}).data)
 
 

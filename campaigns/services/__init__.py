@@ -46,7 +46,7 @@ from campaigns.models import (
     Tier,
 )
 from campaigns.services.webhooks import check_team_webhook
-from campaigns.signals import campaign_closed, plan_committed
+from campaigns.signals import campaign_closed, plan_commit_requested, plan_committed
 
 # --- Campaigns -----------------------------------------------------------------------------
 
@@ -118,10 +118,14 @@ def update_campaign(*, campaign: Campaign, user: Any = None, **changes: Any) -> 
 
 
 @transaction.atomic
-def commit_plan(*, campaign: Campaign, user: Any = None) -> PlanBaseline:
+def commit_plan(
+    *, campaign: Campaign, user: Any = None, over_team_budget: bool = False
+) -> PlanBaseline:
     """Freeze the plan: snapshot it into the baseline and mark the campaign committed.
 
-    Receivers of `plan_committed` (the ledger posts the reserved lots) run in this transaction.
+    Receivers of `plan_commit_requested` may refuse it (the ledger, when it would take the
+    team over an allowance and `over_team_budget` does not acknowledge it); receivers of
+    `plan_committed` (the ledger posts the reserved lots) run in this transaction.
     """
     locked = _locked(campaign)
     if locked.status != CampaignStatus.DRAFT:
@@ -129,6 +133,9 @@ def commit_plan(*, campaign: Campaign, user: Any = None) -> PlanBaseline:
     problems = locked.commit_problems()
     if problems:
         raise CommitRefused(problems)
+    plan_commit_requested.send(
+        sender=Campaign, campaign=locked, user=_user(user), acknowledged=over_team_budget
+    )
     baseline = PlanBaseline.objects.create(campaign=locked, snapshot=locked.snapshot())
     now = timezone.now()
     Campaign.objects.filter(pk=locked.pk).update(

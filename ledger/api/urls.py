@@ -2,12 +2,20 @@ from django.urls import path
 
 from ledger.api import alerts as alerts_api
 from ledger.api import clone as clone_api
+from ledger.api import ledger_export as export_api
 from ledger.api import spend as spend_api
+from ledger.api import team_budget as team_budget_api
 from ledger.api import views
 
 app_name = "ledger"
 
 urlpatterns = [
+    path(
+        "teams/<int:id>/ledger/export",
+        export_api.TeamLedgerExport.as_view(),
+        name="team-ledger-export",
+    ),
+    path("teams/<int:id>/budget/", team_budget_api.TeamBudget.as_view(), name="team-budget"),
     path(
         "campaigns/<int:campaign_id>/ledger/",
         views.LedgerEntryList.as_view(),

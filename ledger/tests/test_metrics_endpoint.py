@@ -1,0 +1,100 @@
+"""GET /metrics: Prometheus text that prometheus_client's own parser reads, with the service's
+counters, behind a token or a network setting (README "Metrics")."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.test import TestCase, override_settings
+from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
+
+from campaigns.models import Run, Team
+from campaigns.tests.factories import as_user, committed_campaign, ingest_client, make_user
+from ledger.models import Alert, AlertDelivery, Report
+
+
+def scrape(client, **headers) -> dict[tuple[str, tuple], float]:  # type: ignore[no-untyped-def]
+    answer = client.get("/metrics", **headers)
+    assert answer.status_code == 200, answer.content
+    assert answer["Content-Type"].startswith("text/plain; version=0.0.4")
+    samples = {}
+    for family in text_string_to_metric_families(answer.content.decode()):
+        for s in family.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return samples
+
+
+TOKEN = {"HTTP_AUTHORIZATION": "Bearer s3cret"}
+
+
+@override_settings(METRICS_TOKEN="s3cret", METRICS_ALLOWED_NETWORKS=())
+class MetricsTests(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="ops")
+        cls.planner = make_user("pia", team=cls.team)
+        cls.campaign = committed_campaign(cls.team)
+
+    def test_the_parser_reads_the_counters_where_the_events_happened(self) -> None:
+        before = scrape(self.client, **TOKEN)
+        loop = ingest_client(self.campaign)
+        opened = loop.post(f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "m-1"},
+                           format="json")  # fmt: skip
+        self.assertEqual(opened.status_code, 201)
+        points = [{"name": "loss", "step": i, "value": 1.0} for i in range(5)]
+        self.assertEqual(
+            loop.post("/api/v1/runs/m-1/metrics/", {"points": points}, format="json").status_code,
+            201,
+        )
+        nan = [{"name": "loss", "step": 9, "value": "NaN"}]
+        loop.post("/api/v1/runs/m-1/metrics/", {"points": nan}, format="json")  # stops the run
+        refused = loop.post("/api/v1/runs/m-1/metrics/", {"points": points}, format="json")
+        self.assertEqual(refused.status_code, 409)
+        bad = loop.post("/api/v1/runs/m-1/metrics/", {"points": "x"}, format="json")
+        self.assertEqual(bad.status_code, 400)
+        now = timezone.now()
+        alert = Alert.objects.create(campaign=self.campaign, kind="budget", key="80", message="m")
+        AlertDelivery.objects.create(alert=alert, channel="email", state="sent", sent_at=now)
+        AlertDelivery.objects.create(alert=alert, channel="webhook", state="failed", attempts=3)
+        Report.objects.create(campaign=self.campaign, status="ready", started_at=now,
+                              finished_at=now + timedelta(seconds=3))  # fmt: skip
+
+        after = scrape(self.client, **TOKEN)
+
+        def delta(name: str, **labels: str) -> float:
+            k = (name, tuple(sorted(labels.items())))
+            return after.get(k, 0) - before.get(k, 0)
+
+        self.assertEqual(delta("campaign_desk_metric_points_ingested_total"), 6)
+        self.assertEqual(delta("campaign_desk_metric_batches_accepted_total"), 2)
+        self.assertEqual(
+            delta("campaign_desk_metric_batches_refused_total", reason="run_stopped_or_closed"), 1
+        )
+        self.assertEqual(delta("campaign_desk_metric_batches_refused_total", reason="invalid"), 1)
+        self.assertEqual(Run.objects.get(run_id="m-1").status, "stopped")
+        self.assertEqual(delta("campaign_desk_runs_stopped_total", rule_kind="non_finite_loss"), 1)
+        self.assertEqual(delta("campaign_desk_alert_deliveries_total", channel="email",
+                               outcome="sent"), 1)  # fmt: skip
+        self.assertEqual(delta("campaign_desk_alert_deliveries_total", channel="webhook",
+                               outcome="failed"), 1)  # fmt: skip
+        self.assertEqual(delta("campaign_desk_report_build_seconds_count"), 1)
+        self.assertEqual(delta("campaign_desk_report_build_seconds_bucket", le="2.0"), 0)
+        self.assertEqual(delta("campaign_desk_report_build_seconds_bucket", le="5.0"), 1)
+        self.assertAlmostEqual(delta("campaign_desk_report_build_seconds_sum"), 3.0)
+        self.assertGreater(delta("campaign_desk_http_requests_total", method="POST",
+                                 status="2xx"), 2)  # fmt: skip
+        self.assertIn(("campaign_desk_broker_up", ()), after)
+
+    def test_a_token_or_a_network_is_needed(self) -> None:
+        self.assertEqual(self.client.get("/metrics").status_code, 401)
+        wrong = self.client.get("/metrics", HTTP_AUTHORIZATION="Bearer nope")
+        self.assertEqual(wrong.status_code, 401)
+        self.assertEqual(wrong["WWW-Authenticate"], 'Bearer realm="metrics"')
+        # A user's API token is not the metrics token.
+        self.assertEqual(as_user(self.planner).get("/metrics").status_code, 401)
+        with override_settings(METRICS_TOKEN="", METRICS_ALLOWED_NETWORKS=("10.0.0.0/8",)):
+            self.assertEqual(self.client.get("/metrics", REMOTE_ADDR="10.1.2.3").status_code, 200)
+            self.assertEqual(self.client.get("/metrics").status_code, 401)  # 127.0.0.1
+        with override_settings(METRICS_TOKEN="", METRICS_ALLOWED_NETWORKS=()):
+            self.assertEqual(self.client.get("/metrics").status_code, 404)
