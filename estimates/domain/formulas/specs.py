@@ -1,0 +1,138 @@
+"""The estimate's input: one frozen dataclass per object of the preview body, and its vocabulary.
+
+Rule: the field names are the API's (POST /estimates/preview/, docs/api.md); defaults are the
+documented ones. Validation lives in ``validation``.
+Units: parameters and tokens as counts, hours, fractions of peak, ``Decimal`` money.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Final
+
+from catalog.domain.catalog import GpuModel
+from estimates.domain.formulas.time import Overheads
+
+PRECISIONS: Final = ("fp32", "tf32", "bf16", "fp16", "fp8")
+OPTIMIZERS: Final = ("adamw", "adam", "sgd", "adafactor")
+MIXED_PRECISIONS: Final = frozenset({"bf16", "fp16", "fp8"})
+
+
+OFFLOADS: Final = ("none", "optimizer", "optimizer_and_parameters")
+UTILIZATION_KINDS: Final = ("hfu", "mfu")
+
+
+# ------------------------------------------------------------------------ the estimate endpoint
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """API ``model``: parameter count; architecture fields are optional."""
+
+    parameters: float
+    layers: int | None = None
+    hidden_size: int | None = None
+    attention_heads: int | None = None
+    vocab_size: int | None = None
+    # DeepSpeed's ZeRO-3 estimate needs it; default vocab_size x hidden_size (the embedding).
+    largest_layer_parameters: float | None = None
+
+
+@dataclass(frozen=True)
+class TrainingSpec:
+    """API ``training``: ``tokens``, or ``samples`` + ``tokens_per_sample`` (per epoch)."""
+
+    tokens: float | None = None
+    samples: float | None = None
+    tokens_per_sample: float | None = None
+    epochs: float = 1.0
+    sequence_length: int = 2048
+    micro_batch_size: int = 1
+    precision: str = "bf16"
+    optimizer: str = "adamw"
+    activation_checkpointing: bool = False
+    # Not in docs/api.md's example: FlashAttention-style kernels do not store the s x s scores.
+    flash_attention: bool = False
+
+
+@dataclass(frozen=True)
+class HardwareSpec:
+    """API ``hardware``; ``gpu`` is a catalogue entry or its name."""
+
+    gpu: GpuModel | str
+    count: int = 1
+    utilization: float = 0.4
+    zero_stage: int = 0
+    tensor_parallel: int = 1
+    pipeline_parallel: int = 1
+    # "hfu": hardware FLOPs including recomputation (the default); "mfu": model FLOPs only.
+    utilization_kind: str = "hfu"
+    offload: str = "none"
+    gpus_per_node: int | None = None
+
+
+@dataclass(frozen=True)
+class EnergySpec:
+    """API ``energy``: data-centre PUE, grid emissions and, optionally, the board power."""
+
+    pue: float
+    grid_kg_co2_per_kwh: float
+    tdp_watts: float | None = None
+
+
+@dataclass(frozen=True)
+class ReliabilitySpec:
+    """API ``reliability``: checkpoint write time, and the job's MTBF or observed interruptions
+    (``interruptions_count`` over ``interruptions_days``)."""
+
+    checkpoint_write_seconds: float
+    mtbf_hours: float | None = None
+    interruptions_count: int | None = None
+    interruptions_days: float | None = None
+
+
+@dataclass(frozen=True)
+class PilotSpec:
+    """API ``pilot``: whole-pilot throughput and the GPUs it ran on (None: hardware.count)."""
+
+    tokens_per_second: float | None = None
+    samples_per_second: float | None = None
+    gpus: int | None = None
+
+
+@dataclass(frozen=True)
+class CostSpec:
+    """API ``cost``: hourly rate per GPU, currency and stated extra costs."""
+
+    hourly_rate_per_gpu: Decimal
+    currency: str = "USD"
+    extra: Decimal = Decimal("0.00")
+
+
+@dataclass(frozen=True)
+class EstimateInput:
+    """The body of POST /api/v1/estimates/preview/."""
+
+    model: ModelSpec
+    training: TrainingSpec
+    hardware: HardwareSpec
+    pilot: PilotSpec | None = None
+    overheads: Overheads | None = None
+    cost: CostSpec | None = None
+    energy: EnergySpec | None = None
+    reliability: ReliabilitySpec | None = None
+
+
+def tokens_per_epoch(training: TrainingSpec) -> float:
+    if training.tokens is not None:
+        return training.tokens
+    assert training.samples is not None and training.tokens_per_sample is not None
+    return training.samples * training.tokens_per_sample
+
+
+def samples_per_epoch(training: TrainingSpec) -> float:
+    if training.samples is not None:
+        return training.samples
+    # Token counts without a sample count: assume packed sequences of sequence_length tokens.
+    return tokens_per_epoch(training) / training.sequence_length
