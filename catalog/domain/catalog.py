@@ -42,6 +42,12 @@ class GpuModel:
     source: str
     # Board power (TDP) in watts, from the same datasheet; None where the vendor publishes none.
     tdp_watts: float | None = None
+    # Unidirectional bandwidth per GPU to another GPU in the same node (NVLink, Infinity
+    # Fabric or PCIe) and to a GPU in another node (the reference system's network per GPU), in
+    # bytes per second; None where no figure is published. docs/domain.md §14.6.
+    card_to_card_bytes_per_second: float | None = field(default=None, compare=False)
+    node_to_node_bytes_per_second: float | None = field(default=None, compare=False)
+    interconnect_source: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.peak_flops) - set(PRECISIONS)
@@ -59,13 +65,52 @@ def _gpu(
     name: str, memory_gib: int, source: str, tdp: float | None = None, **peak_tflops: float
 ) -> GpuModel:
     # Datasheets print TFLOPS; store FLOP/s.
+    link = _INTERCONNECT.get(name)
     return GpuModel(
         name=name,
         memory_bytes=memory_gib * GIB,
         peak_flops={precision: tflops * 1e12 for precision, tflops in peak_tflops.items()},
         source=source,
         tdp_watts=tdp,
+        card_to_card_bytes_per_second=None if link is None else link[0],
+        node_to_node_bytes_per_second=None if link is None else link[1],
+        interconnect_source="" if link is None else link[2],
     )
+
+
+_GB: Final = 1e9
+_PCIE4 = "PCIe Gen4 x16: 64 GB/s bidirectional, 32 GB/s each way"
+_PCIE5 = "PCIe Gen5 x16: 128 GB/s bidirectional, 64 GB/s each way"
+# (card-to-card, node-to-node per GPU, source), unidirectional bytes/s. Node-to-node is the
+# vendor's reference system (DGX/HGX: one 200 or 400 Gb/s NIC per GPU); PCIe cards have none.
+_INTERCONNECT: Final[Mapping[str, tuple[float, float | None, str]]] = MappingProxyType(
+    {
+        "V100-32GB": (
+            150 * _GB,
+            12.5 * _GB,
+            "V100 SXM2 datasheet: NVLink 300 GB/s; DGX-1 100 Gb/s IB",
+        ),
+        "T4": (16 * _GB, None, "T4 datasheet: PCIe Gen3 x16, 32 GB/s bidirectional"),
+        "A10": (32 * _GB, None, f"A10 datasheet: {_PCIE4}"),
+        "A10G": (32 * _GB, None, f"AWS G5: {_PCIE4}"),
+        "L4": (32 * _GB, None, f"L4 datasheet: {_PCIE4}"),
+        "L40S": (32 * _GB, None, f"L40S datasheet: {_PCIE4}"),
+        "A100-40GB": (300 * _GB, 25 * _GB, "A100 datasheet: NVLink 600 GB/s; DGX A100 8x 200 Gb/s"),
+        "A100-80GB": (300 * _GB, 25 * _GB, "A100 datasheet: NVLink 600 GB/s; DGX A100 8x 200 Gb/s"),
+        "H100-SXM": (450 * _GB, 50 * _GB, "H100 datasheet: NVLink 900 GB/s; DGX H100 8x 400 Gb/s"),
+        "H100-PCIe": (64 * _GB, None, f"H100 PCIe datasheet: {_PCIE5} (NVLink bridge pairs only)"),
+        "H200": (450 * _GB, 50 * _GB, "H200 datasheet: NVLink 900 GB/s; HGX H200 8x 400 Gb/s"),
+        "H800": (200 * _GB, 50 * _GB, "H800 datasheet: NVLink 400 GB/s; 8x 400 Gb/s IB"),
+        "B200": (900 * _GB, 50 * _GB, "HGX B200 datasheet: NVLink 5 1.8 TB/s; 8x 400 Gb/s"),
+        "B300": (900 * _GB, 100 * _GB, "HGX B300 datasheet: NVLink 5 1.8 TB/s; 8x 800 Gb/s"),
+        "GB200": (900 * _GB, 50 * _GB, "GB200 NVL72 datasheet: NVLink 5 1.8 TB/s per GPU, 72 GPUs"),
+        "RTX-3090": (32 * _GB, None, f"GA102 whitepaper: {_PCIE4} (NVLink bridge pairs only)"),
+        "RTX-4090": (32 * _GB, None, f"AD102 whitepaper: {_PCIE4}; no NVLink"),
+        "RTX-5090": (64 * _GB, None, f"GB202 whitepaper: {_PCIE5}; no NVLink"),
+        "MI300X": (448 * _GB, 50 * _GB, "MI300X datasheet: 7 Infinity Fabric links, 896 GB/s"),
+        "MI355X": (537.6 * _GB, 50 * _GB, "MI355X datasheet: 7 Infinity Fabric links, 1,075 GB/s"),
+    }
+)
 
 
 _A100_SOURCE = (
@@ -237,6 +282,53 @@ _CATALOG: Final = (
         fp16=1307.4,
         fp8=2614.9,
     ),
+    _gpu(
+        "B300",
+        288,
+        "NVIDIA HGX B300 datasheet, per GPU: TF32 2.2 PF*, FP16/BF16 4.5 PF*, FP8 9 PF* with "
+        "sparsity; halved for dense; 288 GB HBM3e per GPU (2.3 TB per 8); FP32 75 TFLOPS",
+        tdp=1100,
+        fp32=75.0,
+        tf32=1100.0,
+        bf16=2250.0,
+        fp16=2250.0,
+        fp8=4500.0,
+    ),
+    _gpu(
+        "GB200",
+        186,
+        "NVIDIA GB200 NVL72 datasheet, per Blackwell GPU (/72): FP32 80, TF32 2.5 PF*, "
+        "FP16/BF16 5 PF*, FP8 10 PF* with sparsity; halved for dense; 13.4 TB HBM3e / 72",
+        tdp=1200,
+        fp32=80.0,
+        tf32=1250.0,
+        bf16=2500.0,
+        fp16=2500.0,
+        fp8=5000.0,
+    ),
+    _gpu(
+        "RTX-5090",
+        32,
+        "NVIDIA Blackwell GB202 (RTX 5090) architecture whitepaper: FP32 104.8, BF16/FP16 "
+        "tensor with FP32 accumulate 209.5, FP8 419 TFLOPS dense; 32 GB GDDR7, 575 W",
+        tdp=575,
+        fp32=104.8,
+        tf32=104.8,
+        bf16=209.5,
+        fp16=209.5,
+        fp8=419.0,
+    ),
+    _gpu(
+        "MI355X",
+        288,
+        "AMD Instinct MI355X datasheet: 288 GB HBM3E; FP32 vector 157.3, FP16/BF16 2,516.6, "
+        "FP8 5,033.2 TFLOPS dense (sparsity figures double these); 1,400 W",
+        tdp=1400,
+        fp32=157.3,
+        bf16=2516.6,
+        fp16=2516.6,
+        fp8=5033.2,
+    ),
     # TPUs: Google publishes bf16 matrix peak per chip only (fp32 matmuls run as bf16 passes).
     _gpu(
         "TPU-v4",
@@ -282,6 +374,11 @@ ALIASES: Final[Mapping[str, str]] = MappingProxyType(
         "TPUv5p": "TPU-v5p",
         "GeForce-RTX-4090": "RTX-4090",
         "GeForce-RTX-3090": "RTX-3090",
+        "GeForce-RTX-5090": "RTX-5090",
+        "HGX-B300": "B300",
+        "B300-288GB": "B300",
+        "GB200-NVL72": "GB200",
+        "MI355": "MI355X",
     }
 )
 

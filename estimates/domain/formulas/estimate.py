@@ -10,8 +10,14 @@ from dataclasses import dataclass, field
 from typing import Final, Literal
 
 from catalog.domain.catalog import GpuModel
+from estimates.domain.formulas.adapters import (
+    adapter_checkpoint_bytes,
+    frozen_base_bytes,
+    trainable_parameters,
+)
 from estimates.domain.formulas.advice import Findings, recommendations
 from estimates.domain.formulas.checks import EstimateInputError
+from estimates.domain.formulas.communication import Communication
 from estimates.domain.formulas.core import Core, recompute_factor, time_and_cost
 from estimates.domain.formulas.cost import Money
 from estimates.domain.formulas.deepspeed import DeepSpeedMemory, deepspeed_zero_memory
@@ -78,6 +84,12 @@ class EstimateResult:
     checkpointing: Checkpointing | None = None
     checkpoint_weights_bytes: int = 0
     checkpoint_training_state_bytes: int = 0
+    # docs/domain.md §14: the parameters that train, what an adapter checkpoint weighs (None
+    # for full training), and the step's communication.
+    trainable_parameters: float = 0.0
+    checkpoint_adapter_bytes: int | None = None
+    communication: Communication | None = None
+    samples: float = 0.0
 
 
 def estimate(inp: EstimateInput) -> EstimateResult:
@@ -182,6 +194,11 @@ def _result(inp: EstimateInput, found: Findings, advice: list[str]) -> EstimateR
     weights_bytes, state_bytes = checkpoint_size_bytes(
         model.parameters, training.precision, training.optimizer
     )
+    trainable = trainable_parameters(model, training)
+    if training.method != "full":
+        # The frozen base is not rewritten; resuming needs the adapter and its optimizer.
+        weights_bytes = frozen_base_bytes(model, training, model.parameters)
+        state_bytes = checkpoint_size_bytes(trainable, training.precision, training.optimizer)[1]
     return EstimateResult(
         training_flops=core.training_flops,
         executed_flops=core.executed_flops,
@@ -213,4 +230,8 @@ def _result(inp: EstimateInput, found: Findings, advice: list[str]) -> EstimateR
         checkpointing=found.failures,
         checkpoint_weights_bytes=weights_bytes,
         checkpoint_training_state_bytes=state_bytes,
+        trainable_parameters=trainable,
+        checkpoint_adapter_bytes=adapter_checkpoint_bytes(inp),
+        communication=core.communication,
+        samples=core.samples,
     )

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Final
 
+from estimates.domain.formulas.adapters import frozen_base_bytes, trainable_parameters
 from estimates.domain.formulas.checks import (
     EstimateInputError,
     check_choice,
@@ -25,8 +27,13 @@ from estimates.domain.formulas.specs import (
     EstimateInput,
     ModelSpec,
 )
+from estimates.domain.formulas.work import memory_parameters
 
 # -------------------------------------------------------------------------------------- memory
+
+
+# torchtune's chunked cross-entropy splits the logits into 8 chunks (docs/domain.md §14.2).
+LOSS_CHUNKS: Final = 8
 
 
 @dataclass(frozen=True)
@@ -232,27 +239,18 @@ def memory_config(inp: EstimateInput) -> MemConfig:
 
 
 def job_memory(inp: EstimateInput, cfg: MemConfig) -> MemoryBreakdown:
-    model, hardware = inp.model, inp.hardware
+    """Bytes per device of the configured job: model states (by method, §14.2), activations
+    (divided by context parallelism) and, for adapters or when the loss is stated, the logits."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
     tp, pp = hardware.tensor_parallel, hardware.pipeline_parallel
-    acts = 0
-    if model.layers and model.hidden_size and model.attention_heads:
-        # Megatron enables sequence parallelism with tensor parallelism; assumed here.
-        acts = activation_bytes(
-            inp.training.sequence_length,
-            cfg.micro_batch,
-            model.hidden_size,
-            model.attention_heads,
-            model.layers,
-            precision=cfg.precision,
-            recompute=cfg.recompute,
-            flash_attention=cfg.flash,
-            tensor_parallel=tp,
-            pipeline_parallel=pp,
-        )
+    acts = _activations(inp, cfg) + logits_bytes(inp, cfg.micro_batch)
+    parameters = memory_parameters(inp)
+    if training.method != "full":
+        return _adapter_memory(inp, cfg, parameters, acts)
     on_device = memory_per_device(
-        model.parameters,
+        parameters,
         precision=cfg.precision,
-        optimizer=inp.training.optimizer,
+        optimizer=training.optimizer,
         gpus=cfg.gpus,
         zero_stage=cfg.zero_stage,
         tensor_parallel=tp,
@@ -267,11 +265,69 @@ def job_memory(inp: EstimateInput, cfg: MemConfig) -> MemoryBreakdown:
     if cfg.offload == "optimizer":
         weights, gradients = on_device.weights, on_device.gradients
     else:
-        per = model_state_bytes_per_parameter(cfg.precision, inp.training.optimizer)
+        per = model_state_bytes_per_parameter(cfg.precision, training.optimizer)
         layer = largest_layer(model) / tp
         weights, gradients = math.ceil(layer * per.weights), math.ceil(layer * per.gradients)
     total = weights + gradients + acts
     return MemoryBreakdown(weights, gradients, 0, acts, total)
+
+
+def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
+    model, hardware = inp.model, inp.hardware
+    if not (model.layers and model.hidden_size and model.attention_heads):
+        return 0
+    # Megatron enables sequence parallelism with tensor parallelism; assumed here. Context
+    # parallelism splits the sequence: each rank keeps s / cp of it.
+    local = -(-inp.training.sequence_length // hardware.context_parallel)
+    return activation_bytes(
+        local,
+        cfg.micro_batch,
+        model.hidden_size,
+        model.attention_heads,
+        model.layers,
+        precision=cfg.precision,
+        recompute=cfg.recompute,
+        flash_attention=cfg.flash,
+        tensor_parallel=hardware.tensor_parallel,
+        pipeline_parallel=hardware.pipeline_parallel,
+    )
+
+
+def logits_bytes(inp: EstimateInput, micro_batch: int) -> int:
+    """The output layer's logits, b s V / t: 16-bit logits plus the loss's fp32 copy, all of it
+    (full loss) or one of 8 chunks at a time (chunked, as torchtune's loss), docs/domain.md
+    §14.2. Counted for adapters, or when ``training.chunked_loss`` is stated."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    if not (model.vocab_size and (training.method != "full" or training.chunked_loss is not None)):
+        return 0
+    local = -(-training.sequence_length // hardware.context_parallel)
+    per_value = 2.0 + (4.0 / LOSS_CHUNKS if training.chunked_loss else 4.0)
+    return math.ceil(micro_batch * local * model.vocab_size / hardware.tensor_parallel * per_value)
+
+
+def _adapter_memory(
+    inp: EstimateInput, cfg: MemConfig, parameters: float, acts: int
+) -> MemoryBreakdown:
+    """A frozen base at its storage precision plus the adapter's states (§14.2), sharded as the
+    ZeRO stage and model parallelism shard them (ZeRO-3/FSDP shards the frozen base too)."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    model_parallel = hardware.tensor_parallel * hardware.pipeline_parallel
+    n_d = data_parallel_degree(cfg.gpus, hardware.tensor_parallel, hardware.pipeline_parallel)
+    base = frozen_base_bytes(model, training, parameters) / model_parallel
+    if cfg.offload == "optimizer_and_parameters":
+        base = largest_layer(model) / hardware.tensor_parallel * 2
+    elif cfg.zero_stage >= 3:
+        base /= n_d
+    per = model_state_bytes_per_parameter(cfg.precision, training.optimizer)
+    trainable = trainable_parameters(model, training) / model_parallel
+    weights = math.ceil(base + trainable * per.weights / (n_d if cfg.zero_stage >= 3 else 1))
+    gradients = math.ceil(trainable * per.gradients / (n_d if cfg.zero_stage >= 2 else 1))
+    optimizer = 0
+    if cfg.offload == "none":
+        optimizer = math.ceil(trainable * per.optimizer / (n_d if cfg.zero_stage >= 1 else 1))
+    return MemoryBreakdown(
+        weights, gradients, optimizer, acts, weights + gradients + optimizer + acts
+    )
 
 
 def largest_layer(model: ModelSpec) -> float:

@@ -21,6 +21,12 @@ MIXED_PRECISIONS: Final = frozenset({"bf16", "fp16", "fp8"})
 
 OFFLOADS: Final = ("none", "optimizer", "optimizer_and_parameters")
 UTILIZATION_KINDS: Final = ("hfu", "mfu")
+# docs/domain.md §14.1: full fine-tuning (or pre-training) and the two adapter methods.
+METHODS: Final = ("full", "lora", "qlora")
+# How the (frozen) base weights are stored (§14.2); nf4/fp4 are bitsandbytes' 4-bit types.
+WEIGHT_PRECISIONS: Final = ("fp32", "bf16", "fp16", "fp8", "int8", "nf4", "fp4")
+# PEFT's short names for a decoder layer's linear modules (§14.1).
+TARGET_MODULES: Final = ("q", "k", "v", "o", "gate", "up", "down")
 
 
 # ------------------------------------------------------------------------ the estimate endpoint
@@ -37,6 +43,24 @@ class ModelSpec:
     vocab_size: int | None = None
     # DeepSpeed's ZeRO-3 estimate needs it; default vocab_size x hidden_size (the embedding).
     largest_layer_parameters: float | None = None
+    # The MLP width (gate/up/down) and grouped-query attention's key/value heads, for the
+    # adapter count (§14.1); default 4 x hidden_size and attention_heads.
+    intermediate_size: int | None = None
+    key_value_heads: int | None = None
+    # How the base is stored (§14.2): None = the training precision (nf4 for qlora).
+    weight_precision: str | None = None
+    double_quant: bool = False
+    # Mixture-of-experts (§14.3): FLOPs from the active count, memory from all parameters.
+    active_parameters: float | None = None
+    experts: int | None = None
+
+
+@dataclass(frozen=True)
+class LoraSpec:
+    """API ``training.lora``: the adapter rank and the modules it is applied to."""
+
+    rank: int = 16
+    target_modules: str | tuple[str, ...] = "all-linear"
 
 
 @dataclass(frozen=True)
@@ -54,6 +78,14 @@ class TrainingSpec:
     activation_checkpointing: bool = False
     # Not in docs/api.md's example: FlashAttention-style kernels do not store the s x s scores.
     flash_attention: bool = False
+    method: str = "full"
+    lora: LoraSpec | None = None
+    # The trainable count given directly; overrides the one computed from the shape.
+    trainable_parameters: float | None = None
+    # Forward FLOPs of one sample, for models that are not transformers (§14.5).
+    flops_per_sample: float | None = None
+    # Logits memory (§14.2): None counts them for adapters only (full loss), as before otherwise.
+    chunked_loss: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -70,6 +102,8 @@ class HardwareSpec:
     utilization_kind: str = "hfu"
     offload: str = "none"
     gpus_per_node: int | None = None
+    expert_parallel: int = 1
+    context_parallel: int = 1
 
 
 @dataclass(frozen=True)
@@ -99,6 +133,8 @@ class PilotSpec:
     tokens_per_second: float | None = None
     samples_per_second: float | None = None
     gpus: int | None = None
+    # The sequence length the pilot ran at (None: the training's); §14.4 rescales between them.
+    sequence_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -127,7 +163,9 @@ class EstimateInput:
 def tokens_per_epoch(training: TrainingSpec) -> float:
     if training.tokens is not None:
         return training.tokens
-    assert training.samples is not None and training.tokens_per_sample is not None
+    if training.samples is None or training.tokens_per_sample is None:
+        # A non-transformer given by FLOPs per sample (§14.5): no token count.
+        return 0.0
     return training.samples * training.tokens_per_sample
 
 

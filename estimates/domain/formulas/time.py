@@ -97,7 +97,7 @@ def overhead_hours(training_wall_hours: float, overheads: Overheads) -> float:
     )
 
 
-def _time(training_hours: float, gpus: int, overheads: Overheads) -> TimeEstimate:
+def time_estimate(training_hours: float, gpus: int, overheads: Overheads) -> TimeEstimate:
     extra = overhead_hours(training_hours, overheads)
     total = training_hours + extra
     return TimeEstimate(training_hours, extra, total, total * gpus, gpus)
@@ -115,7 +115,7 @@ def time_from_flops(
     Source: ``wall_hours`` and ``overhead_hours``.
     """
     hours = wall_hours(flops, gpus, peak_flops, utilization)
-    return _time(hours, gpus, overheads or Overheads())
+    return time_estimate(hours, gpus, overheads or Overheads())
 
 
 def time_from_pilot(
@@ -130,4 +130,4 @@ def time_from_pilot(
     Source: ``pilot_wall_hours`` and ``overhead_hours``.
     """
     hours = pilot_wall_hours(work, measured_per_second, pilot_gpus, gpus)
-    return _time(hours, gpus, overheads or Overheads())
+    return time_estimate(hours, gpus, overheads or Overheads())

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from catalog.domain.catalog import GpuModel, get_gpu
+from estimates.domain.formulas.adapters import trainable_parameters
 from estimates.domain.formulas.checks import (
     EstimateInputError,
     check_choice,
@@ -23,10 +24,13 @@ from estimates.domain.formulas.checks import (
 )
 from estimates.domain.formulas.memory import data_parallel_degree
 from estimates.domain.formulas.specs import (
+    METHODS,
     OFFLOADS,
     OPTIMIZERS,
     PRECISIONS,
+    TARGET_MODULES,
     UTILIZATION_KINDS,
+    WEIGHT_PRECISIONS,
     CostSpec,
     EnergySpec,
     EstimateInput,
@@ -74,6 +78,7 @@ def validate(inp: EstimateInput) -> GpuModel:
         _check_model(inp.model)
     with within("training"):
         _check_training(inp.training)
+    _check_method(inp)
     gpu = resolve_gpu(inp.hardware.gpu)
     with within("hardware"):
         _check_hardware(inp.hardware, inp.model)
@@ -98,6 +103,29 @@ def validate(inp: EstimateInput) -> GpuModel:
     return gpu
 
 
+def _check_method(inp: EstimateInput) -> None:
+    """What only makes sense together: a stored base with adapters, a pilot unit for samples."""
+    model, training = inp.model, inp.training
+    if training.method == "full" and model.weight_precision not in (None, training.precision):
+        raise EstimateInputError(
+            "model.weight_precision",
+            "applies to lora and qlora; full training keeps the weights in training.precision",
+        )
+    if training.method != "full":
+        trainable_parameters(model, training)  # raises, naming the field, without a shape
+    pilot = inp.pilot
+    if (
+        training.flops_per_sample is not None
+        and training.tokens_per_sample is None
+        and pilot is not None
+        and pilot.tokens_per_second is not None
+    ):
+        raise EstimateInputError(
+            "pilot.tokens_per_second",
+            "a run given by flops_per_sample counts samples: give pilot.samples_per_second",
+        )
+
+
 def _check_model(model: ModelSpec) -> None:
     in_range(positive(model.parameters, "parameters"), "model.parameters")
     for name in ("layers", "hidden_size", "attention_heads", "vocab_size"):
@@ -106,10 +134,73 @@ def _check_model(model: ModelSpec) -> None:
             in_range(positive_int(value, name), f"model.{name}")
     if model.largest_layer_parameters is not None:
         in_range(model.largest_layer_parameters, "model.largest_layer_parameters")
+    for name in ("intermediate_size", "key_value_heads", "experts"):
+        value = getattr(model, name)
+        if value is not None:
+            in_range(positive_int(value, name), f"model.{name}")
+    _check_experts(model)
+    if model.weight_precision is not None:
+        check_choice(model.weight_precision, WEIGHT_PRECISIONS, "weight_precision")
+    if not isinstance(model.double_quant, bool):
+        raise EstimateInputError(
+            "double_quant", f"must be true or false, got {model.double_quant!r}"
+        )
+
+
+def _check_experts(model: ModelSpec) -> None:
+    """Active parameters are a part of all of them; key/value heads divide the query heads."""
+    if model.active_parameters is not None:
+        in_range(positive(model.active_parameters, "active_parameters"), "model.active_parameters")
+        if model.active_parameters > model.parameters:
+            raise EstimateInputError(
+                "active_parameters",
+                f"cannot exceed model.parameters ({model.parameters:g}): give the total there",
+            )
+    heads, kv = model.attention_heads, model.key_value_heads
+    if heads is not None and kv is not None and (kv > heads or heads % kv):
+        raise EstimateInputError(
+            "key_value_heads", f"must divide the model's {heads} attention heads"
+        )
+
+
+def _check_adapter(training: TrainingSpec) -> None:
+    if training.trainable_parameters is not None:
+        in_range(
+            positive(training.trainable_parameters, "trainable_parameters"),
+            "training.trainable_parameters",
+        )
+    lora = training.lora
+    if lora is None:
+        return
+    if training.method == "full":
+        raise EstimateInputError("lora", "applies to method lora or qlora")
+    in_range(positive_int(lora.rank, "rank"), "training.lora.rank")
+    targets = lora.target_modules
+    if targets != "all-linear" and (
+        isinstance(targets, str) or not targets or any(t not in TARGET_MODULES for t in targets)
+    ):
+        raise EstimateInputError(
+            "lora.target_modules", f'give "all-linear" or a list of {" ".join(TARGET_MODULES)}'
+        )
 
 
 def _check_work(training: TrainingSpec) -> None:
-    """``tokens``, or ``samples`` with ``tokens_per_sample``: exactly one way."""
+    """``tokens``, or ``samples`` with ``tokens_per_sample`` (or with ``flops_per_sample``)."""
+    if training.flops_per_sample is not None:
+        in_range(
+            positive(training.flops_per_sample, "flops_per_sample"), "training.flops_per_sample"
+        )
+        if training.samples is None:
+            raise EstimateInputError("samples", "required with flops_per_sample")
+        if training.tokens is not None:
+            raise EstimateInputError("tokens", "give samples with flops_per_sample, not tokens")
+        in_range(positive(training.samples, "samples"), "training.samples")
+        if training.tokens_per_sample is not None:
+            in_range(
+                positive(training.tokens_per_sample, "tokens_per_sample"),
+                "training.tokens_per_sample",
+            )
+        return
     if training.tokens is not None:
         if training.samples is not None or training.tokens_per_sample is not None:
             raise EstimateInputError("tokens", "give tokens or samples + tokens_per_sample")
@@ -126,7 +217,9 @@ def _check_work(training: TrainingSpec) -> None:
 
 
 def _check_training(training: TrainingSpec) -> None:
+    check_choice(training.method, METHODS, "method")
     _check_work(training)
+    _check_adapter(training)
     in_range(positive(training.epochs, "epochs"), "training.epochs")
     for name in ("sequence_length", "micro_batch_size"):
         in_range(positive_int(getattr(training, name), name), f"training.{name}")
@@ -146,6 +239,7 @@ def _check_hardware(hardware: HardwareSpec, model: ModelSpec) -> None:
     check_choice(hardware.utilization_kind, UTILIZATION_KINDS, "utilization_kind")
     _check_offload(hardware)
     _check_parallelism(hardware, model)
+    _check_expert_and_context(hardware, model)
 
 
 def _check_offload(hardware: HardwareSpec) -> None:
@@ -175,6 +269,27 @@ def _check_parallelism(hardware: HardwareSpec, model: ModelSpec) -> None:
         )
 
 
+def _check_expert_and_context(hardware: HardwareSpec, model: ModelSpec) -> None:
+    """Experts split over expert_parallel ranks, the sequence over context_parallel ranks, both
+    inside the data-parallel GPUs (Megatron's layout)."""
+    ep, cp = hardware.expert_parallel, hardware.context_parallel
+    in_range(positive_int(ep, "expert_parallel"), "hardware.expert_parallel")
+    in_range(positive_int(cp, "context_parallel"), "hardware.context_parallel")
+    replicas = hardware.count // (hardware.tensor_parallel * hardware.pipeline_parallel)
+    if replicas % ep:
+        raise EstimateInputError(
+            "expert_parallel", f"must divide the {replicas} data-parallel GPUs"
+        )
+    if replicas % cp:
+        raise EstimateInputError(
+            "context_parallel", f"must divide the {replicas} data-parallel GPUs"
+        )
+    if ep > 1 and (model.experts is None or model.experts % ep):
+        raise EstimateInputError(
+            "expert_parallel", "needs model.experts, a multiple of expert_parallel"
+        )
+
+
 def _check_pilot(pilot: PilotSpec) -> None:
     given = [v for v in (pilot.tokens_per_second, pilot.samples_per_second) if v is not None]
     if len(given) != 1:
@@ -189,6 +304,8 @@ def _check_pilot(pilot: PilotSpec) -> None:
         )
     if pilot.gpus is not None:
         in_range(positive_int(pilot.gpus, "gpus"), "pilot.gpus")
+    if pilot.sequence_length is not None:
+        in_range(positive_int(pilot.sequence_length, "sequence_length"), "pilot.sequence_length")
 
 
 def _check_overheads(overheads: Overheads) -> None:
