@@ -40,7 +40,7 @@ from estimates.domain import formulas
 from estimates.domain import hardware_options as options
 from estimates.forecasts import current_estimate
 from estimates.models import EstimateStatus, plan_offer
-from estimates.selectors.hardware_options import campaign_hardware_options
+from estimates.selectors.hardware_options import campaign_hardware_options, published_rates
 
 
 class SignedInPerson(permissions.BasePermission):
@@ -316,6 +316,8 @@ class HardwareOptionsView(APIView):
         pilot_gpu = own
         if pilot and pilot.get("gpu"):
             pilot_gpu = hardware_spec({"gpu": pilot["gpu"]}, field="pilot.gpu")
+        if pilot and all(c.name != pilot_gpu.name for c in candidates):
+            candidates.append(pilot_gpu)  # the GPU the pilot ran on is always an option
         precision = data["training"]["precision"]
         try:
             mfu = None
@@ -341,13 +343,18 @@ class HardwareOptionsView(APIView):
         offers = [plan_offer(p) for p in RentalPlan.objects.select_related("gpu")]
         currency = cost.get("currency", "USD")
         offers = [o for o in offers if o.currency == currency]
+        rates, notes = published_rates(currency)
+        rates.update(data.get("rates") or {})
+        for name in data.get("rates") or {}:
+            notes.pop(name, None)
         ranked: list[options.HardwareOption] = []
         for work, candidate in works:
             found, _ = options.rank_options(
                 [work],
                 [candidate],
                 offers=offers,
-                rates=data.get("rates"),
+                rates=rates,
+                rate_notes=notes,
                 fallback_rate=cost.get("hourly_rate_per_gpu"),
                 currency=currency,
                 window_hours=data.get("window_hours"),
@@ -384,6 +391,12 @@ def _option_work(
             }
             source = "projected"
     result = formulas.estimate(estimate_input(changed, candidate))
+    wall_hours = result.wall_hours
+    comm = result.communication
+    if source == "projected" and comm is not None and comm.scaling_efficiency < 1:
+        # The pilot's MFU already includes the communication it met: carried as it is, the
+        # candidate's own exposed communication is not added again (docs/domain.md §14.6).
+        wall_hours = result.training_wall_hours * comm.scaling_efficiency + result.overhead_hours
     if not result.fits_in_memory:
         return None, (
             f"needs {result.memory.total / 2**30:,.1f} GiB per device, has "
@@ -393,7 +406,7 @@ def _option_work(
         key="job",
         name="the job",
         gpu=candidate.name,
-        wall_hours=result.wall_hours,
+        wall_hours=wall_hours,
         gpus=data["hardware"]["count"],
         precision=precision,
         memory_bytes_per_gpu=result.memory.total,
@@ -420,7 +433,7 @@ class GpuModelList(generics.ListAPIView[GpuModel]):
     one listing here that is not scoped to the caller's teams."""
 
     serializer_class = GpuModelSerializer
-    queryset = GpuModel.objects.order_by("name")
+    queryset = GpuModel.objects.prefetch_related("hourly_rates").order_by("name")
 
 
 class RentalPlanList(generics.ListAPIView[RentalPlan]):

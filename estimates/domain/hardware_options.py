@@ -147,6 +147,7 @@ class _Pricing:
     currency: str
     window_hours: float | None
     offers: Sequence[plans.RentalPlanOffer]
+    rate_notes: Mapping[str, str]
 
 
 def rank_options(
@@ -159,12 +160,14 @@ def rank_options(
     currency: str = "USD",
     window_hours: float | None = None,
     measured_on: Mapping[str, str] | None = None,
+    rate_notes: Mapping[str, str] | None = None,
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
 
     Source: the projection rule above (same utilization carried to another peak, as
     ``formulas.wall_hours`` assumes) and ``plans.select_lots`` / ``formulas.hourly_cost`` for
-    the price. ``rates`` maps a GPU name to its price per GPU-hour; ``measured_on`` maps a work
+    the price. ``rates`` maps a GPU name to its price per GPU-hour (``rate_notes`` to where
+    that price comes from, said in the plan's description); ``measured_on`` maps a work
     key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
     works run one after another: wall hours add up, and ``fits_window`` compares them with the
     window (for lots, the selection's own feasibility).
@@ -177,6 +180,9 @@ def rank_options(
         currency=currency,
         window_hours=window_hours,
         offers=offers,
+        rate_notes={
+            normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rate_notes or {}).items()
+        },
     )
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []
@@ -323,6 +329,9 @@ def _hourly_price(
             f"{choice.description} (the fallback rate: no rate given for this GPU)",
             rate_per_gpu_hour=rate,
         )
+    note = pricing.rate_notes.get(normalize_gpu(candidate.name)) if own_rate is not None else None
+    if note:
+        choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
     window = pricing.window_hours
     return [(choice, money, None if window is None else wall <= window)]
 

@@ -39,6 +39,7 @@ from estimates.domain.formulas.checks import (
     AmountOverflowError,
     EstimateInputError,
 )
+from estimates.domain.formulas.communication import Communication
 from estimates.domain.formulas.cost import Money, hourly_cost, lot_cost, scaled_amount
 from estimates.domain.formulas.deepspeed import (
     DeepSpeedMemory,
@@ -94,14 +95,18 @@ from estimates.domain.formulas.serving import (
     serving_projection,
 )
 from estimates.domain.formulas.specs import (
+    METHODS,
     OFFLOADS,
     OPTIMIZERS,
     PRECISIONS,
+    TARGET_MODULES,
     UTILIZATION_KINDS,
+    WEIGHT_PRECISIONS,
     CostSpec,
     EnergySpec,
     EstimateInput,
     HardwareSpec,
+    LoraSpec,
     ModelSpec,
     PilotSpec,
     ReliabilitySpec,
@@ -125,13 +130,17 @@ __all__ = [
     "KAPLAN_ALPHA_PARAMETERS",
     "LIMITS",
     "MAX_AMOUNT",
+    "METHODS",
     "OFFLOADS",
     "OPTIMIZERS",
     "PRECISIONS",
     "RECOMPUTE_FLOPS_FACTOR",
+    "TARGET_MODULES",
     "UTILIZATION_KINDS",
+    "WEIGHT_PRECISIONS",
     "AmountOverflowError",
     "Checkpointing",
+    "Communication",
     "ComputeOptimal",
     "CostSpec",
     "DeepSpeedMemory",
@@ -144,6 +153,7 @@ __all__ = [
     "InferenceProjection",
     "Lever",
     "LocalServing",
+    "LoraSpec",
     "MemoryBreakdown",
     "ModelSpec",
     "Money",

@@ -24,6 +24,7 @@ from estimates.domain.formulas.memory import (
     job_memory,
     memory_config,
 )
+from estimates.domain.formulas.notes import communication_notes, method_notes, sequence_notes
 from estimates.domain.formulas.reliability import Checkpointing
 from estimates.domain.formulas.specs import EstimateInput
 from estimates.domain.formulas.wording import gib, join_and
@@ -250,7 +251,10 @@ class Findings:
 def recommendations(inp: EstimateInput, found: Findings) -> list[str]:
     """The estimate's plain words: fit, utilization, what was assumed, and each lever."""
     notes = _memory_notes(inp, found)
+    notes += method_notes(inp)
+    notes += sequence_notes(inp)
     notes += _utilization_notes(inp, found)
+    notes += communication_notes(inp, found.core.communication)
     notes += _extra_notes(inp, found)
     notes.extend(lever_text(lever, found.core) for lever in found.levers)
     if inp.cost is not None:

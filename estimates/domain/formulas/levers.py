@@ -7,6 +7,7 @@ Units: FLOPs, hours, ``Decimal`` money; loss ratios are dimensionless.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Final
 
 from catalog.domain.catalog import GpuModel
 from estimates.domain.formulas.core import Core, time_and_cost
@@ -43,6 +44,25 @@ def lower_precision(gpu: GpuModel, precision: str) -> str | None:
     return None
 
 
+# docs/domain.md §14.7: FP8 training's measured end-to-end speed-up over bf16, not the 2x of
+# the peaks: torchao.float8's README (torchtitan, Llama 3 8B on 8 H100, rowwise/tensorwise
+# scaling, torch.compile) reports up to 1.25x; larger runs up to 1.5x (405B, 512 GPUs).
+FP8_MEASURED_SPEEDUP: Final = 1.25
+FP8_SPEEDUP_SOURCE: Final = (
+    "measured: torchao.float8 README, up to 1.25x end to end for Llama 3 8B on 8 H100 with "
+    "torchtitan"
+)
+
+
+def precision_speedup(gpu: GpuModel, precision: str, lower: str) -> tuple[float, str]:
+    """How much faster ``lower`` runs than ``precision`` on ``gpu``, and on what basis: the
+    measured FP8 figure, never more than the peaks' ratio; else the peaks' ratio."""
+    peak_ratio = gpu.peak_flops[lower] / gpu.peak_flops[precision]
+    if lower == "fp8":
+        return min(FP8_MEASURED_SPEEDUP, peak_ratio), FP8_SPEEDUP_SOURCE
+    return peak_ratio, "assuming throughput follows peak FLOP/s"
+
+
 def scaled_pilot(pilot: PilotSpec | None, speedup: float) -> PilotSpec | None:
     # A lever that divides FLOPs per token by k is assumed to multiply pilot throughput by k.
     if pilot is None:
@@ -61,15 +81,22 @@ def scaled_pilot(pilot: PilotSpec | None, speedup: float) -> PilotSpec | None:
 def cost_levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
     model, training = inp.model, inp.training
     options: list[tuple[str, str, EstimateInput, float | None]] = []
-    half_model = replace(model, parameters=model.parameters / 2)
-    options.append(
-        (
-            "half_model",
-            f"half the model ({count_text(half_model.parameters)} parameters)",
-            replace(inp, model=half_model, pilot=scaled_pilot(inp.pilot, 2.0)),
-            kaplan_loss_ratio(0.5, KAPLAN_ALPHA_PARAMETERS),
-        )
+    active = model.active_parameters
+    half_model = replace(
+        model,
+        parameters=model.parameters / 2,
+        active_parameters=None if active is None else active / 2,
     )
+    if training.flops_per_sample is None:
+        # A model given by FLOPs per sample: its FLOPs do not follow its parameter count.
+        options.append(
+            (
+                "half_model",
+                f"half the model ({count_text(half_model.parameters)} parameters)",
+                replace(inp, model=half_model, pilot=scaled_pilot(inp.pilot, 2.0)),
+                kaplan_loss_ratio(0.5, KAPLAN_ALPHA_PARAMETERS),
+            )
+        )
     half_data = replace(
         training,
         tokens=None if training.tokens is None else training.tokens / 2,
@@ -85,12 +112,11 @@ def cost_levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
     )
     lower = lower_precision(gpu, training.precision)
     if lower is not None:
-        speedup = gpu.peak_flops[lower] / gpu.peak_flops[training.precision]
+        speedup, basis = precision_speedup(gpu, training.precision, lower)
         options.append(
             (
                 "lower_precision",
-                f"{lower} instead of {training.precision} (assuming throughput follows peak "
-                f"FLOP/s, x{speedup:.2g})",
+                f"{lower} instead of {training.precision} ({basis}, x{speedup:.3g})",
                 replace(
                     inp,
                     training=replace(training, precision=lower),
