@@ -343,7 +343,9 @@ class HardwareOptionsView(APIView):
         offers = [plan_offer(p) for p in RentalPlan.objects.select_related("gpu")]
         currency = cost.get("currency", "USD")
         offers = [o for o in offers if o.currency == currency]
-        rates, notes = published_rates(currency)
+        # The caller's rates first; without a rate of the caller's own, the catalog's published
+        # hourly rates, with their provenance (docs/domain.md §14.8).
+        rates, notes = ({}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
         rates.update(data.get("rates") or {})
         for name in data.get("rates") or {}:
             notes.pop(name, None)
