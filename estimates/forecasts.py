@@ -290,7 +290,8 @@ def _calculator(
     replaces the planned or pilot hours.
     """
     cfg = _config(item)
-    if "parameters" not in cfg or not item.gpu:
+    spec = item.estimate_spec if isinstance(item.estimate_spec, dict) else None
+    if (spec is None and "parameters" not in cfg) or not item.gpu:
         return None, ""
     gpu = gpus.get(normalize_gpu(item.gpu))
     if gpu is None:
@@ -303,8 +304,12 @@ def _calculator(
                 samples_per_second=None if sample.tokens_per_second else sample.samples_per_second,
                 gpus=sample.gpus,
             )
+        # h17 (issue 17): an item's estimate_spec (the preview's objects) is the input when
+        # it has one; else the config keys, as before.
         result = formulas.estimate(
-            formulas.EstimateInput(
+            formulas.input_from_spec(spec, gpu.as_spec(), pilot, work=cfg)
+            if spec is not None
+            else formulas.EstimateInput(
                 model=formulas.ModelSpec(
                     parameters=cfg["parameters"],
                     layers=cfg.get("layers"),

@@ -18,8 +18,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
+from rest_framework import serializers as drf_serializers
 
 from campaigns import services
+from campaigns.api import estimate_spec
 from campaigns.charts.curves import PALETTE, Overlaid, overlay_svg
 from campaigns.charts.curves import curve_svg as curves_svg
 from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
@@ -225,6 +227,7 @@ ITEM_FIELDS = [
     "gpu",
     "config",
     "rationale",
+    "estimate_spec",
 ]
 
 
@@ -242,7 +245,20 @@ class PlannedItemForm(CampaignChildForm):
             "name": forms.TextInput(attrs={"size": 14}),
             "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
             "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 16}),
         }
+
+    def clean_estimate_spec(self) -> Any:
+        # h17: checked by the preview's serializers, as through the API (docs/domain.md §14.9).
+        value = self.cleaned_data.get("estimate_spec")
+        if value in (None, ""):
+            return None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give a JSON object: model, training and hardware.")
+        try:
+            return estimate_spec.validate(value)
+        except drf_serializers.ValidationError as error:
+            raise forms.ValidationError(str(error.detail)) from None
 
     def changes(self) -> dict[str, Any]:
         """The posted fields that differ from what is stored (all of them for a new item)."""

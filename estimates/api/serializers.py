@@ -395,6 +395,23 @@ class EstimatePreviewSerializer(StrictSerializer):
         return estimate_input(self.validated_data, gpu)
 
 
+class EstimateSpecSerializer(StrictSerializer):
+    """A planned item's ``estimate_spec``: the preview's model, training and hardware."""
+
+    model = ModelSpecSerializer()
+    training = TrainingSpecSerializer()
+    hardware = HardwareSpecSerializer(required=False)
+
+
+def check_estimate_spec(value: dict[str, Any]) -> dict[str, Any]:
+    """The item's spec checked by the preview serializers (campaigns.api.estimate_spec); kept
+    as the planner wrote it, the defaults filled in where the forecast reads it."""
+    body = EstimateSpecSerializer(data=value)
+    if not body.is_valid():
+        raise serializers.ValidationError(body.errors)
+    return value
+
+
 def estimate_input(data: dict[str, Any], gpu: catalog.GpuModel) -> formulas.EstimateInput:
     """The formulas' input from validated preview data (also hardware-options' per GPU)."""
     pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")

@@ -209,3 +209,50 @@ class NoServerErrorForTheFineTuningFieldsTests(HypothesisTestCase):
             if answer.status_code == 400:
                 for section in answer.json():
                     self.assertIn(section, body)
+
+
+class ItemEstimateSpecTests(TestCase):
+    """An item's estimate_spec (docs/domain.md §14.9): checked by the preview serializers,
+    read by the forecast and the campaign's hardware options; the demo's LoRA items carry it."""
+
+    campaign: Any
+    owner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        from estimates.tests.support import load_seed
+
+        seed_catalog()
+        cls.campaign = load_seed()
+        cls.owner = cls.campaign.team.memberships.filter(role="owner").first().user
+
+    def test_the_demos_lora_items_carry_their_spec_and_the_forecast_fits_them_on_the_4090(
+        self,
+    ) -> None:
+        from estimates.forecasts import compute_forecast
+
+        lora = self.campaign.items.get(name="Variant A: LoRA rank 16")
+        self.assertEqual(lora.estimate_spec["training"]["method"], "lora")
+        forecast = compute_forecast(self.campaign)
+        row = next(i for i in forecast.items if i.id == lora.pk)
+        assert row.calculator is not None
+        self.assertTrue(row.calculator["fits_in_memory"], row.calculator)
+
+    def test_the_campaigns_which_gpu_panel_ranks_the_4090_lot_first(self) -> None:
+        answer = self.client.get(
+            f"/api/v1/campaigns/{self.campaign.pk}/hardware-options/", **token_header(self.owner)
+        )
+        self.assertEqual(answer.status_code, 200, answer.content)
+        first = answer.json()["options"][0]
+        self.assertEqual((first["gpu"], first["total_cost"]["amount"]), ("RTX-4090", "47.14"))
+
+    def test_a_bad_spec_on_a_variant_is_a_400_naming_the_nested_field(self) -> None:
+        url = f"/api/v1/campaigns/{self.campaign.pk}/variants/"
+        spec = copy.deepcopy(LORA_8B)
+        spec["training"]["lora"]["rank"] = 0
+        body = {"name": "Variant C", "estimate_spec": spec, "amendment_reason": "try rank 0"}
+        answer = self.client.post(
+            url, body, content_type="application/json", **token_header(self.owner)
+        )
+        self.assertEqual(answer.status_code, 400, answer.content)
+        self.assertIn("rank", str(answer.json()["estimate_spec"]))

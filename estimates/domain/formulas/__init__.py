@@ -111,6 +111,7 @@ from estimates.domain.formulas.specs import (
     PilotSpec,
     ReliabilitySpec,
     TrainingSpec,
+    input_from_spec,
 )
 from estimates.domain.formulas.time import (
     Overheads,
@@ -183,6 +184,7 @@ __all__ = [
     "hourly_cost",
     "inference_flops",
     "inference_projection",
+    "input_from_spec",
     "kaplan_loss_ratio",
     "lot_cost",
     "lower_precision",

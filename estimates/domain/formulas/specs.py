@@ -7,9 +7,10 @@ Units: parameters and tokens as counts, hours, fractions of peak, ``Decimal`` mo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Final
+from typing import Any, Final
 
 from catalog.domain.catalog import GpuModel
 from estimates.domain.formulas.time import Overheads
@@ -174,3 +175,37 @@ def samples_per_epoch(training: TrainingSpec) -> float:
         return training.samples
     # Token counts without a sample count: assume packed sequences of sequence_length tokens.
     return tokens_per_epoch(training) / training.sequence_length
+
+
+def input_from_spec(
+    spec: Mapping[str, Any],
+    gpu: GpuModel | str,
+    pilot: PilotSpec | None = None,
+    work: Mapping[str, Any] | None = None,
+) -> EstimateInput:
+    """The estimate's input from a planned item's ``estimate_spec`` (docs/domain.md §14.9): the
+    preview's JSON objects, already checked by its serializers; ``gpu`` is the item's, and the
+    item's ``work`` (tokens or samples, epochs, GPUs) fills what the spec leaves out."""
+    model = dict(spec.get("model") or {})
+    training = dict(spec.get("training") or {})
+    work = work or {}
+    if not any(training.get(k) is not None for k in ("tokens", "samples")):
+        for name in ("tokens", "samples", "tokens_per_sample", "epochs"):
+            if work.get(name) is not None:
+                training[name] = work[name]
+    lora = training.pop("lora", None)
+    if isinstance(lora, Mapping):
+        targets = lora.get("target_modules", "all-linear")
+        training["lora"] = LoraSpec(
+            rank=lora.get("rank", 16),
+            target_modules=targets if isinstance(targets, str) else tuple(targets),
+        )
+    hardware = {
+        k: v for k, v in dict(spec.get("hardware") or {}).items() if k not in ("gpu", "custom")
+    }
+    return EstimateInput(
+        model=ModelSpec(**model),
+        training=TrainingSpec(**training),
+        hardware=HardwareSpec(gpu=gpu, **hardware),
+        pilot=pilot,
+    )
