@@ -747,6 +747,36 @@ class LocalHardwareSerializer(StrictSerializer):
     lifetime_months = StrictIntegerField(**limits("local.lifetime_months", integer=True))
 
 
+class ServingModelSerializer(StrictSerializer):
+    parameters = StrictFloatField(**limits("model.parameters"))
+    layers = StrictIntegerField(**limits("model.layers", integer=True))
+    hidden_size = StrictIntegerField(**limits("model.hidden_size", integer=True))
+    attention_heads = StrictIntegerField(**limits("model.attention_heads", integer=True))
+    key_value_heads = StrictIntegerField(
+        required=False, allow_null=True, **limits("model.key_value_heads", integer=True)
+    )
+    weight_precision = serializers.ChoiceField(
+        choices=formulas.WEIGHT_PRECISIONS, default="bf16", help_text="How the weights are stored."
+    )
+    kv_precision = serializers.ChoiceField(
+        choices=["fp32", "bf16", "fp16", "fp8", "int8"], default="bf16"
+    )
+
+
+class ServingReplicaSerializer(StrictSerializer):
+    gpu = StrictCharField(max_length=60, help_text="A catalog name or alias.")
+    context_length = StrictIntegerField(
+        default=4096,
+        help_text="Tokens of context each sequence keeps (prompt + output).",
+        **limits("serving.context_length", integer=True),
+    )
+    batch_size = StrictIntegerField(
+        default=1,
+        help_text="Sequences served at once on a replica.",
+        **limits("serving.batch_size", integer=True),
+    )
+
+
 class ServingRequestSerializer(StrictSerializer):
     requests_per_month = StrictFloatField(**limits("serving.requests_per_month"))
     tokens_per_request = StrictFloatField(**limits("serving.tokens_per_request"))
@@ -769,6 +799,22 @@ class ServingRequestSerializer(StrictSerializer):
         max_digits=16, decimal_places=2, min_value=Decimal("0"), required=False
     )
     local = LocalHardwareSerializer(required=False)
+    input_tokens_per_request = StrictFloatField(
+        required=False,
+        help_text="Prompt tokens per request, priced apart from the output.",
+        **limits("serving.input_tokens_per_request"),
+    )
+    input_tokens_per_second_per_gpu = StrictFloatField(
+        required=False,
+        help_text="Measured prefill throughput of one GPU (input tokens).",
+        **limits("serving.input_tokens_per_second_per_gpu"),
+    )
+    model = ServingModelSerializer(
+        required=False, help_text="For the KV cache and the GPUs per replica (with gpu)."
+    )
+    replica = ServingReplicaSerializer(
+        required=False, help_text="The GPU, context and batch one replica serves (with model)."
+    )
 
 
 class LocalServingSerializer(serializers.Serializer[Any]):
@@ -787,6 +833,15 @@ class ServingSerializer(serializers.Serializer[Any]):
     cumulative = MoneySerializer(many=True)
     month_exceeding_training = StrictIntegerField(allow_null=True)
     local = LocalServingSerializer(allow_null=True)
+    cost_per_million_output_tokens = MoneySerializer(
+        help_text="Output tokens at the measured throughput and the hourly rate."
+    )
+    cost_per_million_input_tokens = MoneySerializer(
+        allow_null=True, help_text="Input tokens at the prefill throughput, when given."
+    )
+    kv_cache_bytes = StrictIntegerField(allow_null=True, help_text="Per replica (with model).")
+    weight_bytes = StrictIntegerField(allow_null=True)
+    gpus_per_replica = StrictIntegerField(allow_null=True, help_text="With model and gpu.")
     recommendations = serializers.ListField(child=StrictCharField())
 
 

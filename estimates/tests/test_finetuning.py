@@ -296,3 +296,25 @@ def test_eight_pcie_rtx_4090s_scale_worse_than_eight_nvlink_h100s() -> None:
     assert pcie.communication is not None and nvlink.communication is not None
     assert pcie.communication.scaling_efficiency < 0.8
     assert nvlink.communication.scaling_efficiency > pcie.communication.scaling_efficiency
+
+
+# ------------------------------------------------------------------------ §14.8 serving
+
+
+def test_opt_13b_keeps_800_kb_of_kv_cache_per_token() -> None:
+    # Kwon et al. (2023), PagedAttention, section 3: OPT-13B, 2 (K, V) x 40 layers x 5120 x
+    # 2 bytes = 800 KB per token.
+    from estimates.domain.formulas import kv_cache_bytes
+
+    assert kv_cache_bytes(40, 40, 128, 1, 1) == 819_200
+
+
+def test_a_million_output_tokens_cost_the_hours_they_take() -> None:
+    from decimal import Decimal
+
+    from estimates.domain.formulas import cost_per_million_tokens, gpus_per_replica
+
+    # 1e6 tokens at 1,000 tokens/s = 1/3.6 h at 3.60 USD per hour = 1.00 USD.
+    assert cost_per_million_tokens(Decimal("3.60"), 1000) == Decimal("1.00")
+    # 70B in bf16 (140 GB) plus 20 GiB of cache on 80 GiB H100s at 90%: 3 GPUs per replica.
+    assert gpus_per_replica(140_000_000_000, 20 * GIB, 80 * GIB) == 3

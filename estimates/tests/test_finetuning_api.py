@@ -256,3 +256,44 @@ class ItemEstimateSpecTests(TestCase):
         )
         self.assertEqual(answer.status_code, 400, answer.content)
         self.assertIn("rank", str(answer.json()["estimate_spec"]))
+
+
+class ServingPerTokenTests(TestCase):
+    planner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        seed_catalog()
+        cls.planner = make_user("srv", team=Team.objects.create(name="nlp"), role="planner")
+
+    def test_serving_answers_cost_per_million_tokens_kv_cache_and_gpus_per_replica(self) -> None:
+        body = {
+            "requests_per_month": 1e6,
+            "tokens_per_request": 500,
+            "tokens_per_second_per_gpu": 1000,
+            "input_tokens_per_request": 2000,
+            "input_tokens_per_second_per_gpu": 10000,
+            "months": 12,
+            "hourly_rate_per_gpu": "3.60",
+            "model": {
+                "parameters": 70e9,
+                "layers": 80,
+                "hidden_size": 8192,
+                "attention_heads": 64,
+                "key_value_heads": 8,
+            },
+            "replica": {"gpu": "H100-SXM", "context_length": 4096, "batch_size": 16},
+        }
+        answer = self.client.post(
+            "/api/v1/estimates/serving/",
+            body,
+            content_type="application/json",
+            **token_header(self.planner),
+        )
+        self.assertEqual(answer.status_code, 200, answer.content)
+        result = answer.json()
+        self.assertEqual(result["cost_per_million_output_tokens"]["amount"], "1.00")
+        self.assertEqual(result["cost_per_million_input_tokens"]["amount"], "0.10")
+        # 2 x 80 x 8 x 128 x 2 bytes = 320 KiB per token, x 4096 x 16 = 20 GiB.
+        self.assertEqual(result["kv_cache_bytes"], 20 * 2**30)
+        self.assertEqual(result["gpus_per_replica"], 3)

@@ -33,6 +33,7 @@ failures), ``scaling``, ``serving``; ``core`` (time and cost of one configuratio
 
 from __future__ import annotations
 
+from estimates.domain.formulas.adapters import bits_per_weight
 from estimates.domain.formulas.checks import (
     LIMITS,
     MAX_AMOUNT,
@@ -91,7 +92,10 @@ from estimates.domain.formulas.serving import (
     LocalServing,
     ServingProjection,
     break_even_months,
+    cost_per_million_tokens,
+    gpus_per_replica,
     inference_projection,
+    kv_cache_bytes,
     serving_projection,
 )
 from estimates.domain.formulas.specs import (
@@ -167,11 +171,13 @@ __all__ = [
     "TimeEstimate",
     "TrainingSpec",
     "activation_bytes",
+    "bits_per_weight",
     "break_even_months",
     "checkpoint_size_bytes",
     "checkpointing",
     "chinchilla_fit",
     "chinchilla_optimal",
+    "cost_per_million_tokens",
     "daly_interval",
     "daly_wall_time",
     "data_parallel_degree",
@@ -181,11 +187,13 @@ __all__ = [
     "estimate",
     "fits_in_memory",
     "gpu_hours",
+    "gpus_per_replica",
     "hourly_cost",
     "inference_flops",
     "inference_projection",
     "input_from_spec",
     "kaplan_loss_ratio",
+    "kv_cache_bytes",
     "lot_cost",
     "lower_precision",
     "memory_per_device",

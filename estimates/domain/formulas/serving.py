@@ -195,3 +195,55 @@ def break_even_months(
         return None
     # Exact rational division: Decimal's divmod raises once the quotient needs > 28 digits.
     return math.ceil(Fraction(price) / Fraction(monthly_saving))
+
+
+# Under this share of device memory the weights and the KV cache must stay: the rest is the
+# activations of the forward pass, the CUDA context and fragmentation (docs/domain.md §14.8).
+SERVING_MEMORY_FRACTION: Final = 0.9
+_KV_BYTES: Final = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+
+
+def kv_cache_bytes(
+    layers: int,
+    key_value_heads: int,
+    head_size: float,
+    context_length: int,
+    batch_size: int,
+    precision: str = "bf16",
+) -> int:
+    """KV-cache bytes: 2 (K and V) x layers x KV heads x head size x bytes, per token of context,
+    times the context and the concurrent sequences.
+
+    Source: Kwon et al. (2023), "Efficient Memory Management for Large Language Model Serving
+    with PagedAttention", section 3: OPT-13B keeps 2 x 40 x 5120 x 2 bytes = 800 KB per token.
+    """
+    check_choice(precision, tuple(_KV_BYTES), "kv_precision")
+    per_token = (
+        2.0
+        * positive_int(layers, "layers")
+        * positive_int(key_value_heads, "key_value_heads")
+        * positive(head_size, "head_size")
+        * _KV_BYTES[precision]
+    )
+    return math.ceil(
+        per_token
+        * positive_int(context_length, "context_length")
+        * positive_int(batch_size, "batch_size")
+    )
+
+
+def gpus_per_replica(weight_bytes: int, cache_bytes: int, device_bytes: int) -> int:
+    """GPUs one serving replica needs: weights plus KV cache within 90% of each GPU's memory,
+    split evenly by tensor parallelism (docs/domain.md §14.8)."""
+    usable = positive_int(device_bytes, "device_bytes") * SERVING_MEMORY_FRACTION
+    return max(1, math.ceil((weight_bytes + cache_bytes) / usable))
+
+
+def cost_per_million_tokens(
+    rate_per_gpu_hour: Decimal, tokens_per_second_per_gpu: float
+) -> Decimal:
+    """Price of a million tokens at a GPU's measured throughput: rate / (tokens/s x 3600) x 1e6,
+    to cents (docs/domain.md §14.8). Output (decode) and input (prefill) tokens run at very
+    different rates: price each with its own throughput."""
+    hours = 1e6 / positive(tokens_per_second_per_gpu, "tokens_per_second_per_gpu") / 3600.0
+    return cents(as_decimal(hours, "hours") * non_negative_money(rate_per_gpu_hour, "rate"), "rate")
