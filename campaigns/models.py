@@ -399,7 +399,7 @@ class PlannedItem(models.Model):
         validators=[MinValueValidator(1), MaxValueValidator(100_000)],
         help_text="GPUs the item trains on (default: as many as its pilot).",
     )
-    # The preview's model / training / hardware objects (docs/domain.md §14.9), validated by the
+    # The preview's model / training / hardware objects (docs/domain.md §22.9), validated by the
     # estimates API's preview serializers: the forecast and the hardware options read it.
     estimate_spec = models.JSONField(
         null=True,

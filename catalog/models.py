@@ -42,7 +42,7 @@ class GpuModel(models.Model):
     tdp_watts = models.FloatField(
         null=True, blank=True, help_text="Board power from the datasheet, in watts (energy)."
     )
-    # docs/domain.md §14.6: unidirectional bytes/s per GPU, in the node and between nodes.
+    # docs/domain.md §22.6: unidirectional bytes/s per GPU, in the node and between nodes.
     card_to_card_bytes_per_second = models.FloatField(
         null=True, blank=True, help_text="NVLink / Infinity Fabric / PCIe, one direction."
     )
@@ -97,7 +97,7 @@ class RentalPlan(models.Model):
     illustrative = models.BooleanField(
         default=False, help_text="A made-up catalogue figure, not a provider's published price."
     )
-    # docs/domain.md §14.8: where the price comes from and when it was published.
+    # docs/domain.md §22.8: where the price comes from and when it was published.
     source = models.CharField(max_length=300, blank=True)
     as_of = models.DateField(null=True, blank=True, help_text="When the price was published.")
 
@@ -130,7 +130,7 @@ class RentalPlan(models.Model):
 
 
 class HourlyRate(models.Model):
-    """A provider's published on-demand price per GPU-hour (docs/domain.md §14.8): billed by the
+    """A provider's published on-demand price per GPU-hour (docs/domain.md §22.8): billed by the
     hour, so it is a rate for ``hardware-options``, never a lot to pack runs into."""
 
     provider = models.CharField(max_length=60)

@@ -12,5 +12,5 @@ class EstimatesConfig(AppConfig):
         from estimates.api.serializers import check_estimate_spec
 
         signals.connect()
-        # A planned item's estimate_spec is checked by the preview's serializers (§14.9).
+        # A planned item's estimate_spec is checked by the preview's serializers (§22.9).
         estimate_spec.register(check_estimate_spec)

@@ -249,7 +249,7 @@ class PlannedItemForm(CampaignChildForm):
         }
 
     def clean_estimate_spec(self) -> Any:
-        # h17: checked by the preview's serializers, as through the API (docs/domain.md §14.9).
+        # h17: checked by the preview's serializers, as through the API (docs/domain.md §22.9).
         value = self.cleaned_data.get("estimate_spec")
         if value in (None, ""):
             return None

@@ -1,4 +1,4 @@
-"""The check of a planned item's ``estimate_spec`` (docs/domain.md §14.9).
+"""The check of a planned item's ``estimate_spec`` (docs/domain.md §22.9).
 
 The spec is the preview's ``model`` / ``training`` / ``hardware`` objects, so the estimates
 app's preview serializers judge it. Campaigns sit below estimates and cannot import them: the

@@ -45,7 +45,7 @@ class GpuModel:
     tdp_watts: float | None = None
     # Unidirectional bandwidth per GPU to another GPU in the same node (NVLink, Infinity
     # Fabric or PCIe) and to a GPU in another node (the reference system's network per GPU), in
-    # bytes per second; None where no figure is published. docs/domain.md §14.6.
+    # bytes per second; None where no figure is published. docs/domain.md §22.6.
     card_to_card_bytes_per_second: float | None = field(default=None, compare=False)
     node_to_node_bytes_per_second: float | None = field(default=None, compare=False)
     interconnect_source: str = field(default="", compare=False)
@@ -419,7 +419,7 @@ class RentalPlanSpec:
     currency: str
     illustrative: bool = False
     note: str = ""
-    # docs/domain.md §14.8: where the price comes from, and when it was published (None: no
+    # docs/domain.md §22.8: where the price comes from, and when it was published (None: no
     # date known, which the answers say).
     source: str = ""
     as_of: date | None = None
@@ -490,7 +490,7 @@ class HourlyRateSpec:
     illustrative: bool = False
 
 
-# docs/domain.md §14.8. Prices change often: each carries the date it was read, and answers
+# docs/domain.md §22.8. Prices change often: each carries the date it was read, and answers
 # say when it is older than a year. Per-GPU figures are the 8-GPU instance price / 8.
 HOURLY_RATES: Final = (
     HourlyRateSpec(
@@ -520,7 +520,7 @@ HOURLY_RATES: Final = (
 )
 
 
-# A price older than this is called stale in the answers (docs/domain.md §14.8).
+# A price older than this is called stale in the answers (docs/domain.md §22.8).
 STALE_PRICE_DAYS: Final = 365
 
 

@@ -1,5 +1,5 @@
 """Interconnect bandwidths on GPUs, source and date on rental plans, published hourly rates
-(docs/domain.md §14.6, §14.8), and the 2026 cards (B300, GB200, RTX 5090, MI355X).
+(docs/domain.md §22.6, §22.8), and the 2026 cards (B300, GB200, RTX 5090, MI355X).
 
 The rows are frozen literals as of this migration (a migration never imports live code);
 ``catalog.services.seed_catalog`` keeps later changes in step.

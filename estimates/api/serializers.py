@@ -194,7 +194,7 @@ class TrainingSpecSerializer(StrictSerializer):
     method = serializers.ChoiceField(
         choices=formulas.METHODS,
         default="full",
-        help_text="full (default), lora or qlora (docs/domain.md §14.1).",
+        help_text="full (default), lora or qlora (docs/domain.md §22.1).",
     )
     lora = LoraSerializer(required=False, allow_null=True, help_text="Rank and target modules.")
     trainable_parameters = StrictFloatField(

@@ -297,7 +297,7 @@ class ServingView(APIView):
 
 def _serving_extras(data: dict[str, Any], money: Any) -> tuple[dict[str, Any], list[str]]:
     """Cost per million output tokens (input apart), KV cache and GPUs per replica
-    (docs/domain.md §14.8)."""
+    (docs/domain.md §22.8)."""
     rate = data["hourly_rate_per_gpu"]
     try:
         output = formulas.cost_per_million_tokens(rate, data["tokens_per_second_per_gpu"])
@@ -401,7 +401,7 @@ class HardwareOptionsView(APIView):
         currency = cost.get("currency", "USD")
         offers = [o for o in offers if o.currency == currency]
         # The caller's rates first; without a rate of the caller's own, the catalog's published
-        # hourly rates, with their provenance (docs/domain.md §14.8).
+        # hourly rates, with their provenance (docs/domain.md §22.8).
         rates, notes = ({}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
         rates.update(data.get("rates") or {})
         for name in data.get("rates") or {}:
@@ -454,7 +454,7 @@ def _option_work(
     comm = result.communication
     if source == "projected" and comm is not None and comm.scaling_efficiency < 1:
         # The pilot's MFU already includes the communication it met: carried as it is, the
-        # candidate's own exposed communication is not added again (docs/domain.md §14.6).
+        # candidate's own exposed communication is not added again (docs/domain.md §22.6).
         wall_hours = result.training_wall_hours * comm.scaling_efficiency + result.overhead_hours
     if not result.fits_in_memory:
         return None, (

@@ -93,7 +93,7 @@ def campaign_hardware_options(
 
 def published_rates(currency: str) -> tuple[dict[str, Decimal], dict[str, str]]:
     """The catalog's cheapest published hourly rate per GPU in ``currency``, and its provenance
-    in words (docs/domain.md §14.8)."""
+    in words (docs/domain.md §22.8)."""
     rates: dict[str, Decimal] = {}
     notes: dict[str, str] = {}
     today = timezone.now().date()

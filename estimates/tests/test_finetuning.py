@@ -1,5 +1,5 @@
 """Fine-tuning, experts, long context, any architecture and interconnect (issue 17): published
-figures reproduced by estimates.domain.formulas (no database). docs/domain.md §14."""
+figures reproduced by estimates.domain.formulas (no database). docs/domain.md §22."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def run(model: dict, training: dict, hardware: dict, pilot: PilotSpec | None = N
     )
 
 
-# ------------------------------------------------------------------ §14.1 trainable parameters
+# ------------------------------------------------------------------ §22.1 trainable parameters
 
 
 def test_peft_prints_4194304_for_lora_r8_on_q_and_v_of_llama_2_7b() -> None:
@@ -90,7 +90,7 @@ def test_the_estimate_reports_the_adapter_count_and_its_checkpoint() -> None:
     assert result.checkpoint_adapter_bytes == 2 * 3_407_872  # 16-bit, as PEFT saves them
 
 
-# ------------------------------------------------------------------------ §14.2 memory
+# ------------------------------------------------------------------------ §22.2 memory
 
 
 def test_nf4_with_double_quant_stores_4_127_bits_per_weight() -> None:
@@ -174,7 +174,7 @@ def test_full_fine_tuning_of_the_same_job_needs_over_five_times_the_lora_memory(
     assert not full.fits_in_memory
 
 
-# ------------------------------------------------------------------------ §14.1 FLOPs and MFU
+# ------------------------------------------------------------------------ §22.1 FLOPs and MFU
 
 
 def test_a_published_lora_mfu_nemo_llama_2_70b_on_8_h100_within_10_percent() -> None:
@@ -229,7 +229,7 @@ def test_experts_count_flops_from_the_active_and_memory_from_all_parameters() ->
     assert result.memory.weights < 2 * (37e9 + 634e9 / 64) + 1
 
 
-# ------------------------------------------------------------------------ §14.4 long context
+# ------------------------------------------------------------------------ §22.4 long context
 
 
 def nemo_llama3_flops_per_token(s: int) -> float:
@@ -258,7 +258,7 @@ def test_a_pilot_at_8k_rescaled_to_128k_matches_nemos_context_parallel_table() -
     assert at_8k / at_128k > 4
 
 
-# ------------------------------------------------------------------------ §14.5 any architecture
+# ------------------------------------------------------------------------ §22.5 any architecture
 
 
 def test_resnet_50_trains_at_3_x_4_1_gflops_per_image() -> None:
@@ -279,7 +279,7 @@ def test_flops_per_sample_needs_samples() -> None:
     assert caught.value.field == "training.samples"
 
 
-# ------------------------------------------------------------------------ §14.6 interconnect
+# ------------------------------------------------------------------------ §22.6 interconnect
 
 
 def test_an_all_reduce_takes_what_nccl_tests_measure_at_its_bus_bandwidth() -> None:
@@ -298,7 +298,7 @@ def test_eight_pcie_rtx_4090s_scale_worse_than_eight_nvlink_h100s() -> None:
     assert nvlink.communication.scaling_efficiency > pcie.communication.scaling_efficiency
 
 
-# ------------------------------------------------------------------------ §14.8 serving
+# ------------------------------------------------------------------------ §22.8 serving
 
 
 def test_opt_13b_keeps_800_kb_of_kv_cache_per_token() -> None:

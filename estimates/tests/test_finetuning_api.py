@@ -20,7 +20,7 @@ from estimates.tests.support import token_header
 PREVIEW = "/api/v1/estimates/preview/"
 OPTIONS = "/api/v1/estimates/hardware-options/"
 
-# Llama 3.1 8B with LoRA as torchtune's single-device recipe runs it (docs/domain.md §14).
+# Llama 3.1 8B with LoRA as torchtune's single-device recipe runs it (docs/domain.md §22).
 LORA_8B: dict[str, Any] = {
     "model": {
         "parameters": 8.03e9,
@@ -212,7 +212,7 @@ class NoServerErrorForTheFineTuningFieldsTests(HypothesisTestCase):
 
 
 class ItemEstimateSpecTests(TestCase):
-    """An item's estimate_spec (docs/domain.md §14.9): checked by the preview serializers,
+    """An item's estimate_spec (docs/domain.md §22.9): checked by the preview serializers,
     read by the forecast and the campaign's hardware options; the demo's LoRA items carry it."""
 
     campaign: Any

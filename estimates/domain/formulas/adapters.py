@@ -1,6 +1,6 @@
 """Adapters (LoRA, QLoRA): the trainable count, how the frozen base is stored, what they weigh.
 
-Rules (docs/domain.md §14.1, §14.2):
+Rules (docs/domain.md §22.1, §22.2):
 
 * LoRA (Hu et al. 2021) adds to each targeted linear map W (d_in x d_out) two matrices A
   (d_in x r) and B (r x d_out): r (d_in + d_out) trainable parameters per module, no bias. In a
@@ -35,7 +35,7 @@ from estimates.domain.formulas.specs import (
     TrainingSpec,
 )
 
-# Bits per stored weight, before the quantization constants (§14.2).
+# Bits per stored weight, before the quantization constants (§22.2).
 _STORAGE_BITS: Final = {
     "fp32": 32.0,
     "bf16": 16.0,
@@ -63,7 +63,7 @@ def lora_parameters_per_layer(
     """LoRA's trainable parameters in one decoder layer: r (d_in + d_out) per targeted module.
 
     Source: Hu et al. (2021), "LoRA", section 4 (W + BA, B of d x r, A of r x k); the shapes of
-    a Llama-style layer as above (docs/domain.md §14.1).
+    a Llama-style layer as above (docs/domain.md §22.1).
     """
     head = hidden_size / attention_heads
     kv = round(key_value_heads * head)
@@ -123,7 +123,7 @@ def storage_precision(model: ModelSpec, training: TrainingSpec) -> str:
 
 
 def bits_per_weight(precision: str, double_quant: bool) -> float:
-    """Stored bits per weight, the quantization constants included (docs/domain.md §14.2)."""
+    """Stored bits per weight, the quantization constants included (docs/domain.md §22.2)."""
     bits = _STORAGE_BITS[precision]
     if precision in ("nf4", "fp4"):
         if double_quant:
@@ -140,7 +140,7 @@ def unquantized_parameters(model: ModelSpec, precision: str) -> float:
 
 
 def frozen_base_bytes(model: ModelSpec, training: TrainingSpec, parameters: float) -> int:
-    """Bytes of ``parameters`` frozen base weights at their storage precision (§14.2)."""
+    """Bytes of ``parameters`` frozen base weights at their storage precision (§22.2)."""
     precision = storage_precision(model, training)
     share = parameters / model.parameters
     kept = unquantized_parameters(model, precision) * share

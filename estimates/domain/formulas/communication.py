@@ -1,7 +1,7 @@
 """Interconnect: the bytes a training step moves between GPUs, how long that takes, and what
 it leaves of linear scaling.
 
-Rules (docs/domain.md §14.6):
+Rules (docs/domain.md §22.6):
 
 * A ring all-reduce of S bytes over n GPUs moves 2 (n - 1) / n x S bytes through each GPU's
   link; nccl-tests call S / t the algorithm bandwidth and S / t x 2 (n - 1) / n the bus
@@ -109,7 +109,7 @@ def step_traffic(
     context_parallel: int,
     kv_bytes_per_layer: float,
 ) -> StepTraffic:
-    """Per-GPU bytes of one step (docs/domain.md §14.6); ``token_bytes`` = b s h x 2."""
+    """Per-GPU bytes of one step (docs/domain.md §22.6); ``token_bytes`` = b s h x 2."""
     dp = data_parallel
     ring = 2.0 * (dp - 1) / dp if dp > 1 else 0.0
     gradients = trainable_bytes * ring

@@ -3,7 +3,7 @@
 Rule: model FLOPs by method (``work``), executed FLOPs (one more forward with full
 recomputation), then time from the pilot if one is given (rescaled to the training's sequence
 length), else from peak x utilization, the communication that does not overlap added
-(``communication``), then hourly cost (docs/domain.md §9, §10, §14).
+(``communication``), then hourly cost (docs/domain.md §9, §10, §22).
 Units: FLOPs, hours, ``Decimal`` money.
 """
 
@@ -43,8 +43,8 @@ class Core:
 
 
 def time_and_cost(inp: EstimateInput, gpu: GpuModel) -> Core:
-    """FLOPs (§14), training hours from the pilot or the assumed utilization, the exposed
-    communication (§14.6) added, then the hourly cost."""
+    """FLOPs (§22), training hours from the pilot or the assumed utilization, the exposed
+    communication (§22.6) added, then the hourly cost."""
     training, hardware = inp.training, inp.hardware
     work = run_work(inp)
     overheads = inp.overheads or Overheads()
@@ -76,8 +76,8 @@ def time_and_cost(inp: EstimateInput, gpu: GpuModel) -> Core:
 
 
 def _pilot_hours(inp: EstimateInput, gpu: GpuModel, work: RunWork) -> tuple[float, Communication]:
-    """The pilot's throughput, rescaled to the training's sequence length (§14.4), scaled
-    linearly to the GPU count and corrected by the scaling efficiency at each count (§14.6)."""
+    """The pilot's throughput, rescaled to the training's sequence length (§22.4), scaled
+    linearly to the GPU count and corrected by the scaling efficiency at each count (§22.6)."""
     training, hardware = inp.training, inp.hardware
     pilot = inp.pilot
     assert pilot is not None

@@ -84,7 +84,7 @@ class EstimateResult:
     checkpointing: Checkpointing | None = None
     checkpoint_weights_bytes: int = 0
     checkpoint_training_state_bytes: int = 0
-    # docs/domain.md §14: the parameters that train, what an adapter checkpoint weighs (None
+    # docs/domain.md §22: the parameters that train, what an adapter checkpoint weighs (None
     # for full training), and the step's communication.
     trainable_parameters: float = 0.0
     checkpoint_adapter_bytes: int | None = None

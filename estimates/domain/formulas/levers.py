@@ -44,7 +44,7 @@ def lower_precision(gpu: GpuModel, precision: str) -> str | None:
     return None
 
 
-# docs/domain.md §14.7: FP8 training's measured end-to-end speed-up over bf16, not the 2x of
+# docs/domain.md §22.7: FP8 training's measured end-to-end speed-up over bf16, not the 2x of
 # the peaks: torchao.float8's README (torchtitan, Llama 3 8B on 8 H100, rowwise/tensorwise
 # scaling, torch.compile) reports up to 1.25x; larger runs up to 1.5x (405B, 512 GPUs).
 FP8_MEASURED_SPEEDUP: Final = 1.25

@@ -32,7 +32,7 @@ from estimates.domain.formulas.work import memory_parameters
 # -------------------------------------------------------------------------------------- memory
 
 
-# torchtune's chunked cross-entropy splits the logits into 8 chunks (docs/domain.md §14.2).
+# torchtune's chunked cross-entropy splits the logits into 8 chunks (docs/domain.md §22.2).
 LOSS_CHUNKS: Final = 8
 
 
@@ -239,7 +239,7 @@ def memory_config(inp: EstimateInput) -> MemConfig:
 
 
 def job_memory(inp: EstimateInput, cfg: MemConfig) -> MemoryBreakdown:
-    """Bytes per device of the configured job: model states (by method, §14.2), activations
+    """Bytes per device of the configured job: model states (by method, §22.2), activations
     (divided by context parallelism) and, for adapters or when the loss is stated, the logits."""
     model, training, hardware = inp.model, inp.training, inp.hardware
     tp, pp = hardware.tensor_parallel, hardware.pipeline_parallel
@@ -296,7 +296,7 @@ def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
 def logits_bytes(inp: EstimateInput, micro_batch: int) -> int:
     """The output layer's logits, b s V / t: 16-bit logits plus the loss's fp32 copy, all of it
     (full loss) or one of 8 chunks at a time (chunked, as torchtune's loss), docs/domain.md
-    §14.2. Counted for adapters, or when ``training.chunked_loss`` is stated."""
+    §22.2. Counted for adapters, or when ``training.chunked_loss`` is stated."""
     model, training, hardware = inp.model, inp.training, inp.hardware
     if not (model.vocab_size and (training.method != "full" or training.chunked_loss is not None)):
         return 0
@@ -308,7 +308,7 @@ def logits_bytes(inp: EstimateInput, micro_batch: int) -> int:
 def _adapter_memory(
     inp: EstimateInput, cfg: MemConfig, parameters: float, acts: int
 ) -> MemoryBreakdown:
-    """A frozen base at its storage precision plus the adapter's states (§14.2), sharded as the
+    """A frozen base at its storage precision plus the adapter's states (§22.2), sharded as the
     ZeRO stage and model parallelism shard them (ZeRO-3/FSDP shards the frozen base too)."""
     model, training, hardware = inp.model, inp.training, inp.hardware
     model_parallel = hardware.tensor_parallel * hardware.pipeline_parallel

@@ -1,5 +1,5 @@
 """The words that say what a fine-tuning, expert, long-context or non-transformer estimate
-assumed (docs/domain.md §14), and what the interconnect does to it.
+assumed (docs/domain.md §22), and what the interconnect does to it.
 
 Units: as the estimate's; GiB are 2**30 bytes, GB/s are 10**9 bytes per second.
 """

@@ -198,7 +198,7 @@ def break_even_months(
 
 
 # Under this share of device memory the weights and the KV cache must stay: the rest is the
-# activations of the forward pass, the CUDA context and fragmentation (docs/domain.md §14.8).
+# activations of the forward pass, the CUDA context and fragmentation (docs/domain.md §22.8).
 SERVING_MEMORY_FRACTION: Final = 0.9
 _KV_BYTES: Final = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 
@@ -234,7 +234,7 @@ def kv_cache_bytes(
 
 def gpus_per_replica(weight_bytes: int, cache_bytes: int, device_bytes: int) -> int:
     """GPUs one serving replica needs: weights plus KV cache within 90% of each GPU's memory,
-    split evenly by tensor parallelism (docs/domain.md §14.8)."""
+    split evenly by tensor parallelism (docs/domain.md §22.8)."""
     usable = positive_int(device_bytes, "device_bytes") * SERVING_MEMORY_FRACTION
     return max(1, math.ceil((weight_bytes + cache_bytes) / usable))
 
@@ -243,7 +243,7 @@ def cost_per_million_tokens(
     rate_per_gpu_hour: Decimal, tokens_per_second_per_gpu: float
 ) -> Decimal:
     """Price of a million tokens at a GPU's measured throughput: rate / (tokens/s x 3600) x 1e6,
-    to cents (docs/domain.md §14.8). Output (decode) and input (prefill) tokens run at very
+    to cents (docs/domain.md §22.8). Output (decode) and input (prefill) tokens run at very
     different rates: price each with its own throughput."""
     hours = 1e6 / positive(tokens_per_second_per_gpu, "tokens_per_second_per_gpu") / 3600.0
     return cents(as_decimal(hours, "hours") * non_negative_money(rate_per_gpu_hour, "rate"), "rate")

@@ -22,11 +22,11 @@ MIXED_PRECISIONS: Final = frozenset({"bf16", "fp16", "fp8"})
 
 OFFLOADS: Final = ("none", "optimizer", "optimizer_and_parameters")
 UTILIZATION_KINDS: Final = ("hfu", "mfu")
-# docs/domain.md §14.1: full fine-tuning (or pre-training) and the two adapter methods.
+# docs/domain.md §22.1: full fine-tuning (or pre-training) and the two adapter methods.
 METHODS: Final = ("full", "lora", "qlora")
-# How the (frozen) base weights are stored (§14.2); nf4/fp4 are bitsandbytes' 4-bit types.
+# How the (frozen) base weights are stored (§22.2); nf4/fp4 are bitsandbytes' 4-bit types.
 WEIGHT_PRECISIONS: Final = ("fp32", "bf16", "fp16", "fp8", "int8", "nf4", "fp4")
-# PEFT's short names for a decoder layer's linear modules (§14.1).
+# PEFT's short names for a decoder layer's linear modules (§22.1).
 TARGET_MODULES: Final = ("q", "k", "v", "o", "gate", "up", "down")
 
 
@@ -45,13 +45,13 @@ class ModelSpec:
     # DeepSpeed's ZeRO-3 estimate needs it; default vocab_size x hidden_size (the embedding).
     largest_layer_parameters: float | None = None
     # The MLP width (gate/up/down) and grouped-query attention's key/value heads, for the
-    # adapter count (§14.1); default 4 x hidden_size and attention_heads.
+    # adapter count (§22.1); default 4 x hidden_size and attention_heads.
     intermediate_size: int | None = None
     key_value_heads: int | None = None
-    # How the base is stored (§14.2): None = the training precision (nf4 for qlora).
+    # How the base is stored (§22.2): None = the training precision (nf4 for qlora).
     weight_precision: str | None = None
     double_quant: bool = False
-    # Mixture-of-experts (§14.3): FLOPs from the active count, memory from all parameters.
+    # Mixture-of-experts (§22.3): FLOPs from the active count, memory from all parameters.
     active_parameters: float | None = None
     experts: int | None = None
 
@@ -83,9 +83,9 @@ class TrainingSpec:
     lora: LoraSpec | None = None
     # The trainable count given directly; overrides the one computed from the shape.
     trainable_parameters: float | None = None
-    # Forward FLOPs of one sample, for models that are not transformers (§14.5).
+    # Forward FLOPs of one sample, for models that are not transformers (§22.5).
     flops_per_sample: float | None = None
-    # Logits memory (§14.2): None counts them for adapters only (full loss), as before otherwise.
+    # Logits memory (§22.2): None counts them for adapters only (full loss), as before otherwise.
     chunked_loss: bool | None = None
 
 
@@ -134,7 +134,7 @@ class PilotSpec:
     tokens_per_second: float | None = None
     samples_per_second: float | None = None
     gpus: int | None = None
-    # The sequence length the pilot ran at (None: the training's); §14.4 rescales between them.
+    # The sequence length the pilot ran at (None: the training's); §22.4 rescales between them.
     sequence_length: int | None = None
 
 
@@ -165,7 +165,7 @@ def tokens_per_epoch(training: TrainingSpec) -> float:
     if training.tokens is not None:
         return training.tokens
     if training.samples is None or training.tokens_per_sample is None:
-        # A non-transformer given by FLOPs per sample (§14.5): no token count.
+        # A non-transformer given by FLOPs per sample (§22.5): no token count.
         return 0.0
     return training.samples * training.tokens_per_sample
 
@@ -183,7 +183,7 @@ def input_from_spec(
     pilot: PilotSpec | None = None,
     work: Mapping[str, Any] | None = None,
 ) -> EstimateInput:
-    """The estimate's input from a planned item's ``estimate_spec`` (docs/domain.md §14.9): the
+    """The estimate's input from a planned item's ``estimate_spec`` (docs/domain.md §22.9): the
     preview's JSON objects, already checked by its serializers; ``gpu`` is the item's, and the
     item's ``work`` (tokens or samples, epochs, GPUs) fills what the spec leaves out."""
     model = dict(spec.get("model") or {})

@@ -1,6 +1,6 @@
 """What one run computes: model and executed FLOPs by training method, experts and sequence length.
 
-Rules (docs/domain.md §14.1, §14.3-§14.5):
+Rules (docs/domain.md §22.1, §22.3-§22.5):
 
 * Full training: 6 N per token (forward 2N, backward 4N; Kaplan et al. 2020), plus PaLM's
   attention term 12 L h s when the architecture is known (Chowdhery et al. 2022, appendix B).
@@ -16,7 +16,7 @@ Rules (docs/domain.md §14.1, §14.3-§14.5):
 * A pilot measured at one sequence length is carried to another by the ratio of per-token
   work at each: the dense FLOPs plus the causal attention FLOPs weighted x2, because attention
   kernels run at about half the dense-matmul efficiency (this equals PaLM's full-attention
-  term; NVIDIA's long-sequence table is reproduced within 10% with it, §14.4).
+  term; NVIDIA's long-sequence table is reproduced within 10% with it, §22.4).
 
 Units: FLOPs (float), FLOPs per token or per sample.
 """
@@ -102,7 +102,7 @@ def sequence_rescale(inp: EstimateInput) -> float:
 
 
 def run_work(inp: EstimateInput) -> RunWork:
-    """The FLOPs of the whole run (docs/domain.md §14)."""
+    """The FLOPs of the whole run (docs/domain.md §22)."""
     training = inp.training
     samples = samples_per_epoch(training) * training.epochs if _has_samples(training) else 0.0
     if training.flops_per_sample is not None:

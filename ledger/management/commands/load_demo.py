@@ -50,7 +50,7 @@ ITEMS = [
 
 
 # h17 (issue 17): the LoRA items carry their estimate spec (the preview's objects, docs/domain.md
-# §14.9): Llama 3.1 8B's shape with LoRA on every linear layer, as the forecast and the
+# §22.9): Llama 3.1 8B's shape with LoRA on every linear layer, as the forecast and the
 # campaign's hardware options read it (it fits the RTX 4090: about 17 GiB per device).
 def _lora_spec(rank: int) -> dict[str, Any]:
     return {
