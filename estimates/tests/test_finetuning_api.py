@@ -80,6 +80,30 @@ class FineTuningApiTests(TestCase):
         self.assertTrue(any("LORA" in r and "frozen" in r for r in result["recommendations"]))
         self.assertTrue(any("chunked" in r for r in result["recommendations"]))
 
+    def test_the_schema_states_every_new_input_with_its_range(self) -> None:
+        from estimates.domain.formulas import LIMITS
+
+        self.client.force_login(self.planner)
+        schema = self.client.get("/api/v1/schema/", headers={"Accept": "application/json"}).json()
+        components = schema["components"]["schemas"]
+        for dotted, component in (
+            ("model.intermediate_size", "ModelSpecRequest"),
+            ("model.key_value_heads", "ModelSpecRequest"),
+            ("model.active_parameters", "ModelSpecRequest"),
+            ("model.experts", "ModelSpecRequest"),
+            ("training.trainable_parameters", "TrainingSpecRequest"),
+            ("training.flops_per_sample", "TrainingSpecRequest"),
+            ("training.lora.rank", "LoraRequest"),
+            ("hardware.expert_parallel", "HardwareSpecRequest"),
+            ("hardware.context_parallel", "HardwareSpecRequest"),
+            ("pilot.sequence_length", "PilotSpecRequest"),
+        ):
+            field = components[component]["properties"][dotted.rsplit(".", 1)[-1]]
+            self.assertEqual((field["minimum"], field["maximum"]), LIMITS[dotted], dotted)
+        targets = components["LoraRequest"]["properties"]["target_modules"]["oneOf"]
+        self.assertEqual(targets[1]["items"]["enum"], ["q", "k", "v", "o", "gate", "up", "down"])
+        self.assertIn("WeightPrecisionEnum", str(components["ModelSpecRequest"]))
+
     def test_unknown_fields_and_bad_choices_are_400_naming_them(self) -> None:
         body = copy.deepcopy(LORA_8B)
         body["training"]["lora"]["alpha"] = 16
