@@ -456,7 +456,8 @@ def _option_work(
         # The pilot's MFU already includes the communication it met: carried as it is, the
         # candidate's own exposed communication is not added again (docs/domain.md §22.6).
         wall_hours = result.training_wall_hours * comm.scaling_efficiency + result.overhead_hours
-    if not result.fits_in_memory:
+    ran_here = mfu is not None and candidate.name == pilot_gpu.name
+    if not result.fits_in_memory and not ran_here:  # a pilot ran there: it fits
         return None, (
             f"needs {result.memory.total / 2**30:,.1f} GiB per device, has "
             f"{candidate.memory_bytes / 2**30:,.1f} GiB"

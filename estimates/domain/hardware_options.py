@@ -94,6 +94,8 @@ def _hours_on(work: Work, own: GpuModel | None, candidate: GpuModel) -> float | 
 
 
 def _fits(work: Work, own: GpuModel | None, candidate: GpuModel) -> bool:
+    if work.time_source == "pilot" and own is not None and own.name == candidate.name:
+        return True  # the pilot ran on this GPU: it is always an option (docs/domain.md §22.6)
     if work.memory_bytes_per_gpu is not None:
         return work.memory_bytes_per_gpu <= candidate.memory_bytes
     return own is None or own.memory_bytes <= candidate.memory_bytes
