@@ -573,18 +573,10 @@ def _communication(comm: formulas.Communication | None) -> dict[str, Any] | None
     }
 
 
-def result_json(
-    result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
-) -> dict[str, Any]:
-    memory = result.memory
+def _sections_json(result: formulas.EstimateResult) -> dict[str, Any]:
+    """DeepSpeed's estimate, energy and checkpointing: null when not asked for."""
     deepspeed, energy, failures = result.deepspeed, result.energy, result.checkpointing
     return {
-        "training_flops": result.training_flops,
-        "pf_days": result.pf_days,
-        "model_flops": result.model_flops,
-        "executed_flops": result.executed_flops,
-        "mfu": result.mfu,
-        "hfu": result.hfu,
         "deepspeed": None
         if deepspeed is None
         else {
@@ -608,6 +600,21 @@ def result_json(
             "expected_lost_hours": failures.expected_lost_hours,
             "wall_hours_with_failures": failures.wall_hours_with_failures,
         },
+    }
+
+
+def result_json(
+    result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
+) -> dict[str, Any]:
+    memory = result.memory
+    return {
+        "training_flops": result.training_flops,
+        "pf_days": result.pf_days,
+        "model_flops": result.model_flops,
+        "executed_flops": result.executed_flops,
+        "mfu": result.mfu,
+        "hfu": result.hfu,
+        **_sections_json(result),
         # "adapter" only for lora/qlora: a full run's answer keeps its two keys.
         "checkpoint_size_bytes": {
             "weights": result.checkpoint_weights_bytes,
