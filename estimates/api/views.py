@@ -338,7 +338,7 @@ def _serving_extras(data: dict[str, Any], money: Any) -> tuple[dict[str, Any], l
     )
     gpu = hardware_spec({"gpu": replica_spec["gpu"]}, field="replica.gpu")
     replica = formulas.gpus_per_replica(weights, kv, gpu.memory_bytes)
-    extras.update(kv_cache_bytes=kv, weight_bytes=weights, gpus_per_replica=replica)
+    extras = {**extras, "kv_cache_bytes": kv, "weight_bytes": weights, "gpus_per_replica": replica}
     words.append(
         f"One replica holds {weights / 2**30:,.1f} GiB of weights and {kv / 2**30:,.1f} GiB of KV "
         f"cache ({replica_spec['batch_size']} x {replica_spec['context_length']:,} tokens): "
@@ -403,7 +403,7 @@ class HardwareOptionsView(APIView):
         # The caller's rates first; without a rate of the caller's own, the catalog's published
         # hourly rates, with their provenance (docs/domain.md §22.8).
         rates, notes = ({}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
-        rates.update(data.get("rates") or {})
+        rates = {**rates, **(data.get("rates") or {})}
         for name in data.get("rates") or {}:
             notes.pop(name, None)
         ranked: list[options.HardwareOption] = []

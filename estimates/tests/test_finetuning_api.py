@@ -13,9 +13,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import make_user, token_header
 from catalog.services import seed_catalog
-from estimates.tests.support import token_header
 
 PREVIEW = "/api/v1/estimates/preview/"
 OPTIONS = "/api/v1/estimates/hardware-options/"

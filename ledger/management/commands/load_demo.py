@@ -1,6 +1,7 @@
 """`manage.py load_demo`: the demo team, its owner `demo` and the domain's illustrative campaign
 (docs/domain.md §7), idempotent. It lives in the top layer because the demo reserves a lot from
-the estimates app's rental catalog, and it plans through campaigns/services.py like any user."""
+the rental catalog, and it plans through campaigns/services like any user (the team and its
+owner through campaigns/services/teams.py)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,8 @@ from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
 from campaigns import services
-from campaigns.models import (
-    Campaign,
-    Membership,
-    Role,
-    Stage,
-    Team,
-)
+from campaigns.models import Campaign, PlannedItem, Role, Stage, Team
+from campaigns.services import teams
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 from ledger import services as ledger_services
@@ -129,94 +125,33 @@ class Command(BaseCommand):
     @transaction.atomic
     def handle(self, *args: Any, **options: Any) -> None:
         seed_catalog()
-        User = get_user_model()
-        user, created = User.objects.get_or_create(username="demo", defaults={"is_staff": True})
-        if created:
-            password = os.environ.get("DEMO_PASSWORD") or secrets.token_urlsafe(12)
-            user.set_password(password)
-            user.save()
-            shown = "from DEMO_PASSWORD" if os.environ.get("DEMO_PASSWORD") else password
-            self.stdout.write(f"Created user demo, password: {shown} (shown once)")
-        elif os.environ.get("DEMO_PASSWORD"):
-            user.set_password(os.environ["DEMO_PASSWORD"])
-            user.save()
-            self.stdout.write("User demo exists; password reset from DEMO_PASSWORD.")
-        else:
-            self.stdout.write("User demo exists; its password is unchanged.")
-        if not user.is_staff:
-            user.is_staff = True
-            user.save()
-        team, _ = Team.objects.get_or_create(name="demo")
-        Membership.objects.update_or_create(team=team, user=user, defaults={"role": Role.OWNER})
-
+        user = self.demo_user()
+        team, _ = teams.ensure_team(name="demo", user=user)
+        teams.set_member(team=team, member=user, role=Role.OWNER, user=user)
         if options.get("history"):
             self.load_history(team, user)
         campaign = Campaign.objects.filter(team=team, title=DEMO_TITLE).first()
         if campaign is not None:
             self.stdout.write(f"Demo campaign already loaded (id {campaign.pk}).")
             return
-        # Through the same write path as the admin and the API (campaigns/services.py).
-        campaign = services.create_campaign(
-            user=user,
-            team=team,
-            title=DEMO_TITLE,
-            question=(
-                "Does variant A or variant B beat the baseline on the fixed corpus by at "
-                "least 1.0 macro-F1? A negative answer closes the campaign too."
-            ),
-            corpus_name="support-tickets-es",
-            corpus_revision="sha256:9f2c4e1b7a",
-            expected_deliverables=(
-                "Predictions on the test split, an error analysis, a reloadable artifact."
-            ),
-            decision_threshold="+1.0 macro-F1 over the baseline",
-            window_hours=Decimal("72"),
-            budget=Decimal("110.00"),
-            currency="USD",
-        )
-        items = {}
-        for name, role, tier, hours, prep, config in ITEMS:
-            items[name] = services.create_item(
-                campaign=campaign,
-                user=user,
-                name=name,
-                role=role,
-                tier=tier,
-                planned_hours=Decimal(str(hours)),
-                prep_hours=Decimal(str(prep)),
-                config=config,
-                gpu="RTX-4090",
-                rationale=VARIANT_RATIONALE if role == "variant" else "",
-                estimate_spec=SPECS.get(name),
-            )
-        for rule in STOP_RULES:
-            services.add_stop_rule(campaign=campaign, user=user, **rule)
-        services.add_stage(
-            campaign=campaign,
-            user=user,
-            name="Prepare configs and scripts",
-            kind="human_prep",
-            machine=False,
-            resource="",
-            planned_hours=Decimal("4"),
-        )
-        previous: Stage | None = None
-        for name, kind, stage_hours, item_name in STAGES:
-            previous = services.add_stage(
-                campaign=campaign,
-                user=user,
-                depends_on=[previous] if previous is not None else [],
-                name=name,
-                kind=kind,
-                machine=True,
-                resource="rtx4090-a",
-                planned_hours=Decimal(str(stage_hours)),
-                variant=items.get(item_name) if item_name else None,
-            )
-        services.plan_decision_point(campaign=campaign, user=user, label="after the pilot")
-        plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
-        services.reserve_lot(campaign=campaign, user=user, plan=plan, quantity=1)
+        campaign = load_demo_campaign(team, user)
         self.stdout.write(f"Loaded the demo campaign (id {campaign.pk}): 48 h in a 72 h window.")
+
+    def demo_user(self) -> Any:
+        """The owner `demo`: a new one gets DEMO_PASSWORD or a generated password shown once;
+        an existing one keeps its password unless DEMO_PASSWORD is set."""
+        from_env = os.environ.get("DEMO_PASSWORD") or None
+        exists = get_user_model().objects.filter(username="demo").exists()
+        password = from_env if exists else (from_env or secrets.token_urlsafe(12))
+        user, _created = teams.provision_user(username="demo", password=password)
+        if not exists:
+            shown = "from DEMO_PASSWORD" if from_env else password
+            self.stdout.write(f"Created user demo, password: {shown} (shown once)")
+        elif from_env:
+            self.stdout.write("User demo exists; password reset from DEMO_PASSWORD.")
+        else:
+            self.stdout.write("User demo exists; its password is unchanged.")
+        return user
 
     def load_history(self, team: Team, user: Any) -> None:
         """Three earlier campaigns of the team, committed, whose RTX 4090 training stages took
@@ -273,6 +208,82 @@ class Command(BaseCommand):
                 user=user,
             )
             self.stdout.write(f"Loaded the earlier campaign {title!r} (id {past.pk}).")
+
+
+def load_demo_campaign(team: Team, user: Any) -> Campaign:
+    """The domain's illustrative campaign (docs/domain.md §7), through the same write path as
+    the admin and the API (campaigns/services)."""
+    campaign = services.create_campaign(
+        user=user,
+        team=team,
+        title=DEMO_TITLE,
+        question=(
+            "Does variant A or variant B beat the baseline on the fixed corpus by at "
+            "least 1.0 macro-F1? A negative answer closes the campaign too."
+        ),
+        corpus_name="support-tickets-es",
+        corpus_revision="sha256:9f2c4e1b7a",
+        expected_deliverables=(
+            "Predictions on the test split, an error analysis, a reloadable artifact."
+        ),
+        decision_threshold="+1.0 macro-F1 over the baseline",
+        window_hours=Decimal("72"),
+        budget=Decimal("110.00"),
+        currency="USD",
+    )
+    items = _plan_items(campaign, user)
+    for rule in STOP_RULES:
+        services.add_stop_rule(campaign=campaign, user=user, **rule)
+    _plan_stages(campaign, user, items)
+    services.plan_decision_point(campaign=campaign, user=user, label="after the pilot")
+    plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
+    services.reserve_lot(campaign=campaign, user=user, plan=plan, quantity=1)
+    return campaign
+
+
+def _plan_items(campaign: Campaign, user: Any) -> dict[str, PlannedItem]:
+    items = {}
+    for name, role, tier, hours, prep, config in ITEMS:
+        items[name] = services.create_item(
+            campaign=campaign,
+            user=user,
+            name=name,
+            role=role,
+            tier=tier,
+            planned_hours=Decimal(str(hours)),
+            prep_hours=Decimal(str(prep)),
+            config=config,
+            gpu="RTX-4090",
+            rationale=VARIANT_RATIONALE if role == "variant" else "",
+            estimate_spec=SPECS.get(name),
+        )
+    return items
+
+
+def _plan_stages(campaign: Campaign, user: Any, items: dict[str, PlannedItem]) -> None:
+    """The human preparation, then the machine stages one after another on one RTX 4090."""
+    services.add_stage(
+        campaign=campaign,
+        user=user,
+        name="Prepare configs and scripts",
+        kind="human_prep",
+        machine=False,
+        resource="",
+        planned_hours=Decimal("4"),
+    )
+    previous: Stage | None = None
+    for name, kind, stage_hours, item_name in STAGES:
+        previous = services.add_stage(
+            campaign=campaign,
+            user=user,
+            depends_on=[previous] if previous is not None else [],
+            name=name,
+            kind=kind,
+            machine=True,
+            resource="rtx4090-a",
+            planned_hours=Decimal(str(stage_hours)),
+            variant=items.get(item_name) if item_name else None,
+        )
 
 
 # Earlier campaigns of the demo team: 10 h planned, 12, 13 and 12.5 h observed (median 1.25).

@@ -1,0 +1,349 @@
+"""The campaign's change page, where people plan a campaign: one page holds the whole plan
+(the inline tables of campaigns/admin/inlines.py), with its own pages to commit the plan, close
+the campaign and compare its runs, and the actions that issue and revoke ingest keys. Every
+write goes through campaigns/services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin, messages
+from django.db.models import Count, Q, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from campaigns import services
+from campaigns.admin.campaign_pages import (
+    close_from_form,
+    compared_runs,
+    error_links,
+    ingest_key_banner,
+    plan_overview,
+)
+from campaigns.admin.forms import (
+    CAMPAIGN_FIELDS,
+    CampaignChildForm,
+    CampaignForm,
+    CloseCampaignForm,
+)
+from campaigns.admin.inline_writes import INLINE_WRITERS
+from campaigns.admin.inlines import (
+    DecisionPointInline,
+    IngestKeyInline,
+    ItemWorkInline,
+    LotReservationInline,
+    PlannedItemInline,
+    StageInline,
+    StopRuleInline,
+)
+from campaigns.admin.tenancy import (
+    OWNERS,
+    READERS,
+    WRITERS,
+    TeamScopedAdmin,
+    caller_has_role,
+    caller_team_ids,
+)
+from campaigns.models import Campaign, CommitRefused, PlanFrozen, Role, Team
+from campaigns.selectors.plan_summary import commit_warnings
+
+
+@admin.register(Campaign)
+class CampaignAdmin(TeamScopedAdmin):
+    form = CampaignForm
+    change_form_template = "admin/campaigns/campaign/change_form.html"
+    list_display = [
+        "title",
+        "team",
+        "status",
+        "corpus_name",
+        "window_hours",
+        "mandatory_items",
+        "committed_at",
+    ]
+    # Only the caller's teams are offered (the queryset is already scoped to them).
+    list_filter = ["status", ("team", admin.RelatedOnlyFieldListFilter), "items__tier"]
+    search_fields = ["title", "question", "corpus_name", "corpus_revision"]
+    inlines = [
+        PlannedItemInline,
+        ItemWorkInline,
+        StopRuleInline,
+        StageInline,
+        DecisionPointInline,
+        LotReservationInline,
+        IngestKeyInline,
+    ]
+    actions = [
+        "commit_selected",
+        "issue_ingest_key",
+        "revoke_ingest_keys",
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        qs = super().get_queryset(request)
+        annotated: QuerySet[Any] = qs.select_related("team").annotate(
+            _mandatory=Count("items", filter=Q(items__tier="mandatory"), distinct=True)
+        )
+        return annotated
+
+    @admin.display(description="mandatory items", ordering="_mandatory")
+    def mandatory_items(self, obj: Any) -> int:
+        return int(getattr(obj, "_mandatory", 0))
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
+        ro = ["status", "conclusion", "committed_at", "committed_by", "closed_at", "closed_by"]
+        if obj is not None and not obj.is_draft:
+            # The question, corpus and window are part of the frozen plan.
+            ro += [f for f in CAMPAIGN_FIELDS if f not in services.EDITABLE_AFTER_COMMIT]
+        if obj is not None and obj.is_closed:
+            ro += list(services.EDITABLE_AFTER_COMMIT)
+        return ro
+
+    def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
+        # Short fields share a line; the outcome stays folded until there is one.
+        return [
+            (None, {"fields": [("team", "title", "status"), "question", "decision_threshold"]}),
+            (
+                "Corpus and deliverables",
+                {"fields": [("corpus_name", "corpus_revision"), "expected_deliverables"]},
+            ),
+            (
+                "Window and budget",
+                {
+                    "fields": [
+                        ("window_hours", "budget", "currency", "hourly_rate_per_gpu"),
+                        "required_checkpoint_components",
+                    ]
+                },
+            ),
+            (
+                "Outcome",
+                {
+                    "fields": [
+                        "conclusion",
+                        ("committed_at", "committed_by"),
+                        ("closed_at", "closed_by"),
+                    ],
+                    "classes": [] if obj is not None and obj.is_closed else ["collapse"],
+                },
+            ),
+        ]
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        initial: dict[str, Any] = dict(super().get_changeform_initial_data(request))
+        writable = caller_team_ids(request, write=True)
+        if "team" not in initial and len(writable) == 1:
+            initial["team"] = next(iter(writable))  # the user's one team, preselected
+        return initial
+
+    def render_change_form(
+        self,
+        request: HttpRequest,
+        context: dict[str, Any],
+        add: bool = False,
+        change: bool = False,
+        form_url: str = "",
+        obj: Any = None,
+    ) -> Any:
+        # The plan's tables need the width: no app list beside them (breadcrumbs lead back).
+        context["is_nav_sidebar_enabled"] = False
+        context["error_links"] = error_links(
+            context.get("adminform"), context.get("inline_admin_formsets") or []
+        )
+        return super().render_change_form(request, context, add, change, form_url, obj)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "team" and not request.user.is_superuser:
+            kwargs["queryset"] = Team.objects.filter(pk__in=caller_team_ids(request, write=True))
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+    def get_formsets_with_inlines(self, request: HttpRequest, obj: Any = None) -> Any:
+        for formset, inline in super().get_formsets_with_inlines(request, obj):
+            form = formset.form
+            if isinstance(form, type) and issubclass(form, CampaignChildForm):
+                formset.form = type(form.__name__, (form,), {"parent_campaign": obj})
+            yield formset, inline
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        data = {f: form.cleaned_data[f] for f in CAMPAIGN_FIELDS if f in form.cleaned_data}
+        if not change:
+            created = services.create_campaign(user=request.user, **data)
+            obj.pk, obj._state = created.pk, created._state
+            obj.refresh_from_db()
+            return
+        changes = {f: data[f] for f in form.changed_data if f in data}
+        if changes:
+            services.update_campaign(campaign=obj, user=request.user, **changes)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        form.instance.refresh_from_db()
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        writers = INLINE_WRITERS.get(formset.model)
+        # The admin's change message reads these; the services' writes are the record.
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        if writers is None:
+            return  # read-only inlines (ingest keys)
+        save, remove = writers
+        campaign = form.instance
+        for row in formset.deleted_forms:
+            if row.instance.pk is not None and remove is not None:
+                remove(row.instance, request.user)
+        for row in formset.forms:
+            if row in formset.deleted_forms or not row.has_changed():
+                continue
+            save(campaign, row, request.user)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        campaign = self.get_object(request, object_id)
+        if campaign is None:
+            raise Http404("No such campaign.")
+        extra_context = {**(extra_context or {}), **plan_overview(campaign)}
+        writer = caller_has_role(request, campaign.team_id, WRITERS)
+        extra_context["can_commit"] = campaign.is_draft and writer
+        extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
+        extra_context["baseline"] = campaign.baseline_or_none()
+        # Already found above: go straight to Django's view, skipping the mixin's second lookup.
+        return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path(
+                "<path:object_id>/commit/",
+                self.admin_site.admin_view(self.commit_view),
+                name="campaigns_campaign_commit",
+            ),
+            path(
+                "<path:object_id>/close/",
+                self.admin_site.admin_view(self.close_view),
+                name="campaigns_campaign_close",
+            ),
+            path(
+                "<path:object_id>/compare/",
+                self.admin_site.admin_view(self.compare_view),
+                name="campaigns_campaign_compare",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _writable_campaign(self, request: HttpRequest, object_id: str) -> Campaign:
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not caller_has_role(request, campaign.team_id, WRITERS):
+            raise Http404("No such campaign.")
+        return campaign
+
+    def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The confirmation page: the plan's warnings and what commit freezes; commit only on
+        its explicit second click (a POST carrying ``confirm``)."""
+        campaign = self._writable_campaign(request, object_id)
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        if request.method == "POST" and request.POST.get("confirm") == "yes":
+            self._commit(request, campaign)
+            return HttpResponseRedirect(change_url)
+        if not campaign.is_draft:
+            messages.warning(request, f"“{campaign}” is already committed.")
+            return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Commit “{campaign}”?",
+            "campaign": campaign,
+            "problems": campaign.commit_problems(),
+            "warnings": commit_warnings(campaign),
+            "opts": self.model._meta,
+            "change_url": change_url,
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/commit.html", context)
+
+    def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Compare runs (``?metric=``; campaign_pages.compared_runs). Readers of the campaign's
+        team only (else 404). Queries: the campaign, then those of compared_runs."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not caller_has_role(request, campaign.team_id, READERS):
+            raise Http404("No such campaign.")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Compare runs of “{campaign}”",
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
+            **compared_runs(campaign, request.GET.get("metric")),
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
+
+    def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Close the campaign with its conclusion: the same form as the API's close."""
+        campaign = self._writable_campaign(request, object_id)
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        form = CloseCampaignForm(request.POST if request.method == "POST" else None)
+        if (
+            request.method == "POST"
+            and form.is_valid()
+            and close_from_form(form, campaign, request.user)
+        ):
+            messages.success(request, f"“{campaign}” is closed.")
+            return HttpResponseRedirect(change_url)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Close “{campaign}”",
+            "campaign": campaign,
+            "form": form,
+            "opts": self.model._meta,
+            "change_url": change_url,
+            "running_runs": list(
+                campaign.runs.filter(status="running").values_list("run_id", flat=True)
+            ),
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/close.html", context)
+
+    def _commit(self, request: HttpRequest, campaign: Campaign) -> bool:
+        try:
+            services.commit_plan(campaign=campaign, user=request.user)
+        except CommitRefused as exc:
+            messages.error(request, f"“{campaign}” was not committed: {'; '.join(exc.problems)}.")
+            return False
+        except PlanFrozen as exc:
+            messages.warning(request, f"“{campaign}”: {exc}.")
+            return False
+        messages.success(
+            request, f"“{campaign}” is committed: the plan baseline is frozen from now on."
+        )
+        return True
+
+    @admin.action(description="Commit the plan (freeze the baseline)")
+    def commit_selected(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in queryset:
+            if caller_has_role(request, campaign.team_id, WRITERS):
+                self._commit(request, campaign)
+            else:
+                messages.error(request, f"“{campaign}”: viewers cannot commit.")
+
+    @admin.action(description="Issue an ingest key (shown once)")
+    def issue_ingest_key(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in queryset:
+            if not caller_has_role(request, campaign.team_id, OWNERS):
+                messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
+                continue
+            _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
+            messages.warning(request, ingest_key_banner(campaign, raw, request))
+
+    @admin.action(description="Revoke the ingest keys of the selected campaigns")
+    def revoke_ingest_keys(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in queryset:
+            if not caller_has_role(request, campaign.team_id, {Role.OWNER}):
+                messages.error(request, f"“{campaign}”: only the team's owners revoke ingest keys.")
+                continue
+            revoked = services.revoke_ingest_keys(campaign=campaign, user=request.user)
+            # A leaked key is revoked with its siblings: issuing a fresh one is one click.
+            messages.success(
+                request,
+                f"“{campaign}”: {revoked} ingest key(s) revoked; loops using them get 401 now.",
+            )

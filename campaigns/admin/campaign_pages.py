@@ -1,0 +1,189 @@
+"""What the campaign's pages show beyond Django's change form: the plan's schedule and Gantt
+chart above the tables, the summary of every error on the page, the compared runs, the close
+form's outcome and the once-shown ingest key. Pure reading and rendering; writes go through
+campaigns/services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpRequest
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.safestring import mark_safe
+
+from campaigns import services
+from campaigns.admin.forms import CloseCampaignForm, refusal_to_form
+from campaigns.charts.curves import PALETTE, Overlaid, overlay_svg
+from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
+from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
+from campaigns.selectors import run_metrics as readings
+from campaigns.selectors.plan_summary import campaign_summary, fmt_hours
+
+
+def plan_overview(campaign: Campaign) -> dict[str, Any]:
+    """The summary above the plan's tables: totals, the schedule's rows and its Gantt chart."""
+    summary = campaign_summary(campaign)
+    context: dict[str, Any] = {"summary": summary}
+    if summary.schedule is None:
+        return context
+    critical = set(summary.schedule.critical_path)
+    entries = summary.schedule.entries
+    context["summary_rows"] = [
+        {
+            "name": e.key,
+            "resource": e.resource,
+            "start": fmt_hours(e.start_hours),
+            "end": fmt_hours(e.end_hours),
+            "critical": e.key in critical,
+        }
+        for e in sorted(entries, key=lambda e: (e.start_hours, e.key))
+    ]
+    stages = [
+        GanttStage(
+            key=e.key,
+            resource=e.resource if e.machine else None,
+            start_hours=e.start_hours,
+            end_hours=e.end_hours,
+            critical=e.key in critical,
+        )
+        for e in entries
+    ]
+    lots = [
+        GanttLot(
+            label=f"{lot.plan} ×{lot.quantity}",
+            hours=float(lot.plan.duration_hours),
+            quantity=lot.quantity,
+        )
+        for lot in campaign.lots.select_related("plan")
+    ]
+    # escaped by campaigns/charts/gantt.py
+    context["gantt"] = mark_safe(gantt_svg(stages, float(campaign.window_hours), lots))
+    return context
+
+
+def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
+    """One metric (``requested``, default the one most runs log) of every run of the campaign
+    on shared axes, coloured by item, pilots dashed, each series downsampled
+    (campaigns/domain/downsampling.py). An unknown metric is a 404.
+    Queries: the metric names, the runs, and one for every series."""
+    names = readings.campaign_metric_names(campaign.pk)
+    metric = requested or (names[0][0] if names else "")
+    if names and metric not in {n for n, _ in names}:
+        raise Http404("No such metric in this campaign.")
+    runs = (
+        Run.objects.filter(campaign=campaign)
+        .select_related("variant")
+        .order_by("variant__name", "kind", "run_id")
+    )
+    by_run = readings.campaign_series(campaign.pk, metric) if metric else {}
+    colours: dict[int | None, str] = {}
+    legend: list[dict[str, Any]] = []
+    lines: list[Overlaid] = []
+    for run in runs:
+        shown = by_run.get(run.pk)
+        if shown is None:
+            continue
+        colour = colours.setdefault(run.variant_id, PALETTE[len(colours) % len(PALETTE)])
+        dashed = run.kind == "pilot"
+        lines.append(Overlaid(run.run_id, colour, dashed, shown.points))
+        legend.append(
+            {
+                "run": run,
+                "item": run.variant.name if run.variant else "—",
+                "colour": colour,
+                "dashed": dashed,
+                "count": shown.count,
+                "url": reverse("admin:campaigns_run_change", args=[run.pk]),
+            }
+        )
+    return {
+        "names": names,
+        "metric": metric,
+        "legend": legend,
+        # escaped by campaigns/charts/curves.py
+        "svg": mark_safe(overlay_svg(metric, lines)) if metric else "",
+    }
+
+
+def close_from_form(form: CloseCampaignForm, campaign: Campaign, user: Any) -> bool:
+    """Close the campaign with the form's conclusion; a refusal goes onto the form."""
+    try:
+        services.close_campaign(
+            campaign=campaign,
+            user=user,
+            conclusion=form.cleaned_data["conclusion"],
+            stop_running=form.cleaned_data["stop_running"],
+        )
+    except ValidationError as exc:
+        refusal_to_form(form, exc)
+    except RunsStillRunning as exc:
+        form.add_error("stop_running", f"{exc}.")
+    except PlanFrozen as exc:
+        form.add_error(None, f"{exc}.")
+    else:
+        return True
+    return False
+
+
+def error_links(adminform: Any, inline_formsets: Any) -> list[dict[str, str]]:
+    """Every error on the page as a link to its field (``#id_<field>``), for the summary at
+    the top: the first screen then says what is wrong and where."""
+    links: list[dict[str, str]] = []
+    if adminform is not None:
+        links += _form_error_links(adminform.form, "")
+    for inline in inline_formsets:
+        formset = inline.formset
+        title = str(inline.opts.verbose_name_plural).capitalize()
+        for error in formset.non_form_errors():
+            links.append({"href": f"#{formset.prefix}-group", "label": title, "message": error})
+        for i, form in enumerate(formset.forms):
+            if form.errors:
+                links += _form_error_links(form, f"{title} row {i + 1}: ")
+    return links
+
+
+def _form_error_links(form: Any, label_prefix: str) -> list[dict[str, str]]:
+    links = []
+    for name, errors in form.errors.items():
+        if name == "__all__" or name not in form.fields:
+            anchor = f"#{form.prefix}" if form.prefix else "#content"
+            label = label_prefix.rstrip(": ") or "Form"
+        else:
+            anchor = f"#{form[name].auto_id}"
+            label = f"{label_prefix}{form.fields[name].label or name}"
+        for error in errors:
+            links.append({"href": anchor, "label": label, "message": str(error)})
+    return links
+
+
+def ingest_key_banner(campaign: Campaign, raw: str, request: HttpRequest) -> str:
+    """The once-shown key with what a training loop needs beside it: the campaign id, its items
+    with their ids, and copy-paste snippets (the shipped client, curl) with those ids filled in."""
+    items = list(campaign.items.exclude(status="cut").order_by("id").values_list("id", "name"))
+    item_id = items[0][0] if items else 0
+    base = request.build_absolute_uri("/").rstrip("/")
+    client = (
+        f"export CAMPAIGN_DESK_URL={base} CAMPAIGN_DESK_KEY={raw}\n"
+        "python3 - <<'PY'\n"
+        "from campaign_desk_client import CampaignDesk\n"
+        f'with CampaignDesk().run(campaign={campaign.pk}, run_id="first-run", '
+        f'variant={item_id}, kind="pilot", config={{}}) as run:\n'
+        "    run.log(1, loss=2.5)\n"
+        "PY"
+    )
+    curl = (
+        f'curl -sS -X POST "{base}/api/v1/campaigns/{campaign.pk}/runs/" '
+        f'-H "Authorization: Bearer {raw}" -H "Content-Type: application/json" '
+        f'-d \'{{"run_id": "first-run", "variant": {item_id}, "kind": "pilot", "config": {{}}}}\''
+    )
+    context = {
+        "campaign": campaign,
+        "raw": raw,
+        "items": [{"id": i, "name": n} for i, n in items],
+        "client": client,
+        "curl": curl,
+    }
+    html = render_to_string("admin/campaigns/campaign/ingest_key_banner.html", context)
+    return mark_safe(html.strip())  # escaped by the template

@@ -1,0 +1,291 @@
+"""The campaign page's forms. Each refusal a service would raise is asked first in the form's
+`clean()` through the service's own `check_*` function, so it shows beside its field before
+anything is written (campaigns/services): each rule is written once."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.core.exceptions import ValidationError
+from rest_framework import serializers as drf_serializers
+
+from campaigns import services
+from campaigns.api import estimate_spec
+from campaigns.models import (
+    AMENDABLE_ITEM_FIELDS,
+    WORK_FIELDS,
+    Campaign,
+    CampaignClosed,
+    DecisionPoint,
+    LotReservation,
+    Outcome,
+    PlanFrozen,
+    PlannedItem,
+    Stage,
+    StopRule,
+)
+
+
+def refusal_to_form(form: forms.BaseForm, exc: Exception, field: str | None = None) -> None:
+    """A service's refusal shown on the form: field errors beside their fields, a state
+    refusal (frozen plan, closed campaign) at the top of the form."""
+    if isinstance(exc, ValidationError) and hasattr(exc, "error_dict"):
+        for name, errors in exc.error_dict.items():
+            target = name if name in form.fields else None
+            for error in errors:
+                form.add_error(target, error)
+        return
+    form.add_error(field, str(exc))
+
+
+def campaign_of(form: forms.ModelForm[Any]) -> Campaign | None:
+    campaign = getattr(form, "parent_campaign", None)
+    if campaign is None and form.instance.pk:
+        campaign = form.instance.campaign
+    return campaign
+
+
+class CampaignChildForm(forms.ModelForm[Any]):
+    """An inline row's form; the inline hands it the campaign being edited."""
+
+    parent_campaign: Campaign | None = None
+
+
+ITEM_FIELDS = [
+    "name",
+    "role",
+    "tier",
+    "planned_hours",
+    "prep_hours",
+    "gpu",
+    "config",
+    "rationale",
+    "estimate_spec",
+]
+
+
+class PlannedItemForm(CampaignChildForm):
+    amendment_reason = forms.CharField(
+        required=False,
+        widget=forms.TextInput(attrs={"size": 16}),
+        help_text="After commit: why this item is added or changes (recorded as an amendment).",
+    )
+
+    class Meta:
+        model = PlannedItem
+        fields = ITEM_FIELDS
+        widgets = {
+            "name": forms.TextInput(attrs={"size": 14}),
+            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+        }
+
+    def clean_estimate_spec(self) -> Any:
+        # h17: checked by the preview's serializers, as through the API (docs/domain.md §22.9).
+        value = self.cleaned_data.get("estimate_spec")
+        if value in (None, ""):
+            return None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give a JSON object: model, training and hardware.")
+        try:
+            return estimate_spec.validate(value)
+        except drf_serializers.ValidationError as error:
+            raise forms.ValidationError(str(error.detail)) from None
+
+    def changes(self) -> dict[str, Any]:
+        """The posted fields that differ from what is stored (all of them for a new item)."""
+        data = self.cleaned_data
+        if not self.instance.pk:
+            return {f: data[f] for f in ITEM_FIELDS if f in data}
+        stored = PlannedItem.objects.get(pk=self.instance.pk)
+        return {
+            f: data[f] for f in AMENDABLE_ITEM_FIELDS if f in data and data[f] != getattr(stored, f)
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        campaign = campaign_of(self)
+        if campaign is None or self.errors or not self.has_changed():
+            return data
+        try:
+            services.check_item(
+                campaign=campaign,
+                item=self.instance if self.instance.pk else None,
+                changes=self.changes(),
+                amendment_reason=data.get("amendment_reason") or "",
+            )
+        except (ValidationError, PlanFrozen, CampaignClosed) as exc:
+            refusal_to_form(self, exc)
+        return data
+
+    def _post_clean(self) -> None:
+        # Uniqueness and amendments are the service's rules (clean() above); the model's own
+        # validation would need the campaign, which a new inline row does not have yet.
+        pass
+
+
+class ItemWorkForm(PlannedItemForm):
+    """The forecast's inputs of an item (docs/domain.md §10), edited in their own table."""
+
+    class Meta:
+        model = PlannedItem
+        fields = list(WORK_FIELDS)
+        widgets = {
+            f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
+        }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The model's ranges (positive, finite) checked on the form: this form skips the
+        # model's own validation (PlannedItemForm._post_clean).
+        for name in WORK_FIELDS:
+            field = self.fields[name]
+            field.validators = [
+                *field.validators,
+                *getattr(PlannedItem._meta.get_field(name), "validators", []),
+            ]
+
+
+class StopRuleForm(CampaignChildForm):
+    class Meta:
+        model = StopRule
+        fields = ["kind", "metric", "comparator", "threshold", "description"]
+        widgets = {"description": forms.Textarea(attrs={"rows": 1, "cols": 24})}
+
+
+STAGE_FIELDS = [
+    "name",
+    "kind",
+    "machine",
+    "resource",
+    "variant",
+    "planned_hours",
+    "depends_on",
+    "observed_hours",
+    "deviation_note",
+]
+OBSERVED_FIELDS = {"observed_hours", "deviation_note"}
+
+
+class StageForm(CampaignChildForm):
+    class Meta:
+        model = Stage
+        fields = STAGE_FIELDS
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        observed = data.get("observed_hours")
+        if "observed_hours" not in self.changed_data or observed is None:
+            return data
+        campaign = campaign_of(self)
+        if campaign is None or not self.instance.pk:
+            self.add_error(
+                "observed_hours",
+                "Observed hours are compared with the frozen plan: commit the plan first.",
+            )
+            return data
+        try:
+            services.check_observed_hours(
+                stage=self.instance,
+                observed_hours=observed,
+                deviation_note=data.get("deviation_note") or "",
+            )
+        except PlanFrozen:
+            self.add_error(
+                "observed_hours",
+                "Observed hours are compared with the frozen plan: commit the plan first.",
+            )
+        except (ValidationError, CampaignClosed) as exc:
+            refusal_to_form(self, exc)
+        return data
+
+
+class DecisionForm(CampaignChildForm):
+    class Meta:
+        model = DecisionPoint
+        fields = ["label", "outcome", "rationale", "cut_variants"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        campaign = campaign_of(self)
+        if campaign is None or self.errors or not self.has_changed():
+            return data
+        if self.instance.pk and self.instance.outcome != Outcome.PENDING:
+            self.add_error(None, "A decision is a record: add a new decision instead.")
+            return data
+        if data.get("outcome", Outcome.PENDING) == Outcome.PENDING:
+            if data.get("cut_variants"):
+                self.add_error("cut_variants", "only a 'cut' decision cuts items")
+            return data
+        try:
+            services.check_decision(
+                campaign=campaign,
+                outcome=data["outcome"],
+                rationale=data.get("rationale") or "",
+                cut_variants=list(data.get("cut_variants") or []),
+            )
+        except (ValidationError, CampaignClosed) as exc:
+            refusal_to_form(self, exc)
+        return data
+
+    def _post_clean(self) -> None:
+        pass  # the decision's rules are the service's (clean() above)
+
+
+class LotForm(CampaignChildForm):
+    class Meta:
+        model = LotReservation
+        fields = ["plan", "quantity", "start"]
+
+
+CAMPAIGN_FIELDS = [
+    "team",
+    "title",
+    "question",
+    "corpus_name",
+    "corpus_revision",
+    "expected_deliverables",
+    "decision_threshold",
+    "window_hours",
+    "budget",
+    "currency",
+    "hourly_rate_per_gpu",
+    "required_checkpoint_components",
+]
+
+
+class CampaignForm(forms.ModelForm[Campaign]):
+    class Meta:
+        model = Campaign
+        fields = CAMPAIGN_FIELDS
+        widgets = {
+            "question": forms.Textarea(attrs={"rows": 2}),
+            "expected_deliverables": forms.Textarea(attrs={"rows": 2}),
+        }
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if self.instance.pk and self.changed_data:
+            try:
+                services.check_campaign_change(self.instance, self.changed_data)
+            except (PlanFrozen, CampaignClosed) as exc:
+                self.add_error(None, str(exc))
+        return data
+
+
+class CloseCampaignForm(forms.Form):
+    """The same fields as `POST /api/v1/campaigns/{id}/close/`."""
+
+    conclusion = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="What the campaign concluded. A negative result (no variant meets the "
+        "threshold) is a valid conclusion.",
+    )
+    stop_running = forms.BooleanField(
+        required=False,
+        label="Stop the runs still running",
+        help_text="They are stopped with a reason naming the close (a machine that died leaves "
+        "runs that never finish).",
+    )

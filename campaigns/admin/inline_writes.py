@@ -1,0 +1,98 @@
+"""Which service writes each inline row of the campaign page and which removes one: the admin
+never saves a plan row itself (campaigns/services)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from campaigns import services
+from campaigns.admin.forms import OBSERVED_FIELDS, STAGE_FIELDS, LotForm, StopRuleForm
+from campaigns.models import (
+    Campaign,
+    DecisionPoint,
+    LotReservation,
+    Outcome,
+    PlannedItem,
+    Stage,
+    StopRule,
+)
+
+
+def _save_item(campaign: Campaign, form: Any, user: Any) -> None:
+    reason = form.cleaned_data.get("amendment_reason") or ""
+    if form.instance.pk is None:
+        services.create_item(
+            campaign=campaign, user=user, amendment_reason=reason, **form.changes()
+        )
+    else:
+        services.amend_item(item=form.instance, user=user, reason=reason, **form.changes())
+
+
+def _row_saver(add: Any, change: Any, param: str, fields: list[str]) -> Any:
+    """Save an inline row through the service that adds such a row, or the one that changes it."""
+
+    def save(campaign: Campaign, form: Any, user: Any) -> None:
+        values = {f: form.cleaned_data.get(f) for f in fields}
+        if form.instance.pk is None:
+            add(campaign=campaign, user=user, **values)
+        else:
+            stored = type(form.instance).objects.get(pk=form.instance.pk)
+            change(**{param: stored}, user=user, **values)
+
+    return save
+
+
+_save_stop_rule = _row_saver(
+    services.add_stop_rule, services.change_stop_rule, "rule", StopRuleForm.Meta.fields
+)
+_save_lot = _row_saver(services.reserve_lot, services.change_lot, "lot", LotForm.Meta.fields)
+
+
+def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
+    data = form.cleaned_data
+    if form.instance.pk is not None and not campaign.is_draft:
+        if OBSERVED_FIELDS & set(form.changed_data) and data.get("observed_hours") is not None:
+            services.record_observed_hours(
+                stage=form.instance,
+                user=user,
+                observed_hours=data["observed_hours"],
+                deviation_note=data.get("deviation_note") or "",
+            )
+        return
+    fields = {f: data.get(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS | {"depends_on"}}
+    depends_on = list(data.get("depends_on") or [])
+    if form.instance.pk is None:
+        services.add_stage(campaign=campaign, user=user, depends_on=depends_on, **fields)
+    else:
+        services.change_stage(
+            stage=Stage.objects.get(pk=form.instance.pk),
+            user=user,
+            depends_on=depends_on,
+            **fields,
+        )
+
+
+def _save_decision(campaign: Campaign, form: Any, user: Any) -> None:
+    data = form.cleaned_data
+    if data.get("outcome", Outcome.PENDING) == Outcome.PENDING:
+        if form.instance.pk is None:
+            services.plan_decision_point(campaign=campaign, user=user, label=data.get("label"))
+        return
+    services.record_decision(
+        campaign=campaign,
+        user=user,
+        outcome=data["outcome"],
+        rationale=data.get("rationale") or "",
+        cut_variants=list(data.get("cut_variants") or []),
+        label=form.instance.label if form.instance.pk else data.get("label") or "",
+    )
+
+
+# Which service writes each inline's rows, and which removes one.
+INLINE_WRITERS: dict[type[Any], tuple[Any, Any]] = {
+    PlannedItem: (_save_item, lambda obj, user: services.remove_item(item=obj, user=user)),
+    StopRule: (_save_stop_rule, lambda obj, user: services.remove_stop_rule(rule=obj, user=user)),
+    Stage: (_save_stage, lambda obj, user: services.remove_stage(stage=obj, user=user)),
+    DecisionPoint: (_save_decision, None),
+    LotReservation: (_save_lot, lambda obj, user: services.release_lot(lot=obj, user=user)),
+}

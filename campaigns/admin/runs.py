@@ -1,0 +1,178 @@
+"""Runs and plan baselines in the admin, read-only: runs come from training loops through the
+API, a baseline is frozen at commit. The run page shows why the run stopped, its curves, its
+checkpoints and its measured throughput; the tables are templates under
+templates/admin/campaigns/run/."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+
+from campaigns.admin.tenancy import TeamScopedAdmin
+from campaigns.charts.curves import curve_svg
+from campaigns.models import PlanBaseline, Run
+from campaigns.selectors import run_metrics as readings
+
+# The run page draws at most this many metrics, each downsampled to this many points.
+CURVES_SHOWN = 8
+POINTS_PER_CURVE = 600
+
+
+@admin.register(PlanBaseline)
+class PlanBaselineAdmin(TeamScopedAdmin):
+    team_path = "campaign__team"
+    list_display = ["campaign", "created_at"]
+    readonly_fields = ["campaign", "snapshot", "created_at"]
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _render(template: str, context: dict[str, Any]) -> str:
+    # render_to_string escapes every value; strip() drops the file's trailing newline and
+    # returns a plain str, so the result is marked safe again.
+    return mark_safe(render_to_string(f"admin/campaigns/run/{template}", context).strip())
+
+
+@admin.register(Run)
+class RunAdmin(TeamScopedAdmin):
+    list_display = [
+        "run_id",
+        "campaign",
+        "variant",
+        "kind",
+        "status",
+        "observed_hours",
+        "created_at",
+    ]
+    list_filter = ["status", "kind"]
+    search_fields = ["run_id", "campaign__title"]
+    readonly_fields = [
+        "team",
+        "campaign",
+        "run_id",
+        "variant",
+        "kind",
+        "config",
+        "config_digest",
+        "status",
+        "stop_rule",
+        "stop_reason",
+        "stop_step",
+        "stopped_at",
+        "observed_hours",
+        "last_step",
+        "created_at",
+        "finished_at",
+        "stop",
+        "curves",
+        "checkpoint_table",
+        "throughput_table",
+    ]
+    fieldsets = [
+        (
+            None,
+            {
+                "fields": [
+                    ("run_id", "campaign", "team"),
+                    ("variant", "kind", "status"),
+                    ("last_step", "observed_hours"),
+                    ("created_at", "finished_at"),
+                ]
+            },
+        ),
+        ("Stop", {"fields": ["stop"]}),
+        ("Curves", {"fields": ["curves"]}),
+        ("Checkpoints", {"fields": ["checkpoint_table"]}),
+        ("Throughput", {"fields": ["throughput_table"]}),
+        ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
+    ]
+
+    @admin.display(description="Stop")
+    def stop(self, run: Run) -> str:
+        if run.status != "stopped":
+            return f"not stopped ({run.get_status_display().lower()})"
+        rule = run.stop_rule.get_kind_display() if run.stop_rule is not None else "by hand"
+        at = run.stopped_at.strftime("%Y-%m-%d %H:%M %Z") if run.stopped_at else "time unknown"
+        return _render("stop.html", {"rule": rule, "at": at, "run": run})
+
+    @admin.display(description="Curves")
+    def curves(self, run: Run) -> str:
+        """Each metric downsampled (campaigns/domain/downsampling.py) and drawn
+        (campaigns/charts/curves.py, which escapes what it draws)."""
+        names = readings.metric_names(run)
+        if not names:
+            return "no metrics logged"
+        stop_step = run.stop_step if run.status == "stopped" else None
+        drawings = []
+        for name, _count in names[:CURVES_SHOWN]:
+            found = readings.metric_series(run, name, POINTS_PER_CURVE)
+            svg = curve_svg(name, found.points, count=found.count, stop_step=stop_step)
+            drawings.append(mark_safe(svg))
+        return _render("curves.html", {"drawings": drawings})
+
+    @admin.display(description="Checkpoints")
+    def checkpoint_table(self, run: Run) -> str:
+        rows = [
+            {
+                "step": c.step,
+                "components": ", ".join(str(x) for x in c.components) or "–",
+                "size": _size(c.size_bytes),
+                "write": _seconds(c.write_seconds),
+                "restore": _seconds(c.restore_seconds),
+                "location": c.location or "–",
+                "verified": "yes" if c.resume_verified else "no",
+            }
+            for c in run.checkpoints.order_by("step", "id")
+        ]
+        if not rows:
+            return "no checkpoints"
+        return _render("checkpoints.html", {"rows": rows})
+
+    @admin.display(description="Throughput")
+    def throughput_table(self, run: Run) -> str:
+        rows = [
+            {
+                "at": t.created_at.strftime("%Y-%m-%d %H:%M %Z"),
+                "tokens": _rate(t.tokens_per_second),
+                "samples": _rate(t.samples_per_second),
+                "gpus": t.gpus,
+                "measured": _seconds(t.measured_seconds),
+            }
+            for t in run.throughputs.all()
+        ]
+        if not rows:
+            return "no throughput measured"
+        return _render("throughput.html", {"rows": rows})
+
+    def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
+        return False  # runs come from training loops, through the API
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _size(size: int | None) -> str:
+    if size is None:
+        return "–"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:.3g} {unit}"
+        value /= 1000
+    return f"{size} B"
+
+
+def _seconds(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3g}"
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:,.0f}"

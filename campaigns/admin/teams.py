@@ -1,0 +1,197 @@
+"""Teams and their members in the admin: superusers create teams, a team's owners manage its
+members (named by username) and its alert webhook (docs/domain.md §1, §19). Every write goes
+through campaigns/services/teams.py (and `services.set_team_webhook`), as from the commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.db.models import QuerySet, URLField
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpRequest
+
+from campaigns import services
+from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
+from campaigns.models import Membership, Team
+from campaigns.services import teams
+
+
+class MembershipForm(forms.ModelForm[Membership]):
+    """Members are named by username: owners never see a list of every user of the service."""
+
+    username = forms.CharField(max_length=150)
+
+    class Meta:
+        model = Membership
+        fields = ["role"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["username"].initial = self.instance.user.get_username()
+
+    def clean_username(self) -> str:
+        from django.contrib.auth import get_user_model
+
+        username: str = self.cleaned_data["username"].strip()
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise ValidationError(
+                f"No user named {username!r}: create it with "
+                f"`manage.py create_team TEAM --member {username}`."
+            )
+        self.instance.user = user
+        return username
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        new_member = not self.instance.pk or data.get("username") != self["username"].initial
+        if "username" in self.errors or not self.instance.team_id or not new_member:
+            return data
+        try:
+            teams.check_add_member(team=self.instance.team, member=self.instance.user)
+        except ValidationError as exc:
+            self.add_error("username", exc.message_dict["member"])
+        return data
+
+
+class MembershipFormSet(BaseInlineFormSet):  # type: ignore[type-arg]
+    def clean(self) -> None:
+        super().clean()
+        seen: set[str] = set()
+        for form in self.forms:
+            username = getattr(form, "cleaned_data", {}).get("username")
+            if not username or form in self.deleted_forms:
+                continue
+            if username in seen:
+                raise ValidationError(f"{username} is listed twice: one role per member.")
+            seen.add(username)
+
+
+class TeamForm(forms.ModelForm[Team]):
+    # Write-only like the API's (docs/api.md): never shown back; blank keeps the stored one.
+    webhook_secret = forms.CharField(
+        required=False,
+        max_length=200,
+        widget=forms.PasswordInput(render_value=False),
+        help_text="Signs each alert (X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>). "
+        "Never shown back; leave blank to keep the stored secret.",
+    )
+
+    class Meta:
+        model = Team
+        fields = ["name", "webhook_url", "webhook_secret"]
+
+    def clean_name(self) -> str:
+        name: str = self.cleaned_data["name"]
+        try:
+            teams.check_team_name(name=name, team=self.instance)
+        except ValidationError as exc:
+            raise ValidationError(exc.message_dict["name"]) from exc
+        return name.strip()
+
+
+@admin.register(Team)
+class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
+    form = TeamForm
+    list_display = ["name", "created_at"]
+    search_fields = ["name"]
+    # The alert webhook (docs/domain.md §19): a URL typed without a scheme means https.
+    formfield_overrides = {URLField: {"assume_scheme": "https"}}
+
+    class MembershipInline(admin.TabularInline[Membership, Team]):
+        model = Membership
+        form = MembershipForm
+        formset = MembershipFormSet
+        fields = ["username", "role"]
+        extra = 0
+
+        # Team roles, not Django's model permissions: a team's owners manage its members.
+        def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return True
+
+        def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return caller_has_role(request, obj.pk if obj else None, OWNERS)
+
+        def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return caller_has_role(request, obj.pk if obj else None, OWNERS)
+
+        def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+            return caller_has_role(request, obj.pk if obj else None, OWNERS)
+
+    inlines = [MembershipInline]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        qs = super().get_queryset(request)
+        return qs if request.user.is_superuser else qs.filter(pk__in=caller_team_ids(request))
+
+    def has_module_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_active and (
+            request.user.is_superuser or bool(caller_team_ids(request))
+        )
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.has_module_permission(request)
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return request.user.is_superuser
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Owners manage their team's members.
+        return caller_has_role(request, obj.pk if obj else None, OWNERS)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return request.user.is_superuser
+
+    def save_model(self, request: HttpRequest, obj: Team, form: Any, change: bool) -> None:
+        name = form.cleaned_data["name"]
+        if not change:
+            created = teams.create_team(name=name, user=request.user)
+            obj.pk, obj._state = created.pk, created._state
+        elif "name" in form.changed_data:
+            teams.rename_team(team=obj, name=name, user=request.user)
+        # The webhook goes through its one write path, as from the API (docs/domain.md §19).
+        services.set_team_webhook(
+            team=obj,
+            user=request.user,
+            webhook_url=form.cleaned_data.get("webhook_url") or "",
+            webhook_secret=form.cleaned_data.get("webhook_secret") or None,
+        )
+        obj.refresh_from_db()
+
+    def delete_model(self, request: HttpRequest, obj: Team) -> None:
+        teams.delete_team(team=obj, user=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for team in queryset:
+            teams.delete_team(team=team, user=request.user)
+
+    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
+        """Members through campaigns/services/teams.py; the lists feed the admin's history."""
+        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
+        for row in formset.deleted_forms:
+            if row.instance.pk is not None:
+                teams.remove_member(membership=row.instance, user=request.user)
+                formset.deleted_objects.append(row.instance)
+        for row in formset.forms:
+            if row in formset.deleted_forms or not row.has_changed():
+                continue
+            saved = _save_member(form.instance, row, request.user)
+            if row.instance.pk is None:
+                formset.new_objects.append(saved)
+            else:
+                formset.changed_objects.append((saved, row.changed_data))
+
+
+def _save_member(team: Team, row: MembershipForm, user: Any) -> Membership:
+    member, role = row.instance.user, row.cleaned_data["role"]
+    if row.instance.pk is None:
+        return teams.add_member(team=team, member=member, role=role, user=user)
+    if "username" in row.changed_data:
+        # Another user in this row: the old membership ends, the new one starts.
+        teams.remove_member(membership=row.instance, user=user)
+        return teams.add_member(team=team, member=member, role=role, user=user)
+    return teams.change_role(membership=row.instance, role=role, user=user)
