@@ -352,6 +352,7 @@ AMENDABLE_ITEM_FIELDS = (
     "prep_hours",
     "rationale",
     *WORK_FIELDS,
+    "estimate_spec",
 )
 
 
@@ -408,6 +409,14 @@ class PlannedItem(models.Model):
         blank=True,
         validators=[MinValueValidator(1), MaxValueValidator(100_000)],
         help_text="GPUs the item trains on (default: as many as its pilot).",
+    )
+    # The preview's model / training / hardware objects (docs/domain.md §24.9), validated by the
+    # estimates API's preview serializers: the forecast and the hardware options read it.
+    estimate_spec = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The estimate's model, training and hardware, as POST /estimates/preview/ "
+        "takes them (e.g. a LoRA fine-tune).",
     )
 
     class Meta:

@@ -42,6 +42,14 @@ class GpuModel(models.Model):
     tdp_watts = models.FloatField(
         null=True, blank=True, help_text="Board power from the datasheet, in watts (energy)."
     )
+    # docs/domain.md §24.6: unidirectional bytes/s per GPU, in the node and between nodes.
+    card_to_card_bytes_per_second = models.FloatField(
+        null=True, blank=True, help_text="NVLink / Infinity Fabric / PCIe, one direction."
+    )
+    node_to_node_bytes_per_second = models.FloatField(
+        null=True, blank=True, help_text="The reference system's network per GPU, one direction."
+    )
+    interconnect_source = models.CharField(max_length=300, blank=True)
 
     objects = GpuModelQuerySet.as_manager()
 
@@ -68,6 +76,9 @@ class GpuModel(models.Model):
             peak_flops=peak,
             source=self.source,
             tdp_watts=self.tdp_watts,
+            card_to_card_bytes_per_second=self.card_to_card_bytes_per_second,
+            node_to_node_bytes_per_second=self.node_to_node_bytes_per_second,
+            interconnect_source=self.interconnect_source,
         )
 
 
@@ -86,6 +97,9 @@ class RentalPlan(models.Model):
     illustrative = models.BooleanField(
         default=False, help_text="A made-up catalogue figure, not a provider's published price."
     )
+    # docs/domain.md §24.8: where the price comes from and when it was published.
+    source = models.CharField(max_length=300, blank=True)
+    as_of = models.DateField(null=True, blank=True, help_text="When the price was published.")
 
     class Meta:
         db_table = "estimates_rentalplan"
@@ -113,3 +127,27 @@ class RentalPlan(models.Model):
         if not self.duration_hours or self.duration_hours <= 0 or self.gpus_per_lot < 1:
             return Decimal("0.0000")
         return (self.price / (self.duration_hours * self.gpus_per_lot)).quantize(Decimal("0.0001"))
+
+
+class HourlyRate(models.Model):
+    """A provider's published on-demand price per GPU-hour (docs/domain.md §24.8): billed by the
+    hour, so it is a rate for ``hardware-options``, never a lot to pack runs into."""
+
+    provider = models.CharField(max_length=60)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, related_name="hourly_rates")
+    rate_per_gpu_hour = models.DecimalField(
+        max_digits=10, decimal_places=4, validators=[MinValueValidator(Decimal("0"))]
+    )
+    currency = models.CharField(max_length=3, default="USD", validators=[currency_validator])
+    source = models.CharField(max_length=300)
+    as_of = models.DateField(null=True, blank=True)
+    illustrative = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["gpu__name", "rate_per_gpu_hour"]
+        constraints = [
+            models.UniqueConstraint(fields=["provider", "gpu"], name="hourly_rate_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider} {self.gpu}: {self.rate_per_gpu_hour} {self.currency}/GPU-h"

@@ -14,11 +14,16 @@ def seed_catalog(apps: Any = None) -> None:
     """
     GpuModel: Any
     RentalPlan: Any
+    HourlyRate: Any = None
     if apps is None:
-        from catalog.models import GpuModel, RentalPlan
+        from catalog.models import GpuModel, HourlyRate, RentalPlan
     else:
         GpuModel = apps.get_model("catalog", "GpuModel")
         RentalPlan = apps.get_model("catalog", "RentalPlan")
+        try:
+            HourlyRate = apps.get_model("catalog", "HourlyRate")
+        except LookupError:
+            HourlyRate = None  # a migration before 0003 has no hourly rates
     # An early migration's historical models lack the columns later ones add: set only those.
     gpu_fields = {f.name for f in GpuModel._meta.get_fields()}
     plan_fields = {f.name for f in RentalPlan._meta.get_fields()}
@@ -29,6 +34,9 @@ def seed_catalog(apps: Any = None) -> None:
             "peak_flops": dict(spec.peak_flops),
             "source": spec.source[:300],
             "tdp_watts": spec.tdp_watts,
+            "card_to_card_bytes_per_second": spec.card_to_card_bytes_per_second,
+            "node_to_node_bytes_per_second": spec.node_to_node_bytes_per_second,
+            "interconnect_source": spec.interconnect_source[:300],
         }
         gpus[spec.name], _ = GpuModel.objects.update_or_create(
             name=spec.name, defaults={k: v for k, v in gpu_values.items() if k in gpu_fields}
@@ -42,9 +50,25 @@ def seed_catalog(apps: Any = None) -> None:
             "currency": plan.currency,
             "note": plan.note[:300],
             "illustrative": plan.illustrative,
+            "source": plan.source[:300],
+            "as_of": plan.as_of,
         }
         RentalPlan.objects.update_or_create(
             provider=plan.provider,
             name=plan.name,
             defaults={k: v for k, v in plan_values.items() if k in plan_fields},
+        )
+    if HourlyRate is None:
+        return
+    for rate in catalog.HOURLY_RATES:
+        HourlyRate.objects.update_or_create(
+            provider=rate.provider,
+            gpu=gpus[rate.gpu],
+            defaults={
+                "rate_per_gpu_hour": rate.rate_per_gpu_hour,
+                "currency": rate.currency,
+                "source": rate.source[:300],
+                "as_of": rate.as_of,
+                "illustrative": rate.illustrative,
+            },
         )

@@ -7,6 +7,10 @@ class EstimatesConfig(AppConfig):
 
     def ready(self) -> None:
         # Plan changes and pilot measurements mark forecasts stale (see estimates.signals).
+        from campaigns.api import estimate_spec
         from estimates import signals
+        from estimates.api.serializers import check_estimate_spec
 
         signals.connect()
+        # A planned item's estimate_spec is checked by the preview's serializers (§24.9).
+        estimate_spec.register(check_estimate_spec)

@@ -28,8 +28,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from estimates.models import plan_offer
-
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -83,6 +81,7 @@ def run(n_items: int, seed: int, repeat: int) -> list[tuple[str, list[float], st
     from catalog.models import GpuModel, RentalPlan
     from estimates import forecasts, services
     from estimates.domain import hardware_options as options
+    from estimates.models import plan_offer
     from estimates.selectors.hardware_options import campaign_hardware_options, campaign_works
 
     campaign = build_campaign(n_items, seed)

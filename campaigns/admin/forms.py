@@ -8,8 +8,10 @@ from typing import Any
 
 from django import forms
 from django.core.exceptions import ValidationError
+from rest_framework import serializers as drf_serializers
 
 from campaigns import services
+from campaigns.api import estimate_spec
 from campaigns.models import (
     AMENDABLE_ITEM_FIELDS,
     WORK_FIELDS,
@@ -59,6 +61,7 @@ ITEM_FIELDS = [
     "gpu",
     "config",
     "rationale",
+    "estimate_spec",
 ]
 
 
@@ -76,7 +79,20 @@ class PlannedItemForm(CampaignChildForm):
             "name": forms.TextInput(attrs={"size": 14}),
             "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
             "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 16}),
         }
+
+    def clean_estimate_spec(self) -> Any:
+        # h17: checked by the preview's serializers, as through the API (docs/domain.md §24.9).
+        value = self.cleaned_data.get("estimate_spec")
+        if value in (None, ""):
+            return None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give a JSON object: model, training and hardware.")
+        try:
+            return estimate_spec.validate(value)
+        except drf_serializers.ValidationError as error:
+            raise forms.ValidationError(str(error.detail)) from None
 
     def changes(self) -> dict[str, Any]:
         """The posted fields that differ from what is stored (all of them for a new item)."""

@@ -15,6 +15,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from campaigns.api import estimate_spec
 from campaigns.api.fields import (
     FiniteFloatField,
     HoursField,
@@ -191,6 +192,12 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
 
 class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
     config = JSONObjectField(required=False)
+    estimate_spec = JSONObjectField(
+        required=False,
+        allow_null=True,
+        help_text="The preview's model, training and hardware objects (POST /estimates/preview/"
+        "), checked by the same serializers; the forecast and the hardware options use it.",
+    )
     epochs = FiniteFloatField(required=False, allow_null=True, min_value=0.001, max_value=1e6)
     assumed_tokens_per_second = FiniteFloatField(
         required=False, allow_null=True, min_value=0.001, max_value=1e12
@@ -227,11 +234,15 @@ class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
             "rationale",
             "gpu",
             *WORK_FIELDS,
+            "estimate_spec",
             "status",
             "fate",
             "amendment_reason",
         ]
         read_only_fields = ["id", "status", "fate"]
+
+    def validate_estimate_spec(self, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        return estimate_spec.validate(value)
 
     @extend_schema_field(serializers.ChoiceField(choices=["planned", "done", "cut", "stopped"]))
     def get_status(self, item: PlannedItem) -> str:

@@ -8,10 +8,12 @@ utilization in (0, 1], ZeRO stage 0-3, parallelism that divides the GPUs…) liv
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns.api.fields import (
@@ -24,7 +26,7 @@ from campaigns.api.fields import (
     StrictRegexField,
 )
 from catalog.domain import catalog
-from catalog.models import GpuModel, RentalPlan
+from catalog.models import GpuModel, HourlyRate, RentalPlan
 from estimates.domain import formulas
 from estimates.domain import hardware_options as options
 
@@ -90,6 +92,81 @@ class ModelSpecSerializer(StrictSerializer):
         help_text="Parameters of the largest layer (DeepSpeed ZeRO-3); default vocab x hidden.",
         **limits("model.largest_layer_parameters"),
     )
+    intermediate_size = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        help_text="MLP width (gate/up/down) for the adapter count; default 4 x hidden_size.",
+        **limits("model.intermediate_size", integer=True),
+    )
+    key_value_heads = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Grouped-query attention's key/value heads; default attention_heads.",
+        **limits("model.key_value_heads", integer=True),
+    )
+    weight_precision = serializers.ChoiceField(
+        choices=formulas.WEIGHT_PRECISIONS,
+        required=False,
+        allow_null=True,
+        help_text="How the base is stored (lora, qlora); default the training precision, nf4 "
+        "for qlora.",
+    )
+    double_quant = StrictBooleanField(
+        default=False, help_text="NF4/FP4 double quantization of the constants (QLoRA)."
+    )
+    active_parameters = StrictFloatField(
+        required=False,
+        allow_null=True,
+        help_text="Mixture-of-experts: parameters one token passes through (default: all).",
+        **limits("model.active_parameters"),
+    )
+    experts = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        help_text="Mixture-of-experts: experts per layer.",
+        **limits("model.experts", integer=True),
+    )
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "enum": ["all-linear"]},
+            {
+                "type": "array",
+                "items": {"type": "string", "enum": list(formulas.TARGET_MODULES)},
+                "minItems": 1,
+                "maxItems": len(formulas.TARGET_MODULES),
+            },
+        ]
+    }
+)
+class TargetModulesField(serializers.Field[Any, Any, Any, Any]):
+    """``"all-linear"`` or a list of ``q k v o gate up down``."""
+
+    default_error_messages = {
+        "invalid": 'Give "all-linear" or a list of q, k, v, o, gate, up, down.',
+    }
+
+    def to_internal_value(self, data: Any) -> str | tuple[str, ...]:
+        if data == "all-linear":
+            return "all-linear"
+        if (
+            isinstance(data, list)
+            and data
+            and all(isinstance(t, str) and t in formulas.TARGET_MODULES for t in data)
+        ):
+            return tuple(dict.fromkeys(data))
+        self.fail("invalid")
+        raise AssertionError  # fail() raises
+
+    def to_representation(self, value: Any) -> Any:
+        return value if isinstance(value, str) else list(value)
+
+
+class LoraSerializer(StrictSerializer):
+    rank = StrictIntegerField(default=16, **limits("training.lora.rank", integer=True))
+    target_modules = TargetModulesField(default="all-linear")
 
 
 class TrainingSpecSerializer(StrictSerializer):
@@ -114,6 +191,31 @@ class TrainingSpecSerializer(StrictSerializer):
     optimizer = serializers.ChoiceField(choices=formulas.OPTIMIZERS, default="adamw")
     activation_checkpointing = StrictBooleanField(default=False)
     flash_attention = StrictBooleanField(default=False)
+    method = serializers.ChoiceField(
+        choices=formulas.METHODS,
+        default="full",
+        help_text="full (default), lora or qlora (docs/domain.md §24.1).",
+    )
+    lora = LoraSerializer(required=False, allow_null=True, help_text="Rank and target modules.")
+    trainable_parameters = StrictFloatField(
+        required=False,
+        allow_null=True,
+        help_text="The trainable count given directly (overrides the one from the shape).",
+        **limits("training.trainable_parameters"),
+    )
+    flops_per_sample = StrictFloatField(
+        required=False,
+        allow_null=True,
+        help_text="Forward FLOPs of one sample, for models that are not transformers (with "
+        "samples).",
+        **limits("training.flops_per_sample"),
+    )
+    chunked_loss = StrictBooleanField(
+        required=False,
+        allow_null=True,
+        help_text="Logits memory: chunked (true) or full (false) loss; default full, counted "
+        "for lora/qlora only.",
+    )
 
 
 class PeakFlopsSerializer(StrictSerializer):
@@ -179,6 +281,16 @@ class HardwareSpecSerializer(StrictSerializer):
         help_text="For DeepSpeed's CPU memory per node (default min(count, 8)).",
         **limits("hardware.gpus_per_node", integer=True),
     )
+    expert_parallel = StrictIntegerField(
+        default=1,
+        help_text="Ranks the experts are divided over (needs model.experts).",
+        **limits("hardware.expert_parallel", integer=True),
+    )
+    context_parallel = StrictIntegerField(
+        default=1,
+        help_text="Ranks the sequence is divided over (ring attention).",
+        **limits("hardware.context_parallel", integer=True),
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if ("gpu" in attrs) == ("custom" in attrs):
@@ -198,6 +310,12 @@ class PilotSpecSerializer(StrictSerializer):
         allow_null=True,
         help_text="GPUs the pilot ran on (default: hardware.count).",
         **limits("pilot.gpus", integer=True),
+    )
+    sequence_length = StrictIntegerField(
+        required=False,
+        allow_null=True,
+        help_text="The sequence length the pilot ran at (default: the training's).",
+        **limits("pilot.sequence_length", integer=True),
     )
 
 
@@ -277,6 +395,23 @@ class EstimatePreviewSerializer(StrictSerializer):
         return estimate_input(self.validated_data, gpu)
 
 
+class EstimateSpecSerializer(StrictSerializer):
+    """A planned item's ``estimate_spec``: the preview's model, training and hardware."""
+
+    model = ModelSpecSerializer()
+    training = TrainingSpecSerializer()
+    hardware = HardwareSpecSerializer(required=False)
+
+
+def check_estimate_spec(value: dict[str, Any]) -> dict[str, Any]:
+    """The item's spec checked by the preview serializers (campaigns.api.estimate_spec); kept
+    as the planner wrote it, the defaults filled in where the forecast reads it."""
+    body = EstimateSpecSerializer(data=value)
+    if not body.is_valid():
+        raise serializers.ValidationError(body.errors)
+    return value
+
+
 def estimate_input(data: dict[str, Any], gpu: catalog.GpuModel) -> formulas.EstimateInput:
     """The formulas' input from validated preview data (also hardware-options' per GPU)."""
     pilot, overheads, cost = data.get("pilot"), data.get("overheads"), data.get("cost")
@@ -284,9 +419,12 @@ def estimate_input(data: dict[str, Any], gpu: catalog.GpuModel) -> formulas.Esti
     hardware = {k: v for k, v in data["hardware"].items() if k != "custom"}
     pilot_fields = {k: v for k, v in (pilot or {}).items() if k != "gpu"}
     interruptions = (reliability or {}).get("interruptions") or {}
+    training = dict(data["training"])
+    lora = training.pop("lora", None)
+    training["lora"] = None if lora is None else formulas.LoraSpec(**lora)
     return formulas.EstimateInput(
         model=formulas.ModelSpec(**data["model"]),
-        training=formulas.TrainingSpec(**data["training"]),
+        training=formulas.TrainingSpec(**training),
         hardware=formulas.HardwareSpec(**{**hardware, "gpu": gpu}),
         pilot=formulas.PilotSpec(**pilot_fields) if pilot else None,
         overheads=formulas.Overheads(**overheads) if overheads else None,
@@ -365,6 +503,20 @@ class CheckpointingSerializer(serializers.Serializer[Any]):
 class CheckpointSizeSerializer(serializers.Serializer[Any]):
     weights = StrictIntegerField()
     training_state = StrictIntegerField()
+    adapter = StrictIntegerField(
+        required=False, help_text="An adapter checkpoint (16-bit); lora and qlora only."
+    )
+
+
+class CommunicationSerializer(serializers.Serializer[Any]):
+    bytes_per_step = StrictFloatField(help_text="Bytes each GPU sends per step.")
+    seconds_per_step = StrictFloatField()
+    exposed_seconds_per_step = StrictFloatField(help_text="Not hidden behind the backward pass.")
+    compute_seconds_per_step = StrictFloatField()
+    steps = StrictFloatField()
+    bandwidth_bytes_per_second = StrictFloatField(allow_null=True)
+    link = StrictCharField(help_text='"card-to-card" or "node-to-node".')
+    scaling_efficiency = StrictFloatField(help_text="compute / (compute + exposed).")
 
 
 class EstimateResultSerializer(serializers.Serializer[Any]):
@@ -379,6 +531,8 @@ class EstimateResultSerializer(serializers.Serializer[Any]):
     energy = EnergySerializer(allow_null=True)
     checkpointing = CheckpointingSerializer(allow_null=True)
     checkpoint_size_bytes = CheckpointSizeSerializer()
+    trainable_parameters = StrictFloatField(help_text="All for full training; the adapter's.")
+    communication = CommunicationSerializer(allow_null=True)
     narayanan_flops = StrictFloatField(allow_null=True)
     tokens = StrictFloatField()
     gpu_hours = StrictFloatField()
@@ -404,18 +558,25 @@ def _money(money: formulas.Money | None) -> dict[str, str] | None:
     return {"amount": str(money.amount), "currency": money.currency}
 
 
-def result_json(
-    result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
-) -> dict[str, Any]:
-    memory = result.memory
+def _communication(comm: formulas.Communication | None) -> dict[str, Any] | None:
+    if comm is None:
+        return None
+    return {
+        "bytes_per_step": comm.bytes_per_step,
+        "seconds_per_step": comm.seconds_per_step,
+        "exposed_seconds_per_step": comm.exposed_seconds_per_step,
+        "compute_seconds_per_step": comm.compute_seconds_per_step,
+        "steps": comm.steps,
+        "bandwidth_bytes_per_second": comm.bandwidth_bytes_per_second,
+        "link": comm.link,
+        "scaling_efficiency": comm.scaling_efficiency,
+    }
+
+
+def _sections_json(result: formulas.EstimateResult) -> dict[str, Any]:
+    """DeepSpeed's estimate, energy and checkpointing: null when not asked for."""
     deepspeed, energy, failures = result.deepspeed, result.energy, result.checkpointing
     return {
-        "training_flops": result.training_flops,
-        "pf_days": result.pf_days,
-        "model_flops": result.model_flops,
-        "executed_flops": result.executed_flops,
-        "mfu": result.mfu,
-        "hfu": result.hfu,
         "deepspeed": None
         if deepspeed is None
         else {
@@ -439,10 +600,33 @@ def result_json(
             "expected_lost_hours": failures.expected_lost_hours,
             "wall_hours_with_failures": failures.wall_hours_with_failures,
         },
+    }
+
+
+def result_json(
+    result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
+) -> dict[str, Any]:
+    memory = result.memory
+    return {
+        "training_flops": result.training_flops,
+        "pf_days": result.pf_days,
+        "model_flops": result.model_flops,
+        "executed_flops": result.executed_flops,
+        "mfu": result.mfu,
+        "hfu": result.hfu,
+        **_sections_json(result),
+        # "adapter" only for lora/qlora: a full run's answer keeps its two keys.
         "checkpoint_size_bytes": {
             "weights": result.checkpoint_weights_bytes,
             "training_state": result.checkpoint_training_state_bytes,
-        },
+        }
+        | (
+            {}
+            if result.checkpoint_adapter_bytes is None
+            else {"adapter": result.checkpoint_adapter_bytes}
+        ),
+        "trainable_parameters": result.trainable_parameters,
+        "communication": _communication(result.communication),
         "narayanan_flops": result.narayanan_flops,
         "tokens": result.tokens,
         "gpu_hours": result.gpu_hours,
@@ -570,6 +754,36 @@ class LocalHardwareSerializer(StrictSerializer):
     lifetime_months = StrictIntegerField(**limits("local.lifetime_months", integer=True))
 
 
+class ServingModelSerializer(StrictSerializer):
+    parameters = StrictFloatField(**limits("model.parameters"))
+    layers = StrictIntegerField(**limits("model.layers", integer=True))
+    hidden_size = StrictIntegerField(**limits("model.hidden_size", integer=True))
+    attention_heads = StrictIntegerField(**limits("model.attention_heads", integer=True))
+    key_value_heads = StrictIntegerField(
+        required=False, allow_null=True, **limits("model.key_value_heads", integer=True)
+    )
+    weight_precision = serializers.ChoiceField(
+        choices=formulas.WEIGHT_PRECISIONS, default="bf16", help_text="How the weights are stored."
+    )
+    kv_precision = serializers.ChoiceField(
+        choices=["fp32", "bf16", "fp16", "fp8", "int8"], default="bf16"
+    )
+
+
+class ServingReplicaSerializer(StrictSerializer):
+    gpu = StrictCharField(max_length=60, help_text="A catalog name or alias.")
+    context_length = StrictIntegerField(
+        default=4096,
+        help_text="Tokens of context each sequence keeps (prompt + output).",
+        **limits("serving.context_length", integer=True),
+    )
+    batch_size = StrictIntegerField(
+        default=1,
+        help_text="Sequences served at once on a replica.",
+        **limits("serving.batch_size", integer=True),
+    )
+
+
 class ServingRequestSerializer(StrictSerializer):
     requests_per_month = StrictFloatField(**limits("serving.requests_per_month"))
     tokens_per_request = StrictFloatField(**limits("serving.tokens_per_request"))
@@ -592,6 +806,22 @@ class ServingRequestSerializer(StrictSerializer):
         max_digits=16, decimal_places=2, min_value=Decimal("0"), required=False
     )
     local = LocalHardwareSerializer(required=False)
+    input_tokens_per_request = StrictFloatField(
+        required=False,
+        help_text="Prompt tokens per request, priced apart from the output.",
+        **limits("serving.input_tokens_per_request"),
+    )
+    input_tokens_per_second_per_gpu = StrictFloatField(
+        required=False,
+        help_text="Measured prefill throughput of one GPU (input tokens).",
+        **limits("serving.input_tokens_per_second_per_gpu"),
+    )
+    model = ServingModelSerializer(
+        required=False, help_text="For the KV cache and the GPUs per replica (with gpu)."
+    )
+    replica = ServingReplicaSerializer(
+        required=False, help_text="The GPU, context and batch one replica serves (with model)."
+    )
 
 
 class LocalServingSerializer(serializers.Serializer[Any]):
@@ -610,6 +840,15 @@ class ServingSerializer(serializers.Serializer[Any]):
     cumulative = MoneySerializer(many=True)
     month_exceeding_training = StrictIntegerField(allow_null=True)
     local = LocalServingSerializer(allow_null=True)
+    cost_per_million_output_tokens = MoneySerializer(
+        help_text="Output tokens at the measured throughput and the hourly rate."
+    )
+    cost_per_million_input_tokens = MoneySerializer(
+        allow_null=True, help_text="Input tokens at the prefill throughput, when given."
+    )
+    kv_cache_bytes = StrictIntegerField(allow_null=True, help_text="Per replica (with model).")
+    weight_bytes = StrictIntegerField(allow_null=True)
+    gpus_per_replica = StrictIntegerField(allow_null=True, help_text="With model and gpu.")
     recommendations = serializers.ListField(child=StrictCharField())
 
 
@@ -704,10 +943,45 @@ def options_json(
 # --------------------------------------------------------------------------- catalog
 
 
+class HourlyRateSerializer(StrictModelSerializer[HourlyRate]):
+    price_note = serializers.SerializerMethodField(
+        help_text="Said when the price is illustrative, undated or older than a year."
+    )
+
+    class Meta:
+        model = HourlyRate
+        fields = [
+            "provider",
+            "rate_per_gpu_hour",
+            "currency",
+            "source",
+            "as_of",
+            "illustrative",
+            "price_note",
+        ]
+        read_only_fields = fields
+
+    def get_price_note(self, rate: HourlyRate) -> str:
+        return catalog.price_note(rate.illustrative, rate.as_of, date.today())
+
+
 class GpuModelSerializer(StrictModelSerializer[GpuModel]):
+    hourly_rates = HourlyRateSerializer(many=True, read_only=True)
+
     class Meta:
         model = GpuModel
-        fields = ["id", "name", "memory_bytes", "peak_flops", "tdp_watts", "source"]
+        fields = [
+            "id",
+            "name",
+            "memory_bytes",
+            "peak_flops",
+            "tdp_watts",
+            "source",
+            "card_to_card_bytes_per_second",
+            "node_to_node_bytes_per_second",
+            "interconnect_source",
+            "hourly_rates",
+        ]
         read_only_fields = fields
 
 
@@ -728,6 +1002,9 @@ class RentalPlanSerializer(StrictModelSerializer[RentalPlan]):
         read_only=True,
         help_text="Price per GPU-hour: price / (duration_hours x gpus_per_lot).",
     )
+    price_note = serializers.SerializerMethodField(
+        help_text="Said when the price is illustrative, undated or older than a year."
+    )
 
     class Meta:
         model = RentalPlan
@@ -745,8 +1022,14 @@ class RentalPlanSerializer(StrictModelSerializer[RentalPlan]):
             "price_per_gpu_hour",
             "illustrative",
             "note",
+            "source",
+            "as_of",
+            "price_note",
         ]
         read_only_fields = fields
+
+    def get_price_note(self, plan: RentalPlan) -> str:
+        return catalog.price_note(plan.illustrative, plan.as_of, date.today())
 
 
 # --------------------------------------------------------------------------- forecast answer

@@ -6,6 +6,7 @@ ingest key may only append run data to its campaign (docs/api.md), and none of t
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Any
 
@@ -40,7 +41,7 @@ from estimates.domain import formulas
 from estimates.domain import hardware_options as options
 from estimates.forecasts import current_estimate
 from estimates.models import EstimateStatus, plan_offer
-from estimates.selectors.hardware_options import campaign_hardware_options
+from estimates.selectors.hardware_options import campaign_hardware_options, published_rates
 
 
 class SignedInPerson(permissions.BasePermission):
@@ -245,6 +246,8 @@ class ServingView(APIView):
         def money(amount: Decimal) -> dict[str, str]:
             return {"amount": str(amount), "currency": currency}
 
+        extras, extra_words = _serving_extras(data, money)
+
         words = [
             f"{result.tokens_per_month:,.0f} tokens a month take {result.gpu_hours_per_month:,.1f} "
             f"busy GPU-hours; billed {result.billed_hours_per_month:,.1f} h: "
@@ -268,6 +271,7 @@ class ServingView(APIView):
                 + ("" if result.local.within_lifetime else ", after the hardware's lifetime")
                 + "."
             )
+        words.extend(extra_words)
         return Response(
             {
                 "tokens_per_month": result.tokens_per_month,
@@ -277,6 +281,7 @@ class ServingView(APIView):
                 "monthly_cost": money(result.monthly_cost),
                 "cumulative": [money(a) for a in result.cumulative],
                 "month_exceeding_training": result.month_exceeding_training,
+                **extras,
                 "local": None
                 if result.local is None
                 else {
@@ -288,6 +293,58 @@ class ServingView(APIView):
                 "recommendations": words,
             }
         )
+
+
+def _serving_extras(data: dict[str, Any], money: Any) -> tuple[dict[str, Any], list[str]]:
+    """Cost per million output tokens (input apart), KV cache and GPUs per replica
+    (docs/domain.md §24.8)."""
+    rate = data["hourly_rate_per_gpu"]
+    try:
+        output = formulas.cost_per_million_tokens(rate, data["tokens_per_second_per_gpu"])
+        prefill = data.get("input_tokens_per_second_per_gpu")
+        input_cost = None if prefill is None else formulas.cost_per_million_tokens(rate, prefill)
+    except formulas.EstimateInputError as error:
+        raise serializers.ValidationError({"hourly_rate_per_gpu": [error.message]}) from None
+    words = [
+        f"A million output tokens cost {output} {data['currency']} at "
+        f"{data['tokens_per_second_per_gpu']:,.0f} tokens/s per GPU"
+        + (
+            f"; a million input tokens {input_cost} at {prefill:,.0f} tokens/s of prefill."
+            if input_cost is not None and prefill is not None
+            else "; input tokens are priced apart once a prefill throughput is given."
+        )
+    ]
+    extras: dict[str, Any] = {
+        "cost_per_million_output_tokens": money(output),
+        "cost_per_million_input_tokens": None if input_cost is None else money(input_cost),
+        "kv_cache_bytes": None,
+        "weight_bytes": None,
+        "gpus_per_replica": None,
+    }
+    model, replica_spec = data.get("model"), data.get("replica")
+    if model is None or replica_spec is None:
+        return extras, words
+    heads = model["attention_heads"]
+    kv = formulas.kv_cache_bytes(
+        model["layers"],
+        model.get("key_value_heads") or heads,
+        model["hidden_size"] / heads,
+        replica_spec["context_length"],
+        replica_spec["batch_size"],
+        model["kv_precision"],
+    )
+    weights = math.ceil(
+        model["parameters"] * formulas.bits_per_weight(model["weight_precision"], False) / 8
+    )
+    gpu = hardware_spec({"gpu": replica_spec["gpu"]}, field="replica.gpu")
+    replica = formulas.gpus_per_replica(weights, kv, gpu.memory_bytes)
+    extras = {**extras, "kv_cache_bytes": kv, "weight_bytes": weights, "gpus_per_replica": replica}
+    words.append(
+        f"One replica holds {weights / 2**30:,.1f} GiB of weights and {kv / 2**30:,.1f} GiB of KV "
+        f"cache ({replica_spec['batch_size']} x {replica_spec['context_length']:,} tokens): "
+        f"{replica} {gpu.name} per replica (90% of each GPU's memory)."
+    )
+    return extras, words
 
 
 class HardwareOptionsView(APIView):
@@ -316,6 +373,8 @@ class HardwareOptionsView(APIView):
         pilot_gpu = own
         if pilot and pilot.get("gpu"):
             pilot_gpu = hardware_spec({"gpu": pilot["gpu"]}, field="pilot.gpu")
+        if pilot and all(c.name != pilot_gpu.name for c in candidates):
+            candidates.append(pilot_gpu)  # the GPU the pilot ran on is always an option
         precision = data["training"]["precision"]
         try:
             mfu = None
@@ -341,13 +400,20 @@ class HardwareOptionsView(APIView):
         offers = [plan_offer(p) for p in RentalPlan.objects.select_related("gpu")]
         currency = cost.get("currency", "USD")
         offers = [o for o in offers if o.currency == currency]
+        # The caller's rates first; without a rate of the caller's own, the catalog's published
+        # hourly rates, with their provenance (docs/domain.md §24.8).
+        rates, notes = ({}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
+        rates = {**rates, **(data.get("rates") or {})}
+        for name in data.get("rates") or {}:
+            notes.pop(name, None)
         ranked: list[options.HardwareOption] = []
         for work, candidate in works:
             found, _ = options.rank_options(
                 [work],
                 [candidate],
                 offers=offers,
-                rates=data.get("rates"),
+                rates=rates,
+                rate_notes=notes,
                 fallback_rate=cost.get("hourly_rate_per_gpu"),
                 currency=currency,
                 window_hours=data.get("window_hours"),
@@ -384,7 +450,14 @@ def _option_work(
             }
             source = "projected"
     result = formulas.estimate(estimate_input(changed, candidate))
-    if not result.fits_in_memory:
+    wall_hours = result.wall_hours
+    comm = result.communication
+    if source == "projected" and comm is not None and comm.scaling_efficiency < 1:
+        # The pilot's MFU already includes the communication it met: carried as it is, the
+        # candidate's own exposed communication is not added again (docs/domain.md §24.6).
+        wall_hours = result.training_wall_hours * comm.scaling_efficiency + result.overhead_hours
+    ran_here = mfu is not None and candidate.name == pilot_gpu.name
+    if not result.fits_in_memory and not ran_here:  # a pilot ran there: it fits
         return None, (
             f"needs {result.memory.total / 2**30:,.1f} GiB per device, has "
             f"{candidate.memory_bytes / 2**30:,.1f} GiB"
@@ -393,7 +466,7 @@ def _option_work(
         key="job",
         name="the job",
         gpu=candidate.name,
-        wall_hours=result.wall_hours,
+        wall_hours=wall_hours,
         gpus=data["hardware"]["count"],
         precision=precision,
         memory_bytes_per_gpu=result.memory.total,
@@ -420,7 +493,7 @@ class GpuModelList(generics.ListAPIView[GpuModel]):
     one listing here that is not scoped to the caller's teams."""
 
     serializer_class = GpuModelSerializer
-    queryset = GpuModel.objects.order_by("name")
+    queryset = GpuModel.objects.prefetch_related("hourly_rates").order_by("name")
 
 
 class RentalPlanList(generics.ListAPIView[RentalPlan]):

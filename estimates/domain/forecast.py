@@ -87,16 +87,20 @@ def _observed(inputs: ForecastInputs) -> _Observed:
 # --------------------------------------------------------------------------- the calculator
 
 
+def _estimate_input_pilot(sample: PilotInput | None) -> formulas.PilotSpec | None:
+    if sample is None:
+        return None
+    return formulas.PilotSpec(
+        tokens_per_second=sample.tokens_per_second,
+        samples_per_second=None if sample.tokens_per_second else sample.samples_per_second,
+        gpus=sample.gpus,
+    )
+
+
 def _estimate_input(
     cfg: Mapping[str, Any], gpu: GpuModel, sample: PilotInput | None
 ) -> formulas.EstimateInput:
-    pilot = None
-    if sample is not None:
-        pilot = formulas.PilotSpec(
-            tokens_per_second=sample.tokens_per_second,
-            samples_per_second=None if sample.tokens_per_second else sample.samples_per_second,
-            gpus=sample.gpus,
-        )
+    pilot = _estimate_input_pilot(sample)
     return formulas.EstimateInput(
         model=formulas.ModelSpec(
             parameters=cfg["parameters"],
@@ -138,13 +142,20 @@ def calculator(
     replaces the planned or pilot hours.
     """
     cfg = item.config
-    if "parameters" not in cfg or not item.gpu:
+    spec = item.estimate_spec
+    if (spec is None and "parameters" not in cfg) or not item.gpu:
         return None, ""
     gpu = gpus.get(normalize_gpu(item.gpu))
     if gpu is None:
         return None, f"the calculator skipped it: GPU {item.gpu!r} is not in the catalog"
     try:
-        result = formulas.estimate(_estimate_input(cfg, gpu, sample))
+        # h17 (docs/domain.md §24.9): the item's estimate_spec is the input when it has one.
+        inp = (
+            _estimate_input(cfg, gpu, sample)
+            if spec is None
+            else formulas.input_from_spec(spec, gpu, _estimate_input_pilot(sample), work=cfg)
+        )
+        result = formulas.estimate(inp)
     except (formulas.EstimateInputError, TypeError, ValueError) as exc:
         # Free-form config: a value of the wrong type is the planner's to fix, not a failure.
         return None, f"the calculator could not use its config ({exc})"

@@ -53,6 +53,8 @@ class ItemInput:
     prep_hours: Decimal
     # The config with the item's work fields over any key of the same name (docs/domain.md §10).
     config: Mapping[str, Any] = field(default_factory=dict)
+    # The preview's model / training / hardware objects, when the item carries them (§24.9).
+    estimate_spec: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

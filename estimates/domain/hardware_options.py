@@ -94,6 +94,8 @@ def _hours_on(work: Work, own: GpuModel | None, candidate: GpuModel) -> float | 
 
 
 def _fits(work: Work, own: GpuModel | None, candidate: GpuModel) -> bool:
+    if work.time_source == "pilot" and own is not None and own.name == candidate.name:
+        return True  # the pilot ran on this GPU: it is always an option (docs/domain.md §24.6)
     if work.memory_bytes_per_gpu is not None:
         return work.memory_bytes_per_gpu <= candidate.memory_bytes
     return own is None or own.memory_bytes <= candidate.memory_bytes
@@ -138,7 +140,19 @@ def _lots(
     return choice, formulas.Money(selection.total, selection.currency), selection.feasible
 
 
-def rank_options(  # noqa: C901
+@dataclass(frozen=True)
+class _Pricing:
+    """How options are priced: hourly rates by normalized GPU name, a fallback, rental lots."""
+
+    rates: Mapping[str, Decimal]
+    fallback_rate: Decimal | None
+    currency: str
+    window_hours: float | None
+    offers: Sequence[plans.RentalPlanOffer]
+    rate_notes: Mapping[str, str]
+
+
+def rank_options(
     works: Sequence[Work],
     gpus: Sequence[GpuModel],
     *,
@@ -148,131 +162,180 @@ def rank_options(  # noqa: C901
     currency: str = "USD",
     window_hours: float | None = None,
     measured_on: Mapping[str, str] | None = None,
+    rate_notes: Mapping[str, str] | None = None,
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
 
     Source: the projection rule above (same utilization carried to another peak, as
     ``formulas.wall_hours`` assumes) and ``plans.select_lots`` / ``formulas.hourly_cost`` for
-    the price. ``rates`` maps a GPU name to its price per GPU-hour; ``measured_on`` maps a work
+    the price. ``rates`` maps a GPU name to its price per GPU-hour (``rate_notes`` to where
+    that price comes from, said in the plan's description); ``measured_on`` maps a work
     key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
     works run one after another: wall hours add up, and ``fits_window`` compares them with the
     window (for lots, the selection's own feasibility).
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
-    # A rate may name the GPU by an alias ("H100-80GB" for the H100 SXM).
-    normalized_rates = {
-        normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rates or {}).items()
-    }
-    measured = measured_on or {}
+    pricing = _Pricing(
+        # A rate may name the GPU by an alias ("H100-80GB" for the H100 SXM).
+        rates={normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rates or {}).items()},
+        fallback_rate=fallback_rate,
+        currency=currency,
+        window_hours=window_hours,
+        offers=offers,
+        rate_notes={
+            normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rate_notes or {}).items()
+        },
+    )
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []
     for candidate in gpus:
-        placed: list[tuple[Work, float]] = []
-        reasons: list[str] = []
-        sources: set[TimeSource] = set()
-        for work in works:
-            own = by_name.get(normalize_gpu(work.gpu)) if work.gpu else None
-            hours = _hours_on(work, own, candidate)
-            if hours is None:
-                reasons.append(f"{work.name}: no {work.precision} peak")
-                continue
-            if not _fits(work, own, candidate):
-                reasons.append(
-                    f"{work.name}: does not fit in {candidate.memory_bytes / 2**30:g} GiB"
-                )
-                continue
-            placed.append((work, hours))
-            same = own is not None and own.name == candidate.name
-            if same or own is None:
-                sources.add(work.time_source)  # "projected" when the caller projected it
-            else:
-                sources.add("projected")
+        placed, reasons, sources = _place(works, by_name, candidate)
         if reasons:
-            shown = "; ".join(reasons[:3]) + (
-                f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
-            )
-            excluded.append(Excluded(candidate.name, shown))
+            excluded.append(Excluded(candidate.name, _reasons_text(reasons)))
             continue
-        wall = sum(h for _, h in placed)
-        gpu_hours = sum(h * w.gpus for w, h in placed)
-        count = max((w.gpus for w, _ in placed), default=1)
-        source: TimeSource
-        if sources == {"pilot"} or (sources and sources <= {"pilot", "observed"}):
-            source = "pilot"
-        elif "projected" in sources:
-            source = "projected"
-        elif sources == {"observed"}:
-            source = "observed"
-        else:
-            source = "assumed"
-        pilots_elsewhere = sorted(
-            {
-                measured[w.key]
-                for w, _ in placed
-                if w.key in measured and measured[w.key] != candidate.name
-            }
-        )
-        if source == "projected":
-            origin = f" measured on the {', '.join(pilots_elsewhere)}" if pilots_elsewhere else ""
-            assumption = (
-                f"Projected: the utilization{origin} is assumed to carry over to the "
-                f"{candidate.name}'s peak FLOP/s at the same precision (memory bandwidth, "
-                "interconnect and kernels may differ)."
-            )
-        elif source == "pilot":
-            assumption = f"Measured by a pilot on the {candidate.name}."
-        else:
-            assumption = "Assumed utilization of peak FLOP/s; no pilot on this GPU."
-
-        priced: list[tuple[PlanChoice, formulas.Money, bool | None]] = []
-        own_rate = normalized_rates.get(normalize_gpu(candidate.name))
-        rate = own_rate if own_rate is not None else fallback_rate
-        if rate is not None:
-            try:
-                choice, money = _hourly(gpu_hours, rate, currency)
-                if own_rate is None:
-                    # Said, because one rate for every card favours the fastest card.
-                    choice = PlanChoice(
-                        "hourly",
-                        f"{choice.description} (the fallback rate: no rate given for this GPU)",
-                        rate_per_gpu_hour=rate,
-                    )
-                priced.append(
-                    (choice, money, None if window_hours is None else wall <= window_hours)
-                )
-            except formulas.EstimateInputError:
-                pass  # beyond the largest amount handled: not a usable price
-        if offers and placed:
-            # Without a window, lots are only bounded by their own durations.
-            lots_window = window_hours if window_hours is not None else _NO_WINDOW_HOURS
-            lots = _lots(placed, candidate, offers, lots_window)
-            if lots is not None:
-                choice, money, feasible = lots
-                priced.append((choice, money, feasible if window_hours is not None else None))
-        if priced:
-            priced.sort(key=lambda p: p[1].amount)
-            plan, money, fits_window = priced[0]
-            total: formulas.Money | None = money
-        else:
-            plan = PlanChoice("none", "no price known for this GPU: give a rate per GPU-hour")
-            total = None
-            fits_window = None if window_hours is None else wall <= window_hours
-        options.append(
-            HardwareOption(
-                candidate.name,
-                count,
-                True,
-                wall,
-                gpu_hours,
-                source,
-                assumption,
-                plan,
-                total,
-                fits_window,
-            )
-        )
+        options.append(_option(candidate, placed, sources, pricing, measured_on or {}))
     options.sort(key=ranking)
     return options, excluded
+
+
+def _place(
+    works: Sequence[Work], by_name: Mapping[str, GpuModel], candidate: GpuModel
+) -> tuple[list[tuple[Work, float]], list[str], set[TimeSource]]:
+    """Each work's hours on ``candidate``, the reasons it cannot run some, the time sources."""
+    placed: list[tuple[Work, float]] = []
+    reasons: list[str] = []
+    sources: set[TimeSource] = set()
+    for work in works:
+        own = by_name.get(normalize_gpu(work.gpu)) if work.gpu else None
+        hours = _hours_on(work, own, candidate)
+        if hours is None:
+            reasons.append(f"{work.name}: no {work.precision} peak")
+            continue
+        if not _fits(work, own, candidate):
+            reasons.append(f"{work.name}: does not fit in {candidate.memory_bytes / 2**30:g} GiB")
+            continue
+        placed.append((work, hours))
+        same = own is not None and own.name == candidate.name
+        if same or own is None:
+            sources.add(work.time_source)  # "projected" when the caller projected it
+        else:
+            sources.add("projected")
+    return placed, reasons, sources
+
+
+def _reasons_text(reasons: Sequence[str]) -> str:
+    more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
+    return "; ".join(reasons[:3]) + more
+
+
+def _time_source(sources: set[TimeSource]) -> TimeSource:
+    if sources == {"pilot"} or (sources and sources <= {"pilot", "observed"}):
+        return "pilot"
+    if "projected" in sources:
+        return "projected"
+    if sources == {"observed"}:
+        return "observed"
+    return "assumed"
+
+
+def _assumption(
+    source: TimeSource,
+    candidate: GpuModel,
+    placed: Sequence[tuple[Work, float]],
+    measured: Mapping[str, str],
+) -> str:
+    if source == "pilot":
+        return f"Measured by a pilot on the {candidate.name}."
+    if source != "projected":
+        return "Assumed utilization of peak FLOP/s; no pilot on this GPU."
+    elsewhere = sorted(
+        {
+            measured[w.key]
+            for w, _ in placed
+            if w.key in measured and measured[w.key] != candidate.name
+        }
+    )
+    origin = f" measured on the {', '.join(elsewhere)}" if elsewhere else ""
+    return (
+        f"Projected: the utilization{origin} is assumed to carry over to the "
+        f"{candidate.name}'s peak FLOP/s at the same precision (memory bandwidth, "
+        "interconnect and kernels may differ)."
+    )
+
+
+def _option(
+    candidate: GpuModel,
+    placed: Sequence[tuple[Work, float]],
+    sources: set[TimeSource],
+    pricing: _Pricing,
+    measured: Mapping[str, str],
+) -> HardwareOption:
+    wall = sum(h for _, h in placed)
+    gpu_hours = sum(h * w.gpus for w, h in placed)
+    source = _time_source(sources)
+    plan, total, fits_window = _cheapest(candidate, placed, wall, gpu_hours, pricing)
+    return HardwareOption(
+        candidate.name,
+        max((w.gpus for w, _ in placed), default=1),
+        True,
+        wall,
+        gpu_hours,
+        source,
+        _assumption(source, candidate, placed, measured),
+        plan,
+        total,
+        fits_window,
+    )
+
+
+def _cheapest(
+    candidate: GpuModel,
+    placed: Sequence[tuple[Work, float]],
+    wall: float,
+    gpu_hours: float,
+    pricing: _Pricing,
+) -> tuple[PlanChoice, formulas.Money | None, bool | None]:
+    """The cheaper of the hourly rate and the rental lots, or no plan without any price."""
+    window_hours = pricing.window_hours
+    priced = _hourly_price(candidate, wall, gpu_hours, pricing)
+    if pricing.offers and placed:
+        # Without a window, lots are only bounded by their own durations.
+        lots_window = window_hours if window_hours is not None else _NO_WINDOW_HOURS
+        lots = _lots(placed, candidate, pricing.offers, lots_window)
+        if lots is not None:
+            choice, money, feasible = lots
+            priced.append((choice, money, feasible if window_hours is not None else None))
+    if priced:
+        priced.sort(key=lambda p: p[1].amount)
+        plan, money, fits_window = priced[0]
+        return plan, money, fits_window
+    plan = PlanChoice("none", "no price known for this GPU: give a rate per GPU-hour")
+    return plan, None, None if window_hours is None else wall <= window_hours
+
+
+def _hourly_price(
+    candidate: GpuModel, wall: float, gpu_hours: float, pricing: _Pricing
+) -> list[tuple[PlanChoice, formulas.Money, bool | None]]:
+    own_rate = pricing.rates.get(normalize_gpu(candidate.name))
+    rate = own_rate if own_rate is not None else pricing.fallback_rate
+    if rate is None:
+        return []
+    try:
+        choice, money = _hourly(gpu_hours, rate, pricing.currency)
+    except formulas.EstimateInputError:
+        return []  # beyond the largest amount handled: not a usable price
+    if own_rate is None:
+        # Said, because one rate for every card favours the fastest card.
+        choice = PlanChoice(
+            "hourly",
+            f"{choice.description} (the fallback rate: no rate given for this GPU)",
+            rate_per_gpu_hour=rate,
+        )
+    note = pricing.rate_notes.get(normalize_gpu(candidate.name)) if own_rate is not None else None
+    if note:
+        choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
+    window = pricing.window_hours
+    return [(choice, money, None if window is None else wall <= window)]
 
 
 def ranking(option: HardwareOption) -> tuple[bool, Decimal, float, str]:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
@@ -855,7 +855,27 @@ def _explain_unfit_group(
 # --------------------------------------------------------------------------- public entry
 
 
-def select_lots(  # noqa: C901
+@dataclass
+class _Placing:
+    """What placing the items found before the search: groups to pack and what cannot be."""
+
+    placeable: list[_Group] = field(default_factory=list)
+    unplaced: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cut_options: list[CutOption] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """The search's answer: lots in item order, their total, and how sure it is."""
+
+    lots: list[Lot]
+    total: Decimal
+    exact: bool
+    lower_bound: Decimal
+
+
+def select_lots(
     items: Sequence[PlanItem],
     window_hours: float,
     offers: Sequence[RentalPlanOffer],
@@ -871,16 +891,52 @@ def select_lots(  # noqa: C901
     given, the explanation opens with how much the work grew or shrank from it.
     ``method`` forces the exact search or the heuristic; "auto" picks by component size.
     """
-    if not math.isfinite(window_hours) or window_hours <= 0:
-        raise ValueError(f"window_hours must be finite and > 0, got {window_hours!r}")
-    keys = [i.key for i in items]
-    dupes = sorted(k for k, n in Counter(keys).items() if n > 1)
-    if dupes:
-        raise ValueError(f"duplicate item keys: {', '.join(dupes)}")
-
+    _check_selection_input(items, window_hours)
     fits = [[j for j, o in enumerate(offers) if item_fits_plan(i, o)] for i in items]
     considered_idx = sorted({j for f in fits for j in f})
     considered = [offers[j] for j in considered_idx]
+    currency = _selection_currency(offers, considered)
+    lines = _reference_lines(items, reference_hours)
+    placing = _placing(items, fits, offers, considered, considered_idx, window_hours)
+    packed = _pack(
+        items, considered, window_hours, placing.placeable, method, exact_max_groups, node_limit
+    )
+    keys = [i.key for i in items]
+    unplaced_set = set(placing.unplaced)
+    unplaced = tuple(k for k in keys if k in unplaced_set)
+    lines += _summary_lines(items, packed, len(placing.placeable), currency, window_hours)
+    lines += _lot_detail_lines(items, packed.lots, considered, window_hours, placing.cut_options)
+    lines.extend(placing.problems)
+    if unplaced:
+        lines.append(
+            f"Not feasible: {len(unplaced)} item"
+            f"{'s' if len(unplaced) != 1 else ''} unplaced ({', '.join(unplaced)})."
+        )
+    return Selection(
+        lots=tuple(packed.lots),
+        total=packed.total,
+        currency=currency,
+        feasible=not unplaced,
+        unplaced=unplaced,
+        explanation=tuple(lines),
+        method="exact" if packed.exact else "heuristic",
+        lower_bound=packed.lower_bound,
+        cut_options=tuple(placing.cut_options),
+    )
+
+
+def _check_selection_input(items: Sequence[PlanItem], window_hours: float) -> None:
+    if not math.isfinite(window_hours) or window_hours <= 0:
+        raise ValueError(f"window_hours must be finite and > 0, got {window_hours!r}")
+    dupes = sorted(k for k, n in Counter(i.key for i in items).items() if n > 1)
+    if dupes:
+        raise ValueError(f"duplicate item keys: {', '.join(dupes)}")
+
+
+def _selection_currency(
+    offers: Sequence[RentalPlanOffer], considered: Sequence[RentalPlanOffer]
+) -> str:
+    """The one currency of the plans considered (else of all plans, if one); mixing raises."""
     currencies = sorted({o.currency for o in considered})
     if len(currencies) > 1:
         raise ValueError(
@@ -889,33 +945,39 @@ def select_lots(  # noqa: C901
             + "); convert them to one currency before comparing lots"
         )
     all_currencies = sorted({o.currency for o in offers})
-    currency = (
-        currencies[0] if currencies else (all_currencies[0] if len(all_currencies) == 1 else "")
-    )
+    if currencies:
+        return currencies[0]
+    return all_currencies[0] if len(all_currencies) == 1 else ""
 
-    lines: list[str] = []
-    if reference_hours is not None:
-        total_hours = sum(i.machine_hours for i in items)
-        delta = total_hours - reference_hours
-        verb = "grows" if delta > _EPS else "shrinks" if delta < -_EPS else "stays"
-        if verb == "stays":
-            lines.append(f"The calendar of {_fmt_hours(reference_hours)} h stays the same.")
-        else:
-            lines.append(
-                f"The calendar of {_fmt_hours(reference_hours)} h {verb} by "
-                f"{_fmt_hours(abs(delta))} h to {_fmt_hours(total_hours)} h."
-            )
 
-    unplaced: list[str] = []
-    problems: list[str] = []
-    cut_options: list[CutOption] = []
+def _reference_lines(items: Sequence[PlanItem], reference_hours: float | None) -> list[str]:
+    if reference_hours is None:
+        return []
+    total_hours = sum(i.machine_hours for i in items)
+    delta = total_hours - reference_hours
+    verb = "grows" if delta > _EPS else "shrinks" if delta < -_EPS else "stays"
+    if verb == "stays":
+        return [f"The calendar of {_fmt_hours(reference_hours)} h stays the same."]
+    return [
+        f"The calendar of {_fmt_hours(reference_hours)} h {verb} by "
+        f"{_fmt_hours(abs(delta))} h to {_fmt_hours(total_hours)} h."
+    ]
 
+
+def _grouped(
+    items: Sequence[PlanItem],
+    fits: Sequence[Sequence[int]],
+    offers: Sequence[RentalPlanOffer],
+    placing: _Placing,
+) -> dict[tuple[str, str], list[PlanItem]]:
+    """Items that some plan fits, by group (or alone); the others are unplaced with a reason.
+
+    Groups keep the order in which their first item appears, items keep input order.
+    """
     for item, f in zip(items, fits, strict=True):
         if not f:
-            unplaced.append(item.key)
-            problems.append(_why_no_plan(item, offers))
-
-    # Groups keep the order in which their first item appears, items keep input order.
+            placing.unplaced.append(item.key)
+            placing.problems.append(_why_no_plan(item, offers))
     groups_with_work = {
         i.group for i, f in zip(items, fits, strict=True) if f and i.group is not None
     }
@@ -925,40 +987,64 @@ def select_lots(  # noqa: C901
             gid = ("group", item.group) if item.group is not None else ("item", item.key)
             grouped.setdefault(gid, []).append(item)
         elif item.group is not None and item.group in groups_with_work:
-            problems.append(
+            placing.problems.append(
                 f"The rest of group {item.group} is still planned without item {item.label}."
             )
+    return grouped
 
+
+def _placing(
+    items: Sequence[PlanItem],
+    fits: Sequence[Sequence[int]],
+    offers: Sequence[RentalPlanOffer],
+    considered: Sequence[RentalPlanOffer],
+    considered_idx: Sequence[int],
+    window_hours: float,
+) -> _Placing:
+    """Each group with the plans that can host all its items and its hours, or why not."""
+    placing = _Placing()
+    grouped = _grouped(items, fits, offers, placing)
     plan_index = {o: k for k, o in enumerate(considered)}
     position = {j: k for k, j in enumerate(considered_idx)}
     fits_by_key = {
         i.key: frozenset(position[j] for j in f) for i, f in zip(items, fits, strict=True) if f
     }
-    placeable: list[_Group] = []
     for (kind, gname), members in grouped.items():
         label = f"group {gname}" if kind == "group" else f"item {members[0].label}"
         compat = frozenset.intersection(*(fits_by_key[i.key] for i in members))
         hours = sum(i.machine_hours for i in members)
         group = _Group(label, tuple(members), hours, compat)
         if not compat:
-            problems.append(
+            placing.problems.append(
                 f"{label[0].upper() + label[1:]}: its items need different kinds of lot "
                 "(GPU model, GPU count or memory), but dependent items must share one lot. "
                 "Unplaced: " + ", ".join(i.key for i in members) + "."
             )
-            unplaced.extend(i.key for i in members)
+            placing.unplaced.extend(i.key for i in members)
             continue
         if not any(usable_hours(considered[p], window_hours) >= hours - _EPS for p in compat):
             unfit_lines, unfit_cut = _explain_unfit_group(
                 group, considered, plan_index, window_hours
             )
-            problems.extend(unfit_lines)
+            placing.problems.extend(unfit_lines)
             if unfit_cut is not None:
-                cut_options.append(unfit_cut)
-            unplaced.extend(i.key for i in members)
+                placing.cut_options.append(unfit_cut)
+            placing.unplaced.extend(i.key for i in members)
             continue
-        placeable.append(group)
+        placing.placeable.append(group)
+    return placing
 
+
+def _pack(
+    items: Sequence[PlanItem],
+    considered: Sequence[RentalPlanOffer],
+    window_hours: float,
+    placeable: Sequence[_Group],
+    method: MethodChoice,
+    exact_max_groups: int,
+    node_limit: int,
+) -> _Packed:
+    """Search each independent component (exactly when small enough), then build the lots."""
     # Dominated plans are removed from the search only; explanations still see every plan.
     kept = _prune_dominated(considered, window_hours)
     remap = {old: new for new, old in enumerate(kept)}
@@ -967,12 +1053,10 @@ def select_lots(  # noqa: C901
         for g in placeable
     ]
     prob = _Problem([considered[k] for k in kept], window_hours, search_groups)
-
     all_bins: list[_Bin] = []
     exact_everywhere = True
     lower = 0
-    comps = _components(prob, range(len(search_groups)))
-    for comp in comps:
+    for comp in _components(prob, range(len(search_groups))):
         use_exact = method == "exact" or (method == "auto" and len(comp) <= exact_max_groups)
         bins = _heuristic(prob, comp)
         proven = False
@@ -984,10 +1068,22 @@ def select_lots(  # noqa: C901
             exact_everywhere = False
             lower += prob.lower_bound(comp)
         all_bins.extend(bins)
+    lots = _lots_of(items, prob, search_groups, all_bins)
+    total = sum((lot.plan.price for lot in lots), Decimal(0))
+    lower_bound = total if exact_everywhere else Decimal(lower).scaleb(-prob.scale)
+    return _Packed(lots, total, exact_everywhere, lower_bound)
 
-    first_pos = {k: n for n, k in enumerate(keys)}
+
+def _lots_of(
+    items: Sequence[PlanItem],
+    prob: _Problem,
+    search_groups: Sequence[_Group],
+    bins: Sequence[_Bin],
+) -> list[Lot]:
+    """The bins as lots, their items and the lots themselves in the items' input order."""
+    first_pos = {i.key: n for n, i in enumerate(items)}
     lots: list[Lot] = []
-    for b in all_bins:
+    for b in bins:
         members = [it for g in b.members for it in search_groups[g].items]
         members.sort(key=lambda i: first_pos[i.key])
         lots.append(
@@ -998,14 +1094,15 @@ def select_lots(  # noqa: C901
             )
         )
     lots.sort(key=lambda lot: first_pos[lot.item_keys[0]])
-    total = sum((lot.plan.price for lot in lots), Decimal(0))
-    result_method: Method = "exact" if exact_everywhere else "heuristic"
-    lower_bound = total if exact_everywhere else Decimal(lower).scaleb(-prob.scale)
+    return lots
 
-    unplaced_set = set(unplaced)
-    unplaced_sorted = tuple(k for k in keys if k in unplaced_set)
-    feasible = not unplaced_sorted
 
+def _summary_lines(
+    items: Sequence[PlanItem], packed: _Packed, groups: int, currency: str, window_hours: float
+) -> list[str]:
+    """What is bought, for how much, how sure the search is, and what the lots mean."""
+    lots = packed.lots
+    lines: list[str] = []
     if not lots:
         lines.append("No lot is bought." if items else "Nothing to place: no items.")
     else:
@@ -1019,22 +1116,12 @@ def select_lots(  # noqa: C901
         ]
         hours_all = sum(lot.hours for lot in lots)
         lines.append(
-            f"Cheapest choice: {_join(parts)} = {_fmt_money(total, currency)} for "
+            f"Cheapest choice: {_join(parts)} = {_fmt_money(packed.total, currency)} for "
             f"{_fmt_hours(hours_all)} h of work."
         )
         lines.append("A lot is priced per lot: its price covers its duration and all of its GPUs.")
-    if placeable:
-        if exact_everywhere:
-            lines.append(
-                f"Exact search (branch and bound over {len(placeable)} independent "
-                f"group{'s' if len(placeable) != 1 else ''}): no cheaper set of lots exists."
-            )
-        else:
-            lines.append(
-                f"Heuristic (first-fit decreasing, cost-per-hour lot choice, then local "
-                f"improvement) over {len(placeable)} groups: not proven optimal; a proven "
-                f"lower bound is {_fmt_money(lower_bound, currency)}."
-            )
+    if groups:
+        lines.append(_method_line(packed, groups, currency))
     if len(lots) > 1:
         lines.append(
             f"The {len(lots)} lots serve independent groups in parallel; a second lot never "
@@ -1045,10 +1132,34 @@ def select_lots(  # noqa: C901
             f"Some lots last longer than the {_fmt_hours(window_hours)} h window: only the "
             "window's hours are used on them."
         )
+    return lines
 
+
+def _method_line(packed: _Packed, groups: int, currency: str) -> str:
+    if packed.exact:
+        return (
+            f"Exact search (branch and bound over {groups} independent "
+            f"group{'s' if groups != 1 else ''}): no cheaper set of lots exists."
+        )
+    return (
+        f"Heuristic (first-fit decreasing, cost-per-hour lot choice, then local "
+        f"improvement) over {groups} groups: not proven optimal; a proven "
+        f"lower bound is {_fmt_money(packed.lower_bound, currency)}."
+    )
+
+
+def _lot_detail_lines(
+    items: Sequence[PlanItem],
+    lots: Sequence[Lot],
+    considered: Sequence[RentalPlanOffer],
+    window_hours: float,
+    cut_options: list[CutOption],
+) -> list[str]:
+    """How each lot could shrink (the first 20 said), collecting the cut options."""
     by_key = {i.key: i for i in items}
     detail_limit = 20
     explained = 0
+    lines: list[str] = []
     for lot in lots:
         text, option = _explain_lot(
             lot, [by_key[k] for k in lot.item_keys], considered, window_hours
@@ -1062,22 +1173,4 @@ def select_lots(  # noqa: C901
             lines.append(text)
     if explained > detail_limit:
         lines.append(f"\u2026and {explained - detail_limit} more lots could shrink the same way.")
-
-    lines.extend(problems)
-    if not feasible:
-        lines.append(
-            f"Not feasible: {len(unplaced_sorted)} item"
-            f"{'s' if len(unplaced_sorted) != 1 else ''} unplaced ({', '.join(unplaced_sorted)})."
-        )
-
-    return Selection(
-        lots=tuple(lots),
-        total=total,
-        currency=currency,
-        feasible=feasible,
-        unplaced=unplaced_sorted,
-        explanation=tuple(lines),
-        method=result_method,
-        lower_bound=lower_bound,
-        cut_options=tuple(cut_options),
-    )
+    return lines

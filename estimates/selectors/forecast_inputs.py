@@ -59,6 +59,7 @@ def item_input(item: PlannedItem) -> ItemInput:
         planned_hours=item.planned_hours,
         prep_hours=item.prep_hours,
         config=item_config(item),
+        estimate_spec=item.estimate_spec if isinstance(item.estimate_spec, dict) else None,
     )
 
 

@@ -8,11 +8,14 @@ the rental plans in the campaign's currency. Writes nothing.
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
+
+from django.utils import timezone
 
 from campaigns.models import Campaign, ItemStatus
 from catalog.domain import catalog
-from catalog.models import GpuModel, RentalPlan
+from catalog.models import GpuModel, HourlyRate, RentalPlan
 from estimates.domain import hardware_options as options
 from estimates.forecasts import current_estimate
 from estimates.models import plan_offer
@@ -86,3 +89,22 @@ def campaign_hardware_options(
         window_hours=float(campaign.window_hours),
         measured_on=measured_on,
     )
+
+
+def published_rates(currency: str) -> tuple[dict[str, Decimal], dict[str, str]]:
+    """The catalog's cheapest published hourly rate per GPU in ``currency``, and its provenance
+    in words (docs/domain.md §24.8)."""
+    rates: dict[str, Decimal] = {}
+    notes: dict[str, str] = {}
+    today = timezone.now().date()
+    for rate in HourlyRate.objects.select_related("gpu").filter(currency=currency):
+        name = rate.gpu.name
+        if name in rates and rates[name] <= rate.rate_per_gpu_hour:
+            continue
+        rates[name] = rate.rate_per_gpu_hour
+        when = "undated" if rate.as_of is None else f"as of {rate.as_of.isoformat()}"
+        warning = catalog.price_note(rate.illustrative, rate.as_of, today)
+        notes[name] = f"{rate.provider}'s published rate, {when}" + (
+            f"; {warning}" if warning else ""
+        )
+    return rates, notes

@@ -43,6 +43,35 @@ ITEMS = [
     ("Data check", "data_check", "mandatory", 1, 1, {}),
     ("Resume check", "resume_check", "mandatory", 2, 0.5, {}),
 ]
+
+
+# h17 (issue 17): the LoRA items carry their estimate spec (the preview's objects, docs/domain.md
+# §24.9): Llama 3.1 8B's shape with LoRA on every linear layer, as the forecast and the
+# campaign's hardware options read it (it fits the RTX 4090: about 17 GiB per device).
+def _lora_spec(rank: int) -> dict[str, Any]:
+    return {
+        "model": {
+            "parameters": 8.03e9,
+            "layers": 32,
+            "hidden_size": 4096,
+            "attention_heads": 32,
+            "key_value_heads": 8,
+            "intermediate_size": 14336,
+            "vocab_size": 128256,
+        },
+        "training": {
+            "sequence_length": 2048,
+            "micro_batch_size": 2,
+            "method": "lora",
+            "lora": {"rank": rank, "target_modules": "all-linear"},
+            "activation_checkpointing": True,
+            "chunked_loss": True,
+        },
+        "hardware": {"gpu": "RTX-4090"},
+    }
+
+
+SPECS = {"Variant A: LoRA rank 16": _lora_spec(16), "Variant B: LoRA rank 64": _lora_spec(64)}
 STOP_RULES: list[dict[str, Any]] = [
     {
         "kind": "non_finite_loss",
@@ -226,6 +255,7 @@ def _plan_items(campaign: Campaign, user: Any) -> dict[str, PlannedItem]:
             config=config,
             gpu="RTX-4090",
             rationale=VARIANT_RATIONALE if role == "variant" else "",
+            estimate_spec=SPECS.get(name),
         )
     return items
 

@@ -1,0 +1,338 @@
+"""Memory per device of a training job: model states, activations, and the job's configuration.
+
+Rule: bytes per parameter for weights, gradients and optimizer states (ZeRO paper,
+Rajbhandari et al. 2020), divided by the ZeRO stage and model parallelism; activations per
+Korthikanti et al. (2022); offload moves the optimizer (and at stage 3 the parameters) to the
+CPU (docs/domain.md §10).
+Units: bytes per device (int, rounded up: a partial byte still occupies memory).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from estimates.domain.formulas.adapters import frozen_base_bytes, trainable_parameters
+from estimates.domain.formulas.checks import (
+    EstimateInputError,
+    check_choice,
+    positive,
+    positive_int,
+)
+from estimates.domain.formulas.specs import (
+    MIXED_PRECISIONS,
+    OPTIMIZERS,
+    PRECISIONS,
+    EstimateInput,
+    ModelSpec,
+)
+from estimates.domain.formulas.work import memory_parameters
+
+# -------------------------------------------------------------------------------------- memory
+
+
+# torchtune's chunked cross-entropy splits the logits into 8 chunks (docs/domain.md §24.2).
+LOSS_CHUNKS: Final = 8
+
+
+@dataclass(frozen=True)
+class StateBytes:
+    """Bytes per parameter held for weights, gradients and optimizer states."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+
+    @property
+    def total(self) -> int:
+        return self.weights + self.gradients + self.optimizer
+
+
+@dataclass(frozen=True)
+class MemoryBreakdown:
+    """Bytes per device."""
+
+    weights: int
+    gradients: int
+    optimizer: int
+    activations: int
+    total: int
+
+
+def model_state_bytes_per_parameter(precision: str, optimizer: str) -> StateBytes:
+    """Bytes per parameter for weights, gradients and optimizer states.
+
+    Source: Rajbhandari et al. (2020), "ZeRO: Memory Optimizations Toward Training Trillion
+    Parameter Models", section 3.1: mixed-precision Adam keeps 2 (fp16/bf16 weights) + 2
+    (gradients) + K=12 (fp32 master weights, momentum, variance) bytes per parameter.
+    By the same accounting:
+
+    * fp32/tf32 Adam(W): 4 + 4 + 8 (momentum, variance; the weights are the master copy).
+      tf32 is a tensor-core math mode over fp32 storage.
+    * SGD with momentum: mixed 2 + 2 + 8 (fp32 master + momentum); fp32 4 + 4 + 4.
+    * Adafactor (Shazeer & Stern 2018) without momentum (its default, beta1=None): the factored
+      second moment keeps one row and one column vector per matrix, O(r + c) instead of r*c,
+      i.e. < 0.1% of the weights for hidden sizes >= 1024; counted as 0. Mixed precision keeps
+      an fp32 master (4): 2 + 2 + 4; fp32: 4 + 4 + 0.
+    * fp8: weights, gradients and optimizer states are kept as in bf16 mixed precision
+      (Transformer-Engine-style fp8 only casts GEMM inputs; its fp8 copies are transient).
+    """
+    check_choice(precision, PRECISIONS, "precision")
+    check_choice(optimizer, OPTIMIZERS, "optimizer")
+    mixed = precision in MIXED_PRECISIONS
+    if optimizer in ("adam", "adamw"):
+        return StateBytes(2, 2, 12) if mixed else StateBytes(4, 4, 8)
+    if optimizer == "sgd":
+        return StateBytes(2, 2, 8) if mixed else StateBytes(4, 4, 4)
+    return StateBytes(2, 2, 4) if mixed else StateBytes(4, 4, 0)
+
+
+def data_parallel_degree(gpus: int, tensor_parallel: int = 1, pipeline_parallel: int = 1) -> int:
+    """Data-parallel degree = GPUs / (tensor parallel x pipeline parallel), which must divide.
+
+    Source: Narayanan et al. (2021), section 2 (n = p * t * d).
+    """
+    n = positive_int(gpus, "gpus")
+    model_parallel = positive_int(tensor_parallel, "tensor_parallel") * positive_int(
+        pipeline_parallel, "pipeline_parallel"
+    )
+    if n % model_parallel:
+        raise EstimateInputError(
+            "gpus",
+            f"{n} GPUs cannot be split into tensor_parallel x pipeline_parallel = "
+            f"{model_parallel} evenly",
+        )
+    return n // model_parallel
+
+
+def activation_bytes(
+    sequence_length: int,
+    micro_batch_size: int,
+    hidden_size: int,
+    attention_heads: int,
+    layers: int,
+    *,
+    precision: str = "bf16",
+    recompute: bool = False,
+    flash_attention: bool = False,
+    tensor_parallel: int = 1,
+    sequence_parallel: bool = True,
+    pipeline_parallel: int = 1,
+    in_flight_microbatches: int | None = None,
+) -> int:
+    """Activation bytes on the busiest device (transformer layers only).
+
+    Source: Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
+    Models", sections 4.1-4.2. Per layer, with 2-byte activations and 1-byte dropout masks:
+    s b h (34 + 5 a s / h) bytes. Split by what is stored, that is s b h (16 v + 2) +
+    a s^2 b (2 v + 1) with v bytes per value; fp32/tf32 use v = 4 (66 and 9), fp8 keeps v = 2
+    (only GEMM inputs are cast).
+
+    * Tensor parallel t with sequence parallelism (eq. 4, the default here): everything / t.
+      Without it (eq. 2): s b h (10 + 24/t + 5 a s / (h t)) for v = 2.
+    * ``flash_attention``: the s x s scores are not stored (Dao et al. 2022 recompute them);
+      memory equals Korthikanti's selective recomputation, s b h 34 / t.
+    * Full recomputation: only each layer's input is kept, 2 s b h (v s b h) per layer (/ t
+      with sequence parallelism).
+    * Pipeline parallel p: a stage holds ceil(L / p) layers, and under the 1F1B schedule the
+      first stage keeps ``in_flight_microbatches`` = p micro-batches alive (section 4.2.3), so
+      the busiest stage holds about L layers' worth. Embedding and logit activations are not
+      counted (they add ~4 s b V / t bytes on the last stage).
+    """
+    s = positive_int(sequence_length, "sequence_length")
+    b = positive_int(micro_batch_size, "micro_batch_size")
+    h = positive_int(hidden_size, "hidden_size")
+    a = positive_int(attention_heads, "attention_heads")
+    n_layers = positive_int(layers, "layers")
+    t = positive_int(tensor_parallel, "tensor_parallel")
+    p = positive_int(pipeline_parallel, "pipeline_parallel")
+    in_flight = p if in_flight_microbatches is None else in_flight_microbatches
+    positive_int(in_flight, "in_flight_microbatches")
+    check_choice(precision, PRECISIONS, "precision")
+    v = 2 if precision in MIXED_PRECISIONS else 4
+    sbh = s * b * h
+    if recompute:
+        per_layer = v * sbh / (t if sequence_parallel else 1)
+    else:
+        scores = 0.0 if flash_attention else a * s * s * b * (2 * v + 1) / t
+        if sequence_parallel or t == 1:
+            linear = sbh * (16 * v + 2) / t
+        else:
+            # Layer norms, dropout masks and the QKV / MLP inputs stay replicated (eq. 2).
+            linear = sbh * (4 * v + 2) + sbh * 12 * v / t
+        per_layer = linear + scores
+    layers_per_stage = -(-n_layers // p)
+    return math.ceil(per_layer * layers_per_stage * in_flight)
+
+
+def memory_per_device(
+    parameters: float,
+    *,
+    precision: str,
+    optimizer: str,
+    gpus: int = 1,
+    zero_stage: int = 0,
+    tensor_parallel: int = 1,
+    pipeline_parallel: int = 1,
+    activations: int = 0,
+) -> MemoryBreakdown:
+    """Model states per device under ZeRO and model parallelism, plus given activation bytes.
+
+    Source: Rajbhandari et al. (2020), section 5 / figure 1: with data-parallel degree N_d,
+    stage 1 (P_os) divides optimizer states by N_d, stage 2 (P_os+g) also gradients, stage 3
+    (P_os+g+p) also weights. Tensor and pipeline parallelism shard the model states over
+    t x p devices (Narayanan et al. 2021); N_d = gpus / (t x p).
+    """
+    per_param = model_state_bytes_per_parameter(precision, optimizer)
+    n_d = data_parallel_degree(gpus, tensor_parallel, pipeline_parallel)
+    if isinstance(zero_stage, bool) or zero_stage not in (0, 1, 2, 3):
+        raise EstimateInputError("zero_stage", f"must be 0, 1, 2 or 3; got {zero_stage!r}")
+    if isinstance(activations, bool) or activations < 0:
+        raise EstimateInputError("activations", f"must be an int >= 0, got {activations!r}")
+    shard = positive(parameters, "parameters") / (tensor_parallel * pipeline_parallel)
+    weights = math.ceil(shard * per_param.weights / (n_d if zero_stage >= 3 else 1))
+    gradients = math.ceil(shard * per_param.gradients / (n_d if zero_stage >= 2 else 1))
+    optimizer_bytes = math.ceil(shard * per_param.optimizer / (n_d if zero_stage >= 1 else 1))
+    total = weights + gradients + optimizer_bytes + activations
+    return MemoryBreakdown(weights, gradients, optimizer_bytes, activations, total)
+
+
+def fits_in_memory(
+    breakdown: MemoryBreakdown, device_memory_bytes: int, headroom_bytes: int = 0
+) -> bool:
+    """Whether the per-device total, plus an optional reserve, fits in the device memory.
+
+    Source: docs/domain.md §10 ("too much memory per device means more devices or another
+    configuration"). The CUDA context and allocator fragmentation are not modelled; pass them
+    as ``headroom_bytes`` to be conservative.
+    """
+    positive_int(device_memory_bytes, "device_memory_bytes")
+    if headroom_bytes < 0:
+        raise EstimateInputError("headroom_bytes", f"must be >= 0, got {headroom_bytes!r}")
+    return breakdown.total + headroom_bytes <= device_memory_bytes
+
+
+@dataclass(frozen=True)
+class MemConfig:
+    gpus: int
+    zero_stage: int
+    precision: str
+    recompute: bool
+    flash: bool
+    micro_batch: int
+    offload: str = "none"
+
+
+def memory_config(inp: EstimateInput) -> MemConfig:
+    """The memory-relevant choices of ``inp`` as given (the levers then change them)."""
+    training, hardware = inp.training, inp.hardware
+    return MemConfig(
+        hardware.count,
+        hardware.zero_stage,
+        training.precision,
+        training.activation_checkpointing,
+        training.flash_attention,
+        training.micro_batch_size,
+        hardware.offload,
+    )
+
+
+def job_memory(inp: EstimateInput, cfg: MemConfig) -> MemoryBreakdown:
+    """Bytes per device of the configured job: model states (by method, §24.2), activations
+    (divided by context parallelism) and, for adapters or when the loss is stated, the logits."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    tp, pp = hardware.tensor_parallel, hardware.pipeline_parallel
+    acts = _activations(inp, cfg) + logits_bytes(inp, cfg.micro_batch)
+    parameters = memory_parameters(inp)
+    if training.method != "full":
+        return _adapter_memory(inp, cfg, parameters, acts)
+    on_device = memory_per_device(
+        parameters,
+        precision=cfg.precision,
+        optimizer=training.optimizer,
+        gpus=cfg.gpus,
+        zero_stage=cfg.zero_stage,
+        tensor_parallel=tp,
+        pipeline_parallel=pp,
+        activations=acts,
+    )
+    if cfg.offload == "none":
+        return on_device
+    # ZeRO-Offload (Ren et al. 2021): the fp32 master copy and optimizer states live on the CPU.
+    # ZeRO-Infinity's parameter offload (stage 3) keeps only the layer being computed (its
+    # 16-bit weights and gradients) on the device.
+    if cfg.offload == "optimizer":
+        weights, gradients = on_device.weights, on_device.gradients
+    else:
+        per = model_state_bytes_per_parameter(cfg.precision, training.optimizer)
+        layer = largest_layer(model) / tp
+        weights, gradients = math.ceil(layer * per.weights), math.ceil(layer * per.gradients)
+    total = weights + gradients + acts
+    return MemoryBreakdown(weights, gradients, 0, acts, total)
+
+
+def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
+    model, hardware = inp.model, inp.hardware
+    if not (model.layers and model.hidden_size and model.attention_heads):
+        return 0
+    # Megatron enables sequence parallelism with tensor parallelism; assumed here. Context
+    # parallelism splits the sequence: each rank keeps s / cp of it.
+    local = -(-inp.training.sequence_length // hardware.context_parallel)
+    return activation_bytes(
+        local,
+        cfg.micro_batch,
+        model.hidden_size,
+        model.attention_heads,
+        model.layers,
+        precision=cfg.precision,
+        recompute=cfg.recompute,
+        flash_attention=cfg.flash,
+        tensor_parallel=hardware.tensor_parallel,
+        pipeline_parallel=hardware.pipeline_parallel,
+    )
+
+
+def logits_bytes(inp: EstimateInput, micro_batch: int) -> int:
+    """The output layer's logits, b s V / t: 16-bit logits plus the loss's fp32 copy, all of it
+    (full loss) or one of 8 chunks at a time (chunked, as torchtune's loss), docs/domain.md
+    §24.2. Counted for adapters, or when ``training.chunked_loss`` is stated."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    if not (model.vocab_size and (training.method != "full" or training.chunked_loss is not None)):
+        return 0
+    local = -(-training.sequence_length // hardware.context_parallel)
+    per_value = 2.0 + (4.0 / LOSS_CHUNKS if training.chunked_loss else 4.0)
+    return math.ceil(micro_batch * local * model.vocab_size / hardware.tensor_parallel * per_value)
+
+
+def _adapter_memory(
+    inp: EstimateInput, cfg: MemConfig, parameters: float, acts: int
+) -> MemoryBreakdown:
+    """A frozen base at its storage precision plus the adapter's states (§24.2), sharded as the
+    ZeRO stage and model parallelism shard them (ZeRO-3/FSDP shards the frozen base too)."""
+    model, training, hardware = inp.model, inp.training, inp.hardware
+    model_parallel = hardware.tensor_parallel * hardware.pipeline_parallel
+    n_d = data_parallel_degree(cfg.gpus, hardware.tensor_parallel, hardware.pipeline_parallel)
+    base = frozen_base_bytes(model, training, parameters) / model_parallel
+    if cfg.offload == "optimizer_and_parameters":
+        base = largest_layer(model) / hardware.tensor_parallel * 2
+    elif cfg.zero_stage >= 3:
+        base /= n_d
+    per = model_state_bytes_per_parameter(cfg.precision, training.optimizer)
+    trainable = trainable_parameters(model, training) / model_parallel
+    weights = math.ceil(base + trainable * per.weights / (n_d if cfg.zero_stage >= 3 else 1))
+    gradients = math.ceil(trainable * per.gradients / (n_d if cfg.zero_stage >= 2 else 1))
+    optimizer = 0
+    if cfg.offload == "none":
+        optimizer = math.ceil(trainable * per.optimizer / (n_d if cfg.zero_stage >= 1 else 1))
+    return MemoryBreakdown(
+        weights, gradients, optimizer, acts, weights + gradients + optimizer + acts
+    )
+
+
+def largest_layer(model: ModelSpec) -> float:
+    if model.largest_layer_parameters is not None:
+        return model.largest_layer_parameters
+    if model.vocab_size and model.hidden_size:
+        return float(model.vocab_size * model.hidden_size)
+    return 0.0

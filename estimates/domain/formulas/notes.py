@@ -1,0 +1,118 @@
+"""The words that say what a fine-tuning, expert, long-context or non-transformer estimate
+assumed (docs/domain.md §24), and what the interconnect does to it.
+
+Units: as the estimate's; GiB are 2**30 bytes, GB/s are 10**9 bytes per second.
+"""
+
+from __future__ import annotations
+
+from estimates.domain.formulas.adapters import (
+    bits_per_weight,
+    lora_targets,
+    storage_precision,
+    trainable_parameters,
+)
+from estimates.domain.formulas.communication import Communication
+from estimates.domain.formulas.memory import logits_bytes
+from estimates.domain.formulas.specs import EstimateInput, LoraSpec
+from estimates.domain.formulas.wording import count_text, gib
+from estimates.domain.formulas.work import active_parameters, sequence_rescale
+
+# Beyond this ratio of sequence lengths a rescaled pilot is called an extrapolation.
+_FAR: float = 4.0
+
+
+def method_notes(inp: EstimateInput) -> list[str]:
+    """What the method, the experts, the loss and a non-transformer run assumed."""
+    notes = _adapter_notes(inp)
+    model, training = inp.model, inp.training
+    if model.active_parameters is not None:
+        notes.append(
+            f"Mixture-of-experts: FLOPs from the {count_text(model.active_parameters)} active "
+            f"parameters, memory from all {count_text(model.parameters)}; the inactive experts "
+            f"are divided over expert_parallel = {inp.hardware.expert_parallel} ranks, the active "
+            "ones counted on each (an upper bound)."
+        )
+    if training.flops_per_sample is not None:
+        notes.append(
+            f"FLOPs from {training.flops_per_sample:.3g} forward FLOPs per sample x 3 (the "
+            "backward pass is twice the forward); activation memory is not counted without "
+            "model.layers, model.hidden_size and model.attention_heads."
+        )
+    logits = logits_bytes(inp, training.micro_batch_size)
+    if logits:
+        kind = "chunked (8 chunks)" if training.chunked_loss else "full (all logits in fp32)"
+        notes.append(
+            f"The logits at vocabulary {model.vocab_size:,} take {gib(logits)}: {kind} loss."
+        )
+    return notes
+
+
+def _adapter_notes(inp: EstimateInput) -> list[str]:
+    model, training = inp.model, inp.training
+    if training.method == "full":
+        return []
+    trainable = trainable_parameters(model, training)
+    lora = training.lora or LoraSpec()
+    given = training.trainable_parameters is not None
+    what = (
+        "as given"
+        if given
+        else f"LoRA rank {lora.rank} on {' '.join(lora_targets(lora))} of each layer"
+    )
+    precision = storage_precision(model, training)
+    bits = bits_per_weight(precision, model.double_quant)
+    share = 100 * trainable / active_parameters(model)
+    return [
+        f"{training.method.upper()}: {count_text(trainable)} trainable parameters ({what}, "
+        f"{share:.2f}% of the base); the base is frozen, stored in {precision} "
+        f"({bits:.3g} bits per weight with its quantization constants), with gradients and "
+        f"{training.optimizer} states for the adapter only. FLOPs per token: 4N + 6T "
+        "(no weight gradients for the base) plus causal attention."
+    ]
+
+
+def sequence_notes(inp: EstimateInput) -> list[str]:
+    """How far a pilot measured at another sequence length was carried, and how far to trust it."""
+    pilot = inp.pilot
+    if pilot is None or pilot.sequence_length is None:
+        return []
+    target = inp.training.sequence_length
+    if pilot.sequence_length == target:
+        return []
+    factor = sequence_rescale(inp)
+    if factor == 1.0:
+        return [
+            f"The pilot ran at {pilot.sequence_length:,} tokens, the training at {target:,}: not "
+            "rescaled without model.layers and model.hidden_size."
+        ]
+    ratio = max(target, pilot.sequence_length) / min(target, pilot.sequence_length)
+    trust = (
+        "an extrapolation: attention's share changes, so measure a short pilot at the target "
+        "length before committing"
+        if ratio >= _FAR
+        else "close enough for planning; a pilot at the target length is still better"
+    )
+    return [
+        f"The pilot ran at {pilot.sequence_length:,} tokens per sequence, the training at "
+        f"{target:,}: its throughput was rescaled x{factor:.3g} by the per-token work at each "
+        f"({ratio:.3g}x the length is {trust})."
+    ]
+
+
+def communication_notes(inp: EstimateInput, comm: Communication | None) -> list[str]:
+    if comm is None or inp.hardware.count <= 1:
+        return []
+    if comm.bandwidth_bytes_per_second is None:
+        return [
+            "Communication not counted: the catalog has no "
+            f"{comm.link} bandwidth for this GPU; time assumes linear scaling."
+        ]
+    return [
+        f"Communication: {comm.bytes_per_step / 1e9:,.2f} GB per step over the {comm.link} "
+        f"link ({comm.bandwidth_bytes_per_second / 1e9:,.0f} GB/s): "
+        f"{comm.seconds_per_step:,.3f} s per step, {comm.exposed_seconds_per_step:,.3f} s not "
+        f"hidden behind the backward pass; scaling efficiency "
+        f"{100 * comm.scaling_efficiency:.0f}% over {inp.hardware.count} GPUs (no gradient "
+        "accumulation assumed: accumulating steps divides the gradient traffic)."
+    ]
