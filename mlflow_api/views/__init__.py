@@ -19,6 +19,7 @@ from mlflow_api.views.logged_models import (
     logged_model_tags,
     logged_models,
     logged_models_search,
+    model_registry,
 )
 from mlflow_api.views.logs import (
     delete_tag,
@@ -31,7 +32,8 @@ from mlflow_api.views.logs import (
     metric_history,
     set_tag,
 )
-from mlflow_api.views.runs import run_create, run_get, run_update
+from mlflow_api.views.runs import run_create, run_delete, run_get, run_restore, run_update
+from mlflow_api.views.search import run_search
 from mlflow_api.views.wire import not_found
 
 __all__ = [
@@ -55,9 +57,13 @@ __all__ = [
     "logged_models",
     "logged_models_search",
     "metric_history",
+    "model_registry",
     "not_found",
     "run_create",
+    "run_delete",
     "run_get",
+    "run_restore",
+    "run_search",
     "run_update",
     "server_info",
     "set_tag",

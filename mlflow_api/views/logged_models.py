@@ -15,7 +15,6 @@ from mlflow_api.views.lookups import (
     campaign_of,
     run_of,
 )
-from mlflow_api.views.retries import once
 from mlflow_api.views.wire import (
     MAX_PARAM_VALUE,
     MAX_TAG_VALUE,
@@ -54,18 +53,17 @@ def logged_models(request: HttpRequest, caller: Caller) -> HttpResponse:
         if source.campaign_id != campaign.pk:
             raise MlflowError("INVALID_PARAMETER_VALUE", "the source run is in another campaign")
 
-    def work() -> dict[str, Any]:
-        model = services.create_logged_model(
-            campaign=campaign,
-            name=text_field(data, "name", required=False),
-            model_type=text_field(data, "model_type", required=False),
-            source_run=source,
-            tags=key_values(data.get("tags"), "tags", MAX_TAG_VALUE),
-            params=key_values(data.get("params"), "params", MAX_PARAM_VALUE),
-        )
-        return {"model": _model_json(model)}
-
-    return once(request, f"mlflow-create:{caller.principal}", work)
+    # No replay of a stored answer: two log_model calls with one body are two models (MLflow's
+    # own server does the same for a retried create).
+    model = services.create_logged_model(
+        campaign=campaign,
+        name=text_field(data, "name", required=False),
+        model_type=text_field(data, "model_type", required=False),
+        source_run=source,
+        tags=key_values(data.get("tags"), "tags", MAX_TAG_VALUE),
+        params=key_values(data.get("params"), "params", MAX_PARAM_VALUE),
+    )
+    return answer({"model": _model_json(model)})
 
 
 @endpoint("POST")
@@ -117,3 +115,35 @@ def logged_model_params(request: HttpRequest, caller: Caller, model_id: str) -> 
     params = key_values(read_body(request).get("params"), "params", MAX_PARAM_VALUE)
     services.update_logged_model(model, params=params)
     return answer({})
+
+
+def _latest_model_words(caller: Caller, data: dict[str, Any]) -> str:
+    """Where the caller's model is: the version's `source`/`model_id` when sent, else the
+    campaign's latest logged model (log_model stores it before registering)."""
+    model_id = str(data.get("model_id") or "")
+    source = str(data.get("source") or "")
+    if not model_id and source.startswith("models:/m-"):
+        model_id = source.removeprefix("models:/").split("/")[0]
+    model = (
+        LoggedModel.objects.filter(campaign__in=caller.campaigns(), model_id=model_id).first()
+        if model_id
+        else LoggedModel.objects.filter(campaign__in=caller.campaigns()).order_by("-id").first()
+    )
+    if model is None:
+        return "Log the model with mlflow.<flavor>.log_model(...) without registered_model_name"
+    return (
+        f"The model is stored: logged model {model.model_id} ({model.name}), loadable with "
+        f"mlflow.pyfunc.load_model('models:/{model.model_id}') or mlflow.<flavor>.load_model"
+    )
+
+
+@endpoint("GET", "POST", "PATCH", "DELETE")
+def model_registry(request: HttpRequest, caller: Caller, rest: str = "") -> HttpResponse:
+    """The model registry is not served: refused with where the model is and how to load it."""
+    data = read_body(request) if request.method != "DELETE" else {}
+    raise MlflowError(
+        "FEATURE_DISABLED",
+        "Campaign Desk serves no model registry (registered models, versions, aliases; "
+        f"docs/mlflow.md). {_latest_model_words(caller, data)}.",
+        status=400,
+    )

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models import QuerySet
+
 from campaigns.models import (
     Campaign,
     Run,
@@ -14,9 +16,22 @@ from campaigns.services import ingest
 from mlflow_api.auth import Caller
 from mlflow_api.errors import MlflowError
 
+DEFAULT_EXPERIMENT = "0"
+
 
 def campaign_of(caller: Caller, experiment_id: Any) -> Campaign:
+    """The campaign an experiment id names. MLflow's default experiment ("0", what a client
+    sends when no experiment was set, e.g. the HF Trainer's defaults) is the key's campaign."""
     text = str(experiment_id or "")
+    if text in ("", DEFAULT_EXPERIMENT):
+        if caller.key is not None:
+            return caller.key.campaign
+        raise MlflowError(
+            "RESOURCE_DOES_NOT_EXIST",
+            "MLflow's default experiment is no campaign for a user token: set "
+            "MLFLOW_EXPERIMENT_NAME (or mlflow.set_experiment) to a campaign's id or title, "
+            "or use a campaign ingest key as MLFLOW_TRACKING_TOKEN",
+        )
     campaign = caller.campaigns().filter(pk=int(text)).first() if text.isdigit() else None
     if campaign is None:
         raise MlflowError(
@@ -49,6 +64,13 @@ def campaign_by_name(caller: Caller, name: str) -> Campaign:
     return found
 
 
+def run_id_of(data: dict[str, Any]) -> str:
+    run_id = data.get("run_id") or data.get("run_uuid")
+    if not isinstance(run_id, str) or not run_id:
+        raise MlflowError("INVALID_PARAMETER_VALUE", "missing value for parameter 'run_id'")
+    return run_id
+
+
 def run_of(caller: Caller, data: dict[str, Any]) -> Run:
     run_id = data.get("run_id") or data.get("run_uuid")
     run = (
@@ -77,3 +99,24 @@ def require_running(run: Run) -> None:
         raise stopped(run)
     if run.status != RunStatus.RUNNING:
         raise MlflowError("INVALID_STATE", f"run {run.run_id} is finished ({run.status})")
+
+
+def write_scope(caller: Caller, data: dict[str, Any]) -> tuple[QuerySet[Run], str]:
+    """The runs this caller may write, and the run id the body names (the service looks it up
+    and locks it in one statement); a user token needs a planner's or owner's role."""
+    run_id = run_id_of(data)
+    if caller.key is not None:
+        return caller.runs(), run_id
+    team_id = caller.runs().filter(run_id=run_id).values_list("team_id", flat=True).first()
+    if team_id is None:
+        raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found")
+    caller.require_write(team_id)
+    return caller.runs().filter(team_id=team_id), run_id
+
+
+def refusal(exc: ingest.RunRefused) -> MlflowError:
+    """A service's refusal in MLflow's words: a stop names its rule (INVALID_STATE), a refused
+    value of a running run is INVALID_PARAMETER_VALUE."""
+    if exc.run.status == RunStatus.RUNNING and exc.run.deleted_at is None:
+        return MlflowError("INVALID_PARAMETER_VALUE", str(exc))
+    return refused(exc)

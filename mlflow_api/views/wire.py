@@ -20,7 +20,6 @@ from mlflow_api.auth import authenticate
 from mlflow_api.errors import MlflowError
 
 JSON = "application/json"
-PREVIOUS = "mlflow:previous-post"
 MAX_KEY = 250
 MAX_PARAM_VALUE = 6000
 MAX_TAG_VALUE = 8000
