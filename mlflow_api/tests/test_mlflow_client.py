@@ -13,16 +13,13 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from unittest import mock
 from urllib.parse import urlparse
 
 import mlflow
 import requests
-from django.test import LiveServerTestCase, override_settings
+from django.test import override_settings
 from mlflow import MlflowClient
 from mlflow.entities import (
     Dataset,
@@ -43,48 +40,16 @@ from campaigns.models import (
     PlannedItem,
     Run,
     RunArtifact,
-    StopRule,
     Team,
 )
 from campaigns.services import commit_plan
 from campaigns.tests.apiclient import as_key
 from campaigns.tests.factories import make_plannable, make_user
 from mlflow_api.models import LoggedModel
+from mlflow_api.tests.live import MlflowLiveCase
 
 
-class MlflowLoopTestCase(LiveServerTestCase):
-    def setUp(self) -> None:
-        media = tempfile.mkdtemp(prefix="cd-mlflow-media-")
-        self.addCleanup(shutil.rmtree, media, ignore_errors=True)
-        self.enterContext(override_settings(MEDIA_ROOT=media))
-        self.team = Team.objects.create(name="nlp")
-        self.owner = make_user("olga", team=self.team, role="owner")
-        self.campaign = make_plannable(self.team, title="LoRA vs full")
-        commit_plan(campaign=self.campaign, user=self.owner)
-        self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
-        self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
-        _key, self.key = IngestKey.issue(self.campaign, user=self.owner, item=self.baseline)
-
-    def tearDown(self) -> None:
-        with self.tracking(self.key):
-            while mlflow.active_run() is not None:
-                mlflow.end_run()
-
-    @contextmanager
-    def tracking(self, token: str, uri: str | None = None) -> Iterator[None]:
-        env = {
-            "MLFLOW_TRACKING_URI": uri or f"{self.live_server_url}/mlflow",
-            "MLFLOW_TRACKING_TOKEN": token,
-            "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0",
-            "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
-        }
-        with mock.patch.dict(os.environ, env):
-            yield
-
-    def run_row(self, name: str) -> Run:
-        """The run the script named `name` (MLflow's run_name; the run id is generated)."""
-        return Run.objects.get(team=self.team, run_name=name)
-
+class MlflowLoopTestCase(MlflowLiveCase):
     # --- A typical loop --------------------------------------------------------------------
 
     def test_params_metrics_tags_and_artifacts_land_on_the_campaign_run(self) -> None:
