@@ -164,17 +164,20 @@ def _lightning_callback_class() -> type:
                     self.watch.run_id = run_id
                     return
 
-        def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, idx: int) -> Any:
+        def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any, idx: int) -> None:
             self._run_id(trainer)
             step = int(trainer.global_step)
             if not self.watch.due(step):
-                return None
+                return
             ckpt = getattr(trainer, "checkpoint_callback", None)
             folder = getattr(ckpt, "dirpath", None) or trainer.default_root_dir
             self.checkpoint_path = os.path.join(folder, f"desk-stopped-step={step}.ckpt")
             trainer.save_checkpoint(self.checkpoint_path)
             trainer.should_stop = True
-            return -1  # Lightning: skip the rest of the epoch; should_stop ends fit()
+            # A callback's return value is ignored by Lightning; StopIteration is what its epoch
+            # loop ends on (the batch is neither run nor logged), and should_stop ends fit(),
+            # which then ends the MLflow run as usual.
+            raise StopIteration
 
     return DeskLightningCallback
 
