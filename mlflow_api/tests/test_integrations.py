@@ -15,7 +15,6 @@ import tempfile
 from typing import Any
 from unittest import mock
 
-import mlflow
 import pytest
 
 from campaigns.models import IngestKey, MetricPoint, PlannedItem, Run, StopRule, Team
@@ -217,3 +216,38 @@ def test_callbacks_module_imports_without_the_libraries() -> None:
 
         watch = callbacks.StopWatch(run_id="r", every_seconds=5)
         assert watch.grace_steps == 0
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("sklearn") is None or importlib.util.find_spec("pandas") is None,
+    reason="needs the integrations extra (scikit-learn, pandas)",
+)
+# Autolog logs GridSearchCV's child runs from a thread pool: concurrent requests, which the
+# test server's shared SQLite connection cannot take.
+@pytest.mark.postgres
+class ScikitLearnAutolog(IntegrationCase):
+    def test_gridsearch_keeps_every_child_run_with_its_own_params(self) -> None:
+        import mlflow.sklearn
+        import numpy as np
+        from sklearn.model_selection import GridSearchCV
+        from sklearn.tree import DecisionTreeClassifier
+
+        rng = np.random.default_rng(0)
+        x = rng.normal(size=(60, 3))
+        y = (x[:, 0] > 0).astype(int)
+        with self.tracking(self.key):
+            mlflow.sklearn.autolog(log_models=True, max_tuning_runs=None)
+            self.addCleanup(mlflow.sklearn.autolog, disable=True)
+            search = GridSearchCV(DecisionTreeClassifier(), {"max_depth": [1, 2, 3, 4]}, cv=2)
+            with mlflow.start_run(run_name="grid") as parent:
+                search.fit(x, y)
+        children = [
+            r
+            for r in Run.objects.filter(campaign=self.campaign)
+            if r.tags.get("mlflow.parentRunId") == parent.info.run_id
+        ]
+        self.assertEqual(sorted(c.config["max_depth"] for c in children), ["1", "2", "3", "4"])
+        # log_model re-sends the run's step-0 metrics with its model id: still stored once.
+        grid = Run.objects.get(run_id=parent.info.run_id)
+        names = list(grid.metrics.values_list("name", flat=True))
+        self.assertEqual(len(names), len(set(names)))
