@@ -1161,11 +1161,14 @@ class RunAdmin(TeamScopedAdmin):
         "created_at",
     ]
     list_filter = ["status", "kind"]
-    search_fields = ["run_id", "campaign__title"]
+    search_fields = ["run_id", "run_name", "campaign__title"]
     readonly_fields = [
         "team",
         "campaign",
         "run_id",
+        "run_name",
+        "mlflow_inputs",
+        "segment_table",
         "variant",
         "kind",
         "config",
@@ -1189,7 +1192,7 @@ class RunAdmin(TeamScopedAdmin):
             None,
             {
                 "fields": [
-                    ("run_id", "campaign", "team"),
+                    ("run_id", "run_name", "campaign", "team"),
                     ("variant", "kind", "status"),
                     ("last_step", "observed_hours"),
                     ("created_at", "finished_at"),
@@ -1197,6 +1200,7 @@ class RunAdmin(TeamScopedAdmin):
             },
         ),
         ("Stop", {"fields": ["stop"]}),
+        ("Segments and datasets", {"fields": ["segment_table", "mlflow_inputs"]}),
         ("Curves", {"fields": ["curves"]}),
         ("Checkpoints", {"fields": ["checkpoint_table"]}),
         ("Throughput", {"fields": ["throughput_table"]}),
@@ -1212,6 +1216,35 @@ class RunAdmin(TeamScopedAdmin):
         return format_html(
             "<strong>{}</strong> at step {}, {}: {}", rule, run.stop_step, at, run.stop_reason
         )
+
+    @admin.display(description="Segments (a resumed run)")
+    def segment_table(self, run: Run) -> str:
+        """Each ended stretch of a resumed run with its own hours (docs/mlflow.md)."""
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((s.number, s.started_at, s.ended_at, s.status, s.hours) for s in run.segments.all()),
+        )
+        if not rows:
+            return "one segment (never resumed)"
+        head = "<table><tr><th>#</th><th>from</th><th>to</th><th>ended</th><th>hours</th></tr>"
+        return format_html("{}{}</table>", mark_safe(head), rows)
+
+    @admin.display(description="Dataset inputs (MLflow)")
+    def mlflow_inputs(self, run: Run) -> str:
+        rows = format_html_join(
+            "",
+            "<li><code>{}</code> digest {} ({})</li>",
+            (
+                (
+                    (i.get("dataset") or {}).get("name", ""),
+                    (i.get("dataset") or {}).get("digest", ""),
+                    (i.get("dataset") or {}).get("source_type", ""),
+                )
+                for i in run.inputs
+            ),
+        )
+        return format_html("<ul>{}</ul>", rows) if rows else "none logged"
 
     @admin.display(description="Curves")
     def curves(self, run: Run) -> str:

@@ -90,6 +90,8 @@ class MlflowFidelity(MlflowLiveCase):
         self.assertEqual([m.timestamp for m in history if m.value != 7.0], stamps)
         self.assertEqual(len(history), 51)
         self.assertEqual(fetched.data.metrics["loss"], 1.0 / 50)
+        series = as_key(self.key).get(f"/api/v1/runs/{run_id}/metrics/?name=loss").json()
+        self.assertEqual(series["points"][1]["timestamp"], stamps[1])
         detail = as_key(self.key).get(f"/api/v1/runs/{run_id}/").json()
         self.assertEqual(detail["tags"]["mlflow.runName"], "stamps")
         self.assertEqual(detail["run_name"], "stamps")
