@@ -129,7 +129,7 @@ class StopWatch:
 def _trainer_callback_class() -> type:
     from transformers import TrainerCallback
 
-    class DeskTrainerCallback(TrainerCallback):  # type: ignore[misc]
+    class DeskTrainerCallback(TrainerCallback):  # type: ignore[misc,unused-ignore]
         """Hugging Face Trainer: on the step a stop is known, save a checkpoint and end."""
 
         def __init__(self, **watch: Any) -> None:
@@ -147,7 +147,7 @@ def _trainer_callback_class() -> type:
 def _lightning_callback_class() -> type:
     from lightning.pytorch.callbacks import Callback
 
-    class DeskLightningCallback(Callback):  # type: ignore[misc]
+    class DeskLightningCallback(Callback):  # type: ignore[misc,unused-ignore]
         """Lightning: checked before each batch, so a stopped run logs nothing more (a
         synchronous MLflow logger would raise); saves a checkpoint and ends fit()."""
 
