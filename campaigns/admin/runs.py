@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib import admin
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from campaigns.admin.tenancy import TeamScopedAdmin
@@ -45,6 +46,9 @@ def _render(template: str, context: dict[str, Any]) -> str:
 class RunAdmin(TeamScopedAdmin):
     list_display = [
         "run_id",
+        "run_name",
+        "mlflow_inputs",
+        "segment_table",
         "campaign",
         "variant",
         "kind",
@@ -53,7 +57,7 @@ class RunAdmin(TeamScopedAdmin):
         "created_at",
     ]
     list_filter = ["status", "kind"]
-    search_fields = ["run_id", "campaign__title"]
+    search_fields = ["run_id", "run_name", "campaign__title"]
     readonly_fields = [
         "team",
         "campaign",
@@ -81,7 +85,7 @@ class RunAdmin(TeamScopedAdmin):
             None,
             {
                 "fields": [
-                    ("run_id", "campaign", "team"),
+                    ("run_id", "run_name", "campaign", "team"),
                     ("variant", "kind", "status"),
                     ("last_step", "observed_hours"),
                     ("created_at", "finished_at"),
@@ -89,6 +93,7 @@ class RunAdmin(TeamScopedAdmin):
             },
         ),
         ("Stop", {"fields": ["stop"]}),
+        ("Segments and datasets", {"fields": ["segment_table", "mlflow_inputs"]}),
         ("Curves", {"fields": ["curves"]}),
         ("Checkpoints", {"fields": ["checkpoint_table"]}),
         ("Throughput", {"fields": ["throughput_table"]}),
@@ -102,6 +107,29 @@ class RunAdmin(TeamScopedAdmin):
         rule = run.stop_rule.get_kind_display() if run.stop_rule is not None else "by hand"
         at = run.stopped_at.strftime("%Y-%m-%d %H:%M %Z") if run.stopped_at else "time unknown"
         return _render("stop.html", {"rule": rule, "at": at, "run": run})
+
+    @admin.display(description="Segments (a resumed run)")
+    def segment_table(self, run: Run) -> str:
+        """Each ended stretch of a resumed run with its own hours (docs/mlflow.md)."""
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((s.number, s.started_at, s.ended_at, s.status, s.hours) for s in run.segments.all()),
+        )
+        if not rows:
+            return "one segment (never resumed)"
+        head = "<table><tr><th>#</th><th>from</th><th>to</th><th>ended</th><th>hours</th></tr>"
+        return format_html("{}{}</table>", mark_safe(head), rows)
+
+    @admin.display(description="Dataset inputs (MLflow)")
+    def mlflow_inputs(self, run: Run) -> str:
+        datasets = [(i.get("dataset") or {}) for i in run.inputs]
+        rows = format_html_join(
+            "",
+            "<li><code>{}</code> digest {} ({})</li>",
+            ((d.get("name", ""), d.get("digest", ""), d.get("source_type", "")) for d in datasets),
+        )
+        return format_html("<ul>{}</ul>", rows) if rows else "none logged"
 
     @admin.display(description="Curves")
     def curves(self, run: Run) -> str:

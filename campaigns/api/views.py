@@ -387,6 +387,14 @@ class RunMetrics(RunView):
         points: list[dict[str, Any]] = [
             {"step": step, "value": series.as_json_value(value)} for step, value in found.points
         ]
+        # What an MLflow client said of each point (docs/mlflow.md): only where it said it.
+        for point, (stamp, model_id) in zip(
+            points, readings.client_marks(run, name, found.points), strict=True
+        ):
+            if stamp is not None:
+                point["timestamp"] = stamp
+            if model_id:
+                point["model_id"] = model_id
         if x == "cost":
             # Each point's cost so far, so a loss-vs-money curve needs no client arithmetic
             # (docs/domain.md §18); null where nothing prices an hour in this campaign.

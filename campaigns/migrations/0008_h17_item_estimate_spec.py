@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('campaigns', '0007_lot_plan_in_catalog'),
+        ("campaigns", "0007_lot_plan_in_catalog"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='planneditem',
-            name='estimate_spec',
-            field=models.JSONField(blank=True, help_text="The estimate's model, training and hardware, as POST /estimates/preview/ takes them (e.g. a LoRA fine-tune).", null=True),
+            model_name="planneditem",
+            name="estimate_spec",
+            field=models.JSONField(
+                blank=True,
+                help_text="The estimate's model, training and hardware, as POST /estimates/preview/ takes them (e.g. a LoRA fine-tune).",
+                null=True,
+            ),
         ),
     ]

@@ -69,6 +69,21 @@ def logged_at(run: Run, name: str, points: Sequence[series.Point]) -> list[tuple
     return [(step, when[step]) for step in steps]
 
 
+def client_marks(
+    run: Run, name: str, points: Sequence[series.Point]
+) -> list[tuple[int | None, str]]:
+    """(client timestamp in ms, logged model id) of the given points, as an MLflow client sent
+    them ((None, "") for points logged without): one indexed query."""
+    steps = [step for step, _value in points]
+    marks = {
+        step: (stamp, model_id)
+        for step, stamp, model_id in MetricPoint.objects.filter(run=run, name=name, step__in=steps)
+        .order_by("id")
+        .values_list("step", "timestamp_ms", "model_id")
+    }
+    return [marks.get(step, (None, "")) for step in steps]
+
+
 def metric_series(run: Run, name: str, max_points: int = DEFAULT_MAX_POINTS) -> Series:
     """One metric of ``run``, downsampled to at most ``max_points``
     (campaigns/domain/downsampling.py)."""
