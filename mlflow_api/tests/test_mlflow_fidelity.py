@@ -9,7 +9,6 @@ import time
 from decimal import Decimal
 
 import mlflow
-from campaigns.tests.apiclient import as_key
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, ViewType
 from mlflow.exceptions import MlflowException
@@ -17,6 +16,7 @@ from mlflow.utils.search_utils import SearchUtils
 from rest_framework.authtoken.models import Token
 
 from campaigns.models import MetricPoint, Run, RunSegment
+from campaigns.tests.factories import as_key
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
 
