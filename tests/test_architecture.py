@@ -255,8 +255,6 @@ NOT_A_ROW = re.compile(r"^super\(\)$|__dict__$|sha256$|hash$|digest$|(^|\.)defau
 WRITES_ALLOWED: dict[str, str] = {
     "campaigns/api/idempotency.py": "stores and replays Idempotency-Key answers: the "
     "middleware's own bookkeeping of HTTP responses, not a domain row",
-    "mlflow_api/views/__init__.py": "the MLflow facade's Idempotency-Key records, the same "
-    "bookkeeping (to become campaigns/api/idempotency.py's, issue 16 item 3)",
     "campaigns/tasks.py": "the periodic purge of expired Idempotency-Key records (retention)",
     "ledger/api/views.py": "serializer.save() runs the serializers' create(), which call "
     "ledger.services (post_entry, reverse_entry, submit_deliverable)",
