@@ -19,7 +19,7 @@ from campaigns.charts.curves import PALETTE, Overlaid, overlay_svg
 from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
 from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
 from campaigns.selectors import run_metrics as readings
-from campaigns.selectors.plan_summary import campaign_summary, fmt_hours
+from campaigns.selectors.plan_summary import campaign_summary, fmt_hours, stage_facts
 
 
 def plan_overview(campaign: Campaign) -> dict[str, Any]:
@@ -30,6 +30,7 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
         return context
     critical = set(summary.schedule.critical_path)
     entries = summary.schedule.entries
+    facts = stage_facts(campaign)
     context["summary_rows"] = [
         {
             "name": e.key,
@@ -47,6 +48,8 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
             start_hours=e.start_hours,
             end_hours=e.end_hours,
             critical=e.key in critical,
+            cut=e.key in facts.cut,
+            observed_hours=facts.observed.get(e.key),
         )
         for e in entries
     ]
