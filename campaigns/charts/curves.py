@@ -141,8 +141,20 @@ def _frame(
     return x, y
 
 
-# Item colours for the overlay (a colour-blind-safe qualitative palette), cycled.
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+# Run colours for the overlay, one per run, cycled: Tableau 10, a categorical palette whose
+# neighbours stay apart for the common colour-vision deficiencies.
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
 
 
 @dataclass(frozen=True)
