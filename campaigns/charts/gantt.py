@@ -222,10 +222,12 @@ def _stage_bar(frame: _Frame, s: GanttStage, number: int | None) -> list[str]:
             f'<text class="label-stage" x="{start + 3:.1f}" y="{y + 11}" font-size="10" '
             f'fill="{"#fff" if dark else "#000"}">{escape(s.key)}</text>'
         )
-    elif width >= 14:
+    elif width >= 6:  # a number fits where a name does not (8 px digits on narrow bars)
+        size = 10 if width >= 14 else 8
         out.append(
-            f'<text class="label-stage" x="{start + width / 2:.1f}" y="{y + 11}" font-size="10" '
-            f'text-anchor="middle" fill="{"#fff" if dark else "#000"}">{number}</text>'
+            f'<text class="label-stage" x="{start + width / 2:.1f}" y="{y + 11}" '
+            f'font-size="{size}" text-anchor="middle" fill="{"#fff" if dark else "#000"}">'
+            f"{number}</text>"
         )
     else:  # too narrow even for its number: the number just after the bar
         out.append(

@@ -17,7 +17,7 @@
   function fmt(v) {
     if (v == null || !isFinite(v)) return "—";
     var a = Math.abs(v);
-    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return v.toExponential(3);
+    if (a !== 0 && (a >= 1e5 || a < 1e-3)) return Number(v.toPrecision(4)).toExponential();
     return String(+v.toPrecision(5));
   }
 
@@ -65,7 +65,9 @@
           ctx.stroke();
           ctx.fillStyle = THRESHOLD;
           ctx.font = 11 * devicePixelRatio + "px sans-serif";
-          ctx.fillText("stop rule " + fmt(data.threshold), b.left + 4, y - 4);
+          ctx.textAlign = "right";
+          ctx.fillText("stop rule " + fmt(data.threshold), b.left + b.width - 4, y - 4);
+          ctx.textAlign = "left";
         }
       }
       if (data.stop_step != null) {
