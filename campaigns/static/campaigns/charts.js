@@ -97,8 +97,15 @@
   }
 
   function widthOf(root) {
-    var w = root.clientWidth || (root.parentNode && root.parentNode.clientWidth) || 640;
-    return Math.max(320, Math.min(w, 1100));
+    // The admin's read-only field shrinks to its content, so measure the room its fieldset
+    // (or figure) leaves to the right of where the chart starts.
+    var box = root.closest("fieldset, figure, .module") || root.parentNode;
+    var w = root.clientWidth || 640;
+    if (box) {
+      var room = box.getBoundingClientRect().right - root.getBoundingClientRect().left - 16;
+      if (room > w) w = room;
+    }
+    return Math.max(320, Math.min(Math.floor(w), 1100));
   }
 
   function options(data, state, width) {
@@ -191,11 +198,15 @@
       root.uplot = plot;
     }
 
+    root.style.width = widthOf(root) + "px";  // the controls' flex row needs a real width
     controls(root, state, redraw, hasPositive(data));
     root.appendChild(holder);
     redraw(true);
     window.addEventListener("resize", function () {
-      if (plot) plot.setSize({ width: widthOf(root), height: 260 });
+      root.style.width = "";
+      var w = widthOf(root);
+      root.style.width = w + "px";
+      if (plot) plot.setSize({ width: w, height: 260 });
     });
   }
 
