@@ -146,7 +146,7 @@ class ChartsAt1366(StaticLiveServerTestCase):
         keys = [e.text for e in b.find_elements(By.CSS_SELECTOR, "#config-diff tbody th")]
         self.assertEqual(keys, ["optimizer.lr", "rank", "steps"])
         self.no_horizontal_scroll("the compare page")
-        self.js("window.scrollTo(0, 0);")
+        self.hover_reads_a_value(chart)  # the screenshot shows the legend's values
         b.save_screenshot(str(BUILD / "compare-page.png"))
 
     def test_the_demo_gantt_is_drawn_to_scale_with_observed_hours(self) -> None:

@@ -5,7 +5,7 @@ for people (stages without a machine), each stage a ``<rect>`` from its start to
 the critical path drawn darker with a heavy outline, the reserved lots as bars in a lane under
 the GPU lanes.
 
-To scale (docs/domain.md §7): the x axis spans ``max(window, the lots' end, the plan's
+To scale (docs/domain.md §7.6): the x axis spans ``max(window, the lots' end, the plan's
 end)`` hours, so 31 h of slack in a 72 h window takes 31/72 of the plot and a 168 h lot is drawn
 168 h long on the same scale as the stages. Every stage is labelled: by its name inside the bar
 when it fits, otherwise by a number that a legend under the chart spells out. A stage of a cut

@@ -66,7 +66,7 @@
           ctx.fillStyle = THRESHOLD;
           ctx.font = 11 * devicePixelRatio + "px sans-serif";
           ctx.textAlign = "right";
-          ctx.fillText("stop rule " + fmt(data.threshold), b.left + b.width - 4, y - 4);
+          ctx.fillText("stop rule " + fmt(data.threshold), b.left + b.width - 4, y - 6 * devicePixelRatio);
           ctx.textAlign = "left";
         }
       }
