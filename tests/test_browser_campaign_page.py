@@ -235,12 +235,19 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
             resume_verified=True,
         )
         b.get(f"{self.live_server_url}/admin/campaigns/run/{run.pk}/change/")
-        curve = b.find_element(By.CSS_SELECTOR, "svg.metric-curve")
-        self.assertEqual(len(curve.find_elements(By.CSS_SELECTOR, "rect.non-finite")), 1)
-        self.assertEqual(len(curve.find_elements(By.CSS_SELECTOR, "line.stop")), 1)
+        # The interactive chart (campaigns/static/campaigns/charts.js) marks them from its data.
+        chart = b.find_element(By.CSS_SELECTOR, ".metric-chart")
+        self.assertTrue(chart.find_elements(By.CSS_SELECTOR, "canvas"))
+        data = b.execute_script(
+            "return JSON.parse(document.getElementById("
+            "arguments[0].getAttribute('data-chart')).textContent);",
+            chart,
+        )
+        self.assertEqual(len(data["non_finite"]), 1)
+        self.assertIsNotNone(data["stop_step"])
         self.no_horizontal_scroll("the run page")
-        self.shot("run-page.png")
-        b.execute_script("arguments[0].scrollIntoView();", curve)
+        self.shot("run-page-stopped.png")
+        b.execute_script("arguments[0].scrollIntoView();", chart)
         self.shot("run-page-curves.png")
 
     def test_the_demo_campaign_page_fits_the_width_and_half_its_old_height(self) -> None:
@@ -287,9 +294,13 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         self.log_in()
         b.get(f"{self.live_server_url}/admin/campaigns/campaign/{campaign.pk}/change/")
         b.find_element(By.ID, "compare-runs").click()
-        figure = b.find_element(By.ID, "compare-figure")
-        self.assertEqual(len(figure.find_elements(By.CSS_SELECTOR, "g.run")), 3)
-        self.assertEqual(len(figure.find_elements(By.CSS_SELECTOR, "[stroke-dasharray]")), 1)
+        chart = b.find_element(By.CSS_SELECTOR, "#compare-figure .metric-chart")
+        self.assertTrue(chart.find_elements(By.CSS_SELECTOR, "canvas"))
+        data = b.execute_script(
+            "return JSON.parse(arguments[0].textContent);", b.find_element(By.ID, "compare-data")
+        )
+        self.assertEqual(len(data["series"]), 3)
+        self.assertEqual(sum(1 for s in data["series"] if s["dashed"]), 1)
         self.assertEqual(len(b.find_elements(By.CSS_SELECTOR, "#compare-legend tbody tr")), 3)
         self.no_horizontal_scroll("the compare page")
         self.shot("compare-runs-1366.png")

@@ -17,9 +17,13 @@ from campaigns import services
 from campaigns.admin.forms import CloseCampaignForm, refusal_to_form
 from campaigns.charts.curves import PALETTE, Overlaid, overlay_svg
 from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
+from campaigns.charts.interactive import chart_payload
+from campaigns.domain.config_diff import differing_keys
+from campaigns.domain.downsampling import token
+from campaigns.domain.metric_direction import best_value, loss_like
 from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
 from campaigns.selectors import run_metrics as readings
-from campaigns.selectors.plan_summary import campaign_summary, fmt_hours
+from campaigns.selectors.plan_summary import campaign_summary, fmt_hours, stage_facts
 
 
 def plan_overview(campaign: Campaign) -> dict[str, Any]:
@@ -30,6 +34,7 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
         return context
     critical = set(summary.schedule.critical_path)
     entries = summary.schedule.entries
+    facts = stage_facts(campaign)
     context["summary_rows"] = [
         {
             "name": e.key,
@@ -47,6 +52,8 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
             start_hours=e.start_hours,
             end_hours=e.end_hours,
             critical=e.key in critical,
+            cut=e.key in facts.cut,
+            observed_hours=facts.observed.get(e.key),
         )
         for e in entries
     ]
@@ -65,9 +72,11 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
 
 def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
     """One metric (``requested``, default the one most runs log) of every run of the campaign
-    on shared axes, coloured by item, pilots dashed, each series downsampled
-    (campaigns/domain/downsampling.py). An unknown metric is a 404.
-    Queries: the metric names, the runs, and one for every series."""
+    on shared axes, a distinct colour per run (pilots dashed), each series downsampled
+    (campaigns/domain/downsampling.py, which keeps each run's last point and its extremes, so
+    the table's last and best are exact); the stop rule's threshold for the metric as a line;
+    the configuration keys that differ between the runs. An unknown metric is a 404.
+    Queries: the metric names, the runs, the threshold rule, and one for every series."""
     names = readings.campaign_metric_names(campaign.pk)
     metric = requested or (names[0][0] if names else "")
     if names and metric not in {n for n, _ in names}:
@@ -78,33 +87,56 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
         .order_by("variant__name", "kind", "run_id")
     )
     by_run = readings.campaign_series(campaign.pk, metric) if metric else {}
-    colours: dict[int | None, str] = {}
+    rule = readings.threshold_rule(campaign.pk, metric) if metric else None
+    lower = loss_like(metric, rule.comparator if rule is not None else "")
     legend: list[dict[str, Any]] = []
     lines: list[Overlaid] = []
     for run in runs:
         shown = by_run.get(run.pk)
         if shown is None:
             continue
-        colour = colours.setdefault(run.variant_id, PALETTE[len(colours) % len(PALETTE)])
+        colour = PALETTE[len(lines) % len(PALETTE)]
         dashed = run.kind == "pilot"
         lines.append(Overlaid(run.run_id, colour, dashed, shown.points))
-        legend.append(
-            {
-                "run": run,
-                "item": run.variant.name if run.variant else "—",
-                "colour": colour,
-                "dashed": dashed,
-                "count": shown.count,
-                "url": reverse("admin:campaigns_run_change", args=[run.pk]),
-            }
-        )
+        legend.append(_legend_row(run, colour, dashed, shown, lower))
+    threshold = rule.threshold if rule is not None else None
     return {
         "names": names,
         "metric": metric,
         "legend": legend,
+        "best_word": "lowest" if lower else "highest",
+        "threshold": threshold,
+        "threshold_rule": rule,
+        "config_diff": differing_keys([row["run"].config for row in legend]),
+        "chart": chart_payload(metric, lines, threshold=threshold) if metric else None,
         # escaped by campaigns/charts/curves.py
         "svg": mark_safe(overlay_svg(metric, lines)) if metric else "",
     }
+
+
+def _legend_row(
+    run: Run, colour: str, dashed: bool, shown: readings.Series, lower: bool
+) -> dict[str, Any]:
+    values = [v for _, v in shown.points]
+    last = values[-1] if values else None
+    best = best_value(values, lower_is_better=lower)
+    return {
+        "run": run,
+        "item": run.variant.name if run.variant else "—",
+        "colour": colour,
+        "dashed": dashed,
+        "count": shown.count,
+        "last": format_value(last),
+        "best": format_value(best),
+        "url": reverse("admin:campaigns_run_change", args=[run.pk]),
+    }
+
+
+def format_value(value: float | None) -> str:
+    """A metric value as the charts print it: 5 significant digits, a non-finite as its token."""
+    if value is None:
+        return "—"
+    return token(value) or f"{value:.5g}"
 
 
 def close_from_form(form: CloseCampaignForm, campaign: Campaign, user: Any) -> bool:

@@ -14,6 +14,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from campaigns.admin.tenancy import TeamScopedAdmin
+from campaigns.charts import interactive
 from campaigns.charts.curves import curve_svg
 from campaigns.models import PlanBaseline, Run
 from campaigns.selectors import run_metrics as readings
@@ -44,6 +45,11 @@ def _render(template: str, context: dict[str, Any]) -> str:
 
 @admin.register(Run)
 class RunAdmin(TeamScopedAdmin):
+    class Media:
+        # uPlot and the project's chart module, served from static files (README: charts).
+        css = {"all": ("campaigns/vendor/uplot/uPlot.min.css", "campaigns/charts.css")}
+        js = ("campaigns/vendor/uplot/uPlot.iife.min.js", "campaigns/charts.js")
+
     list_display = [
         "run_id",
         "run_name",
@@ -140,10 +146,16 @@ class RunAdmin(TeamScopedAdmin):
             return "no metrics logged"
         stop_step = run.stop_step if run.status == "stopped" else None
         drawings = []
-        for name, _count in names[:CURVES_SHOWN]:
+        for i, (name, _count) in enumerate(names[:CURVES_SHOWN]):
             found = readings.metric_series(run, name, POINTS_PER_CURVE)
             svg = curve_svg(name, found.points, count=found.count, stop_step=stop_step)
-            drawings.append(mark_safe(svg))
+            drawings.append(
+                {
+                    "svg": mark_safe(svg),
+                    "id": f"curve-data-{i}",
+                    "data": interactive.single(name, found.points, stop_step=stop_step),
+                }
+            )
         return _render("curves.html", {"drawings": drawings})
 
     @admin.display(description="Checkpoints")

@@ -8,11 +8,11 @@ as a dashed vertical line labelled "stop". Units: steps and metric values in, pi
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
+from campaigns.charts.axes import fraction, value_range
 from campaigns.domain.downsampling import Point, token
 
 WIDTH = 640
@@ -48,7 +48,7 @@ def curve_svg(
     lo_step, hi_step = min(steps), max(steps)
     if stop_step is not None:
         lo_step, hi_step = min(lo_step, stop_step), max(hi_step, stop_step)
-    lo_val, hi_val = _value_range([v for _, v in points])
+    lo_val, hi_val = value_range(v for _, v in points)
     x, y = _frame(parts, lo_step, hi_step, lo_val, hi_val)
     bottom = HEIGHT - _BOTTOM
     lines, marks = _lines(points, x, y, colour=LINE)
@@ -120,7 +120,7 @@ def _frame(
         return _LEFT + (step - lo_step) / span * plot_w
 
     def y(value: float) -> float:
-        return _TOP + (hi_val - value) / (hi_val - lo_val) * plot_h
+        return _TOP + (1 - fraction(value, lo_val, hi_val)) * plot_h
 
     parts.append(
         f'<rect x="{_LEFT}" y="{_TOP}" width="{plot_w}" height="{plot_h}" fill="none" '
@@ -131,7 +131,9 @@ def _frame(
             f'<text x="{_LEFT - 4}" y="{ypos:.1f}" font-size="10" text-anchor="end">'
             f"{_fmt(value)}</text>"
         )
-    for step, anchor in ((lo_step, "start"), (hi_step, "end")):
+    # One label when the series has one step (two would print "step 50step 50").
+    ends = ((lo_step, "start"), (hi_step, "end")) if hi_step != lo_step else ((lo_step, "start"),)
+    for step, anchor in ends:
         parts.append(
             f'<text x="{x(step):.1f}" y="{HEIGHT - 8}" font-size="10" text-anchor="{anchor}">'
             f"step {step}</text>"
@@ -139,16 +141,20 @@ def _frame(
     return x, y
 
 
-def _value_range(values: Sequence[float]) -> tuple[float, float]:
-    finite = [v for v in values if math.isfinite(v)]
-    lo_val, hi_val = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    if hi_val == lo_val:
-        lo_val, hi_val = lo_val - 0.5, hi_val + 0.5
-    return lo_val, hi_val
-
-
-# Item colours for the overlay (a colour-blind-safe qualitative palette), cycled.
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+# Run colours for the overlay, one per run, cycled: Tableau 10, a categorical palette whose
+# neighbours stay apart for the common colour-vision deficiencies.
+PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
 
 
 @dataclass(frozen=True)
@@ -175,7 +181,7 @@ def overlay_svg(name: str, lines: Sequence[Overlaid]) -> str:
     if not steps:
         parts.append(f'<text x="{_LEFT}" y="{HEIGHT // 2}" font-size="12">no points</text></svg>')
         return "".join(parts)
-    lo_val, hi_val = _value_range([v for line in lines for _, v in line.points])
+    lo_val, hi_val = value_range(v for line in lines for _, v in line.points)
     x, y = _frame(parts, min(steps), max(steps), lo_val, hi_val)
     all_marks: list[str] = []
     for line in lines:

@@ -136,3 +136,27 @@ def commit_warnings(campaign: Campaign) -> list[str]:
                 f"{format_hours(machine_span)} h of machine time."
             )
     return warnings
+
+
+@dataclass(frozen=True)
+class StageFacts:
+    """What the Gantt marks beside the schedule, by calendar key: the stages of cut items and
+    the observed hours typed on the stages (docs/domain.md §8)."""
+
+    cut: frozenset[str]
+    observed: dict[str, float]
+
+
+def stage_facts(campaign: Campaign) -> StageFacts:
+    stages = list(campaign.stages.select_related("variant").order_by("id"))
+    keys = stage_keys(stages)
+    return StageFacts(
+        cut=frozenset(
+            keys[s.pk]
+            for s in stages
+            if s.variant is not None and s.variant.status == ItemStatus.CUT
+        ),
+        observed={
+            keys[s.pk]: float(s.observed_hours) for s in stages if s.observed_hours is not None
+        },
+    )

@@ -16,7 +16,15 @@ from django.db.models import Count, Q, QuerySet
 
 from campaigns.domain import downsampling as series
 from campaigns.domain import item_fate as fates
-from campaigns.models import ItemStatus, MetricPoint, PlannedItem, Run, RunKind
+from campaigns.models import (
+    ItemStatus,
+    MetricPoint,
+    PlannedItem,
+    Run,
+    RunKind,
+    StopRule,
+    StopRuleKind,
+)
 
 DEFAULT_MAX_POINTS = 1000
 LIMIT_MAX_POINTS = 10_000
@@ -157,3 +165,14 @@ def campaign_series(
         pk: Series(name=name, count=len(pts), points=series.downsample(pts, max_points))
         for pk, pts in by_run.items()
     }
+
+
+def threshold_rule(campaign_id: int, name: str) -> StopRule | None:
+    """The campaign's first metric-threshold stop rule on ``name`` (the compare page's line)."""
+    return (
+        StopRule.objects.filter(
+            campaign_id=campaign_id, kind=StopRuleKind.METRIC_THRESHOLD, metric=name
+        )
+        .order_by("id")
+        .first()
+    )

@@ -11,7 +11,14 @@ from campaigns.models import Campaign, MetricPoint, Run, Team
 from campaigns.tests.factories import committed_campaign, make_user
 
 
-def add_run(campaign: Campaign, run_id: str, item_index: int, kind: str, metrics: dict) -> Run:
+def add_run(
+    campaign: Campaign,
+    run_id: str,
+    item_index: int,
+    kind: str,
+    metrics: dict,
+    config: dict | None = None,
+) -> Run:
     item = list(campaign.items.order_by("name"))[item_index]
     run = Run.objects.create(
         team=campaign.team,
@@ -19,7 +26,8 @@ def add_run(campaign: Campaign, run_id: str, item_index: int, kind: str, metrics
         run_id=run_id,
         variant=item,
         kind=kind,
-        config_digest=Run.digest_config({}),
+        config=config or {},
+        config_digest=Run.digest_config(config or {}),
     )
     MetricPoint.objects.bulk_create(
         MetricPoint(run=run, name=name, step=s, value=value(s))
@@ -37,16 +45,25 @@ class CompareRuns(TestCase):
         cls.campaign = committed_campaign(cls.team, cls.viewer, lots=0, automatic_rules=True)
         loss = (30, lambda s: 3 - s / 20)
         acc = (30, lambda s: s / 30)
-        add_run(cls.campaign, "base-pilot", 0, "pilot", {"loss": loss})
-        add_run(cls.campaign, "base-full", 0, "full", {"loss": loss, "acc": acc})
-        add_run(cls.campaign, "lora-full", 1, "full", {"loss": loss, "acc": acc})
+        shared = {"seed": 1, "optimizer": {"name": "adamw", "lr": 2e-4}}
+        add_run(cls.campaign, "base-pilot", 0, "pilot", {"loss": loss}, {**shared, "steps": 30})
+        add_run(cls.campaign, "base-full", 0, "full", {"loss": loss, "acc": acc}, shared)
+        lora = {**shared, "optimizer": {"name": "adamw", "lr": 1e-4}, "rank": 16}
+        add_run(
+            cls.campaign,
+            "lora-full",
+            1,
+            "full",
+            {"loss": (30, lambda s: 2 - s / 40), "acc": acc},
+            lora,
+        )
         cls.other = Team.objects.create(name="vision")
         cls.stranger = make_user("sam", team=cls.other, role="owner")
 
     def url(self, campaign: Campaign | None = None) -> str:
         return reverse("admin:campaigns_campaign_compare", args=[(campaign or self.campaign).pk])
 
-    def test_it_overlays_the_most_common_metric_coloured_by_item_with_pilots_dashed(self) -> None:
+    def test_it_overlays_the_most_common_metric_a_colour_per_run_with_pilots_dashed(self) -> None:
         self.client.force_login(self.viewer)
         page = self.client.get(self.url())
         self.assertEqual(page.status_code, 200)
@@ -59,11 +76,46 @@ class CompareRuns(TestCase):
         # One pilot, so exactly one dashed line in the chart.
         self.assertEqual(svg.count("stroke-dasharray"), 1)
         colours = {row["run"].run_id: row["colour"] for row in page.context["legend"]}
-        self.assertEqual(colours["base-pilot"], colours["base-full"])
-        self.assertNotEqual(colours["base-full"], colours["lora-full"])
+        self.assertEqual(len(set(colours.values())), 3)  # runs of one item no longer hide
+        self.assertIn('id="compare-data"', html)  # the interactive chart's data
+        self.assertIn("<noscript>", html)
         for run_id in ("base-pilot", "base-full", "lora-full"):
             self.assertIn(run_id, html)
         self.assertIn("Pilot", html)
+
+    def test_a_table_of_last_and_best_values_best_the_lowest_for_a_loss(self) -> None:
+        self.client.force_login(self.viewer)
+        page = self.client.get(self.url())
+        rows = {row["run"].run_id: row for row in page.context["legend"]}
+        self.assertEqual(rows["base-full"]["last"], "1.55")  # 3 - 29/20
+        self.assertEqual(rows["base-full"]["best"], "1.55")
+        self.assertEqual(rows["lora-full"]["last"], "1.275")  # 2 - 29/40
+        self.assertContains(page, "Best (lowest)")
+        acc = self.client.get(self.url() + "?metric=acc")
+        self.assertContains(acc, "Best (highest)")
+        rows = {row["run"].run_id: row for row in acc.context["legend"]}
+        self.assertEqual(rows["base-full"]["best"], "0.96667")
+
+    def test_the_stop_rules_threshold_is_drawn_as_a_line(self) -> None:
+        # The factory's automatic rules stop a run whose val_loss exceeds 10.
+        add_run(self.campaign, "val-full", 1, "full", {"val_loss": (5, lambda s: 12 - s)})
+        self.client.force_login(self.viewer)
+        page = self.client.get(self.url() + "?metric=val_loss")
+        self.assertEqual(page.context["chart"]["threshold"], 10)
+        self.assertContains(page, 'id="compare-threshold"')
+        self.assertEqual(page.context["legend"][0]["best"], "8")  # lowest: the rule is "> 10"
+        self.assertIsNone(self.client.get(self.url()).context["threshold"])
+
+    def test_the_configuration_keys_that_differ_are_a_table(self) -> None:
+        self.client.force_login(self.viewer)
+        page = self.client.get(self.url())
+        diff = dict(page.context["config_diff"])
+        order = [row["run"].run_id for row in page.context["legend"]]
+        self.assertEqual(set(diff), {"optimizer.lr", "rank", "steps"})
+        self.assertEqual(diff["rank"][order.index("lora-full")], "16")
+        self.assertEqual(diff["rank"][order.index("base-full")], "—")
+        self.assertContains(page, 'id="config-diff"')
+        self.assertNotContains(page, '<th scope="row">seed</th>')
 
     def test_it_shows_the_metric_asked_for(self) -> None:
         self.client.force_login(self.viewer)

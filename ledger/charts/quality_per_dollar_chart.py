@@ -1,9 +1,8 @@
 """Quality per dollar: each item's best metric against what its runs cost so far, as a scatter
 (pure: no Django, no I/O; docs/domain.md §18.6).
 
-- ``loss_like``: which end of a metric is best. A metric is loss-like (lower is better) when the
-  campaign's threshold rule stops on it going up (comparator ``gt``/``ge``) or, with no such
-  rule, when its name contains "loss"; otherwise higher is better.
+- ``loss_like``: which end of a metric is best, the one rule of campaigns/domain/metric_direction.py
+  (re-exported here for the report's callers).
 - ``value_chart``: cost on x (the campaign's currency, from 0 to the largest cost), the best
   value on y (the better end at the top), one labelled dot per item that has both.
 
@@ -17,18 +16,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Final
 
+from campaigns.domain.metric_direction import loss_like
+
+__all__ = ["Dot", "ItemValue", "ValueChart", "best_in_words", "loss_like", "value_chart"]
+
 _W: Final = 640
 _H: Final = 240
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 70, 30, 16, 34
-
-
-def loss_like(metric: str, comparator: str = "") -> bool:
-    """Lower is better: the stop rule fires on the metric growing, or its name says loss."""
-    if comparator in ("gt", "ge"):
-        return True
-    if comparator in ("lt", "le"):
-        return False
-    return "loss" in metric.lower()
 
 
 def best_in_words(metric: str, lower_is_better: bool) -> str:

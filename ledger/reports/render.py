@@ -77,7 +77,14 @@ def timeline_of(data: dict[str, Any]) -> charts.Chart:
 
 
 def gantt_of(data: dict[str, Any]) -> str:
-    """The frozen plan's calendar drawn as on the campaign page (campaigns/charts/gantt.py)."""
+    """The frozen plan's calendar drawn as on the campaign page (campaigns/charts/gantt.py):
+    cut items' stages marked cut, observed hours overlaid."""
+    cut = {
+        i["name"]
+        for tier in data.get("items", {}).get("tiers", [])
+        for i in tier["items"]
+        if i.get("fate") == "cut"
+    }
     stages = [
         GanttStage(
             key=r["name"],
@@ -85,6 +92,10 @@ def gantt_of(data: dict[str, Any]) -> str:
             start_hours=float(r["planned_start"]),
             end_hours=float(r["planned_end"]),
             critical=bool(r.get("critical")),
+            cut=r.get("variant") in cut,
+            observed_hours=(
+                float(r["observed_hours"]) if r.get("observed_hours") is not None else None
+            ),
         )
         for r in data["hours"]["stages"]
         if r.get("planned_start") is not None

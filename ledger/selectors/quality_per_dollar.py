@@ -2,7 +2,7 @@
 metric against what its runs cost so far, for the money panel and the closing report.
 
 The metric is the one of the campaign's first metric-threshold stop rule, else "loss"; which
-end is best is ledger/charts/quality_per_dollar_chart.py's ``loss_like``. Cost is
+end is best is campaigns/domain/metric_direction.py's ``loss_like``. Cost is
 campaigns/selectors/run_cost.py's cost so far
 of each run (wall hours × GPUs × the rate its lots or hourly rate give), summed per item.
 """
@@ -18,6 +18,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
+from campaigns.domain.metric_direction import loss_like
 from campaigns.models import Campaign, MetricPoint, PlannedItem, Run, StopRuleKind
 from campaigns.selectors import run_cost as accrual
 from ledger.charts import quality_per_dollar_chart as drawing
@@ -29,7 +30,7 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
     when the item logged no finite value of the metric)."""
     rule = campaign.stop_rules.filter(kind=StopRuleKind.METRIC_THRESHOLD).exclude(metric="").first()
     metric = rule.metric if rule is not None else "loss"
-    lower = drawing.loss_like(metric, rule.comparator if rule is not None else "")
+    lower = loss_like(metric, rule.comparator if rule is not None else "")
     now = until or timezone.now()
     prices = accrual.pricing(campaign)
     costs: dict[int, Decimal] = {}

@@ -10,9 +10,10 @@ from django.test import SimpleTestCase, TestCase
 from hypothesis import given
 from hypothesis import strategies as st
 
+from campaigns.domain.metric_direction import loss_like
 from campaigns.models import PlannedItem, Team
 from campaigns.tests.factories import committed_campaign, ingest_client
-from ledger.charts.quality_per_dollar_chart import ItemValue, best_in_words, loss_like, value_chart
+from ledger.charts.quality_per_dollar_chart import ItemValue, best_in_words, value_chart
 
 
 class LossLikeTests(SimpleTestCase):
