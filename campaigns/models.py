@@ -227,6 +227,14 @@ class Campaign(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    def clean(self) -> None:
+        # The window is the time the runs have (docs/domain.md §2): a plan needs some, and every
+        # figure that divides by it (lot selection, "% of the window") needs it positive.
+        if self.window_hours is not None and Decimal(self.window_hours) <= 0:
+            raise ValidationError(
+                {"window_hours": "the window is the time the runs have: more than 0 h"}
+            )
+
     def __str__(self) -> str:
         return self.title
 

@@ -470,6 +470,10 @@ def _lot_advice(
     ]
     if not offers:
         return result, [f"No rental plan is listed in {currency}: no lot advice."]
+    if not math.isfinite(window) or window <= 0:
+        return result, [
+            f"The window is {fmt_hours(window)} h: give the campaign one for lot advice."
+        ]
     advice: list[str] = []
     fits = forecast_hours <= window + 1e-9
     lot_window = window

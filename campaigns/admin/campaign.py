@@ -37,6 +37,7 @@ from campaigns.admin.inlines import (
     StageInline,
     StopRuleInline,
 )
+from campaigns.admin.refusals import refusal_of
 from campaigns.admin.tenancy import (
     OWNERS,
     READERS,
@@ -189,13 +190,17 @@ class CampaignAdmin(TeamScopedAdmin):
             return  # read-only inlines (ingest keys)
         save, remove = writers
         campaign = form.instance
+        # Each row's refusal is shown beside its fields and the whole save rolled back
+        # (campaigns/admin/refusals.py).
         for row in formset.deleted_forms:
             if row.instance.pk is not None and remove is not None:
-                remove(row.instance, request.user)
+                with refusal_of(request, row.prefix):
+                    remove(row.instance, request.user)
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed():
                 continue
-            save(campaign, row, request.user)
+            with refusal_of(request, row.prefix):
+                save(campaign, row, request.user)
 
     def change_view(
         self,

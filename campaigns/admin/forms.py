@@ -44,7 +44,21 @@ def campaign_of(form: forms.ModelForm[Any]) -> Campaign | None:
     return campaign
 
 
-class CampaignChildForm(forms.ModelForm[Any]):
+class EmptyJsonIsDefault(forms.ModelForm[Any]):
+    """An emptied JSON box means the field's default ({} or []), not null: the columns are not
+    null and the model's own validation skips blank values."""
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name, field in self.fields.items():
+            if isinstance(field, forms.JSONField) and name in data and data[name] is None:
+                model_field = self._meta.model._meta.get_field(name)
+                if not model_field.null:
+                    data[name] = model_field.get_default()
+        return data
+
+
+class CampaignChildForm(EmptyJsonIsDefault):
     """An inline row's form; the inline hands it the campaign being edited."""
 
     parent_campaign: Campaign | None = None
@@ -240,7 +254,7 @@ CAMPAIGN_FIELDS = [
 ]
 
 
-class CampaignForm(forms.ModelForm[Campaign]):
+class CampaignForm(EmptyJsonIsDefault):
     class Meta:
         model = Campaign
         fields = CAMPAIGN_FIELDS

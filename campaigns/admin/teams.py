@@ -14,6 +14,7 @@ from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from campaigns import services
+from campaigns.admin.refusals import RefusalsAsFieldErrors, refusal_of
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Membership, Team
 from campaigns.services import teams
@@ -95,7 +96,7 @@ class TeamForm(forms.ModelForm[Team]):
 
 
 @admin.register(Team)
-class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
+class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Team]):
     form = TeamForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
@@ -174,16 +175,18 @@ class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
         for row in formset.deleted_forms:
             if row.instance.pk is not None:
-                teams.remove_member(membership=row.instance, user=request.user)
-                formset.deleted_objects.append(row.instance)
+                with refusal_of(request, row.prefix):
+                    teams.remove_member(membership=row.instance, user=request.user)
+                    formset.deleted_objects.append(row.instance)
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed():
                 continue
-            saved = _save_member(form.instance, row, request.user)
-            if row.instance.pk is None:
-                formset.new_objects.append(saved)
-            else:
-                formset.changed_objects.append((saved, row.changed_data))
+            with refusal_of(request, row.prefix):
+                saved = _save_member(form.instance, row, request.user)
+                if row.instance.pk is None:
+                    formset.new_objects.append(saved)
+                else:
+                    formset.changed_objects.append((saved, row.changed_data))
 
 
 def _save_member(team: Team, row: MembershipForm, user: Any) -> Membership:

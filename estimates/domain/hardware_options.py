@@ -18,6 +18,8 @@ most powerful hardware without comparing its price against the real load):
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -114,6 +116,9 @@ def _lots(
     window_hours: float,
 ) -> tuple[PlanChoice, formulas.Money, bool] | None:
     mine = [o for o in offers if normalize_gpu(o.gpu) == normalize_gpu(candidate.name)]
+    # A campaign stored with no window (0 h, before the rule refused it) fits no lot.
+    if not math.isfinite(window_hours) or window_hours <= 0:
+        return None
     if not mine or len({o.currency for o in mine}) > 1:
         return None
     items = [
