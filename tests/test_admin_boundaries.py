@@ -227,3 +227,30 @@ class TheRefusalsThatWere500s(TestCase):
         self.assertEqual(self.client.get(self.url).status_code, 200)
         answer = self.client.get(f"/api/v1/campaigns/{self.draft.pk}/hardware-options/")
         self.assertLess(answer.status_code, 500)
+
+
+class TheApiRefusesWhatTheAdminRefuses(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.planner = make_user("pia", team=cls.team)
+        cls.draft = make_plannable(cls.team, title="Draft plan")
+
+    def test_the_campaign_fields(self) -> None:
+        from ledger.tests.helpers import client_for
+
+        api = client_for(self.planner)
+        url = f"/api/v1/campaigns/{self.draft.pk}/"
+        for field, value in (
+            ("window_hours", 0),
+            ("window_hours", "0"),
+            ("window_hours", -5),
+            ("window_hours", "nan"),
+            ("budget", "-1"),
+            ("hourly_rate_per_gpu", "-1"),
+            ("title", ""),
+        ):
+            answer = api.patch(url, {field: value}, format="json")
+            self.assertEqual(answer.status_code, 400, (field, value, answer.content))
+            self.assertIn(field, answer.json(), (field, value))
+        self.assertEqual(Campaign.objects.get(pk=self.draft.pk).window_hours, Decimal("72"))

@@ -139,12 +139,23 @@ def _frame(
     return x, y
 
 
+# Beyond this the span hi - lo of two finite values could overflow to inf.
+_VALUE_LIMIT = 1e300
+
+
 def _value_range(values: Sequence[float]) -> tuple[float, float]:
+    """The value axis: the finite values' range, clamped so its span stays finite; one value
+    (a constant lr, a one-point series) is padded by 5% of its size, so the pad survives at
+    any magnitude (a ±0.5 pad is lost at 7.8e24 and swamps 2e-4)."""
     finite = [v for v in values if math.isfinite(v)]
     lo_val, hi_val = (min(finite), max(finite)) if finite else (0.0, 1.0)
-    if hi_val == lo_val:
-        lo_val, hi_val = lo_val - 0.5, hi_val + 0.5
-    return lo_val, hi_val
+    lo_val, hi_val = max(lo_val, -_VALUE_LIMIT), min(hi_val, _VALUE_LIMIT)
+    if hi_val > lo_val:
+        return lo_val, hi_val
+    pad = abs(lo_val) * 0.05
+    if not lo_val - pad < lo_val + pad:
+        pad = 0.5  # zero, or too small for a relative pad
+    return lo_val - pad, hi_val + pad
 
 
 # Item colours for the overlay (a colour-blind-safe qualitative palette), cycled.

@@ -12,6 +12,8 @@ Units: money ``Decimal`` in the campaign's currency; metric values ``float`` as 
 
 from __future__ import annotations
 
+import math
+
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -66,13 +68,15 @@ def value_chart(
 ) -> ValueChart | None:
     """Place each item with a best value at (its cost, its best value); None when no item has
     one (nothing to compare)."""
-    shown = [i for i in items if i.best is not None]
+    # A non-finite best (a diverged run) has no place on a value axis.
+    shown = [i for i in items if i.best is not None and math.isfinite(float(i.best))]
     if not shown:
         return None
     top_cost = max([i.cost for i in shown] + [Decimal("0.01")])
     values = [float(i.best) for i in shown if i.best is not None]
     low, high = min(values), max(values)
-    span = (high - low) or 1.0
+    # Halved so that the span of two finite values never overflows (-1e308 to 1e308).
+    half_span = high / 2 - low / 2
     plot_w, plot_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
 
     def x(cost: Decimal) -> float:
@@ -80,7 +84,10 @@ def value_chart(
 
     def y(value: float) -> float:
         # The better end at the top: a planner reads "up and to the left" as the better buy.
-        fraction = (high - value) / span if lower_is_better else (value - low) / span
+        if half_span <= 0:
+            return round(_PAD_T + plot_h * 0.5, 1)  # one value: the axis's middle
+        gain = (high / 2 - value / 2) if lower_is_better else (value / 2 - low / 2)
+        fraction = gain / half_span
         return round(_PAD_T + plot_h * (1 - fraction), 1)
 
     dots = tuple(
