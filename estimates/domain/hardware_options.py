@@ -19,7 +19,6 @@ most powerful hardware without comparing its price against the real load):
 from __future__ import annotations
 
 import math
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal

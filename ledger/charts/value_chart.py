@@ -13,7 +13,6 @@ Units: money ``Decimal`` in the campaign's currency; metric values ``float`` as 
 from __future__ import annotations
 
 import math
-
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
