@@ -65,7 +65,9 @@ def add_error_responses(result: dict[str, Any], generator: Any, **kwargs: Any) -
             queried = any(p.get("in") == "query" for p in operation.get("parameters", []))
             responses = operation.setdefault("responses", {})
             for code, description in ERRORS.items():
-                if code in WRITE_ONLY and not writes and not (code == "400" and queried):
+                # A DELETE of a committed plan's row is refused as a state conflict.
+                also = (code == "400" and queried) or (code == "409" and method == "delete")
+                if code in WRITE_ONLY and not writes and not also:
                     continue
                 responses.setdefault(code, {"description": description, "content": error_ref})
             if method == "post":

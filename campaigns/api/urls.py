@@ -3,6 +3,7 @@
 from django.urls import path, register_converter
 
 from campaigns.api import ingest_keys as api_keys
+from campaigns.api import plan_edits
 from campaigns.api import teams as teams_api
 from campaigns.api import views as api
 from campaigns.api.serializers import RUN_ID_PATTERN
@@ -41,6 +42,33 @@ urlpatterns = [
     path("campaigns/<int:id>/runs/", api.CampaignRuns.as_view(), name="campaign-runs"),
     path(
         "campaigns/<int:id>/ingest-keys/", api_keys.CampaignIngestKeys.as_view(), name="ingest-keys"
+    ),
+    # Plan editing after the first save: the services the admin calls (docs/api.md).
+    path(
+        "campaigns/<int:id>/variants/<int:item>/",
+        plan_edits.VariantDetail.as_view(),
+        name="campaign-variant-detail",
+    ),
+    path(
+        "campaigns/<int:id>/stages/<int:sid>/",
+        plan_edits.StageDetail.as_view(),
+        name="campaign-stage-detail",
+    ),
+    path(
+        "campaigns/<int:id>/stop-rules/<int:rid>/",
+        plan_edits.StopRuleDetail.as_view(),
+        name="campaign-stop-rule-detail",
+    ),
+    path("campaigns/<int:id>/lots/", plan_edits.CampaignLots.as_view(), name="campaign-lots"),
+    path(
+        "campaigns/<int:id>/lots/<int:lid>/",
+        plan_edits.LotDetail.as_view(),
+        name="campaign-lot-detail",
+    ),
+    path(
+        "campaigns/<int:id>/ingest-keys/<int:key>/",
+        plan_edits.IngestKeyDetail.as_view(),
+        name="ingest-key-detail",
     ),
     path("runs/<run_id:run_id>/", api.RunDetail.as_view(), name="run-detail"),
     path("runs/<run_id:run_id>/metrics/", api.RunMetrics.as_view(), name="run-metrics"),

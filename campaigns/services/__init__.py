@@ -562,6 +562,12 @@ def issue_ingest_key(
 
 
 @transaction.atomic
-def revoke_ingest_keys(*, campaign: Campaign, user: Any = None) -> int:
-    """Revoke every active key of `campaign` (a leaked key goes with its siblings)."""
-    return campaign.ingest_keys.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+def revoke_ingest_keys(
+    *, campaign: Campaign, user: Any = None, keys: Sequence[IngestKey] | None = None
+) -> int:
+    """Revoke every active key of `campaign` (a leaked key goes with its siblings), or only
+    `keys` (the API revokes one key by id). Returns how many were active."""
+    active = campaign.ingest_keys.filter(revoked_at__isnull=True)
+    if keys is not None:
+        active = active.filter(pk__in=[k.pk for k in keys])
+    return active.update(revoked_at=timezone.now())

@@ -1,0 +1,174 @@
+"""Reads what a campaign's forecast is computed from into the pure `ForecastInputs`
+(docs/domain.md §10): items with their work fields, stages, runs, the latest pilot of each item,
+the frozen baseline once committed, reserved lots, the rental plans in the campaign's currency,
+the GPU catalogue and the team's calibration (§20). Writes nothing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from campaigns.models import (
+    WORK_FIELDS,
+    Campaign,
+    CampaignStatus,
+    LotReservation,
+    PlanBaseline,
+    PlannedItem,
+    RunKind,
+    Stage,
+    ThroughputSample,
+)
+from campaigns.selectors.plan_summary import stage_keys
+from catalog.domain.gpu_names import normalize_gpu
+from catalog.models import GpuModel, RentalPlan
+from estimates.domain import forecast
+from estimates.domain.forecast_inputs import (
+    Forecast,
+    ForecastInputs,
+    ItemInput,
+    LotInput,
+    PilotInput,
+    RunInput,
+    StageInput,
+    baseline_from_snapshot,
+)
+from estimates.models import plan_offer
+from estimates.selectors.calibration import team_calibrations
+
+
+def item_config(item: PlannedItem) -> dict[str, Any]:
+    """The item's config with its work fields (tokens, samples, epochs, assumed throughput,
+    GPUs) over any config key of the same name: the fields are the inputs, the keys are only
+    read for items that still carry them (docs/domain.md §10)."""
+    cfg = dict(item.config) if isinstance(item.config, dict) else {}
+    for name in WORK_FIELDS:
+        value = getattr(item, name, None)
+        if value is not None:
+            cfg[name] = value
+    return cfg
+
+
+def item_input(item: PlannedItem) -> ItemInput:
+    return ItemInput(
+        id=item.pk,
+        name=item.name,
+        tier=item.tier,
+        role=item.role,
+        status=item.status,
+        gpu=item.gpu,
+        planned_hours=item.planned_hours,
+        prep_hours=item.prep_hours,
+        config=item_config(item),
+    )
+
+
+def pilot_input(sample: ThroughputSample) -> PilotInput:
+    return PilotInput(
+        sample_id=sample.pk,
+        run_id=sample.run.run_id if sample.run_id else "",
+        tokens_per_second=sample.tokens_per_second,
+        samples_per_second=sample.samples_per_second,
+        gpus=sample.gpus,
+        measured_seconds=sample.measured_seconds,
+        measured_at=sample.created_at.isoformat() if sample.created_at else None,
+    )
+
+
+def latest_pilots(campaign: Campaign) -> dict[int, PilotInput]:
+    """The most recent pilot measurement of each item (a newer pilot supersedes older ones)."""
+    latest: dict[int, PilotInput] = {}
+    samples = (
+        ThroughputSample.objects.filter(
+            run__campaign=campaign, run__kind=RunKind.PILOT, run__variant__isnull=False
+        )
+        .select_related("run")
+        .order_by("created_at", "id")
+    )
+    for sample in samples:
+        if sample.tokens_per_second or sample.samples_per_second:
+            latest[sample.run.variant_id] = pilot_input(sample)  # type: ignore[index]
+    return latest
+
+
+def _stages(campaign: Campaign) -> tuple[StageInput, ...]:
+    stages: list[Stage] = list(campaign.stages.prefetch_related("depends_on").order_by("id"))
+    keys = stage_keys(stages)
+    return tuple(
+        StageInput(
+            id=s.pk,
+            key=keys[s.pk],
+            name=s.name,
+            kind=s.kind,
+            machine=s.machine,
+            resource=s.resource,
+            planned_hours=s.planned_hours,
+            observed_hours=s.observed_hours,
+            variant_id=s.variant_id,
+            depends_on=tuple(d.pk for d in s.depends_on.all()),
+        )
+        for s in stages
+    )
+
+
+def _lot(lot: LotReservation) -> LotInput:
+    return LotInput(
+        provider=lot.plan.provider,
+        plan_name=lot.plan.name,
+        gpu=lot.plan.gpu.name,
+        quantity=lot.quantity,
+        price=lot.plan.price,
+        currency=lot.plan.currency,
+    )
+
+
+def forecast_inputs(campaign: Campaign) -> ForecastInputs:
+    """Everything `estimates.domain.forecast.compute` needs, read in a fixed number of queries."""
+    runs = campaign.runs.only(
+        # campaign_id too: the related manager reads it on every row it attaches.
+        "id",
+        "campaign_id",
+        "variant_id",
+        "kind",
+        "status",
+        "observed_hours",
+    ).order_by("id")
+    baseline = None
+    if campaign.status != CampaignStatus.DRAFT:
+        row = PlanBaseline.objects.filter(campaign=campaign).first()
+        if row is not None and row.snapshot is not None:
+            baseline = baseline_from_snapshot(row.snapshot, row.digest)
+    gpus = {normalize_gpu(g.name): g for g in GpuModel.objects.all()}
+    specs = {}
+    for key, gpu in gpus.items():
+        try:
+            specs[key] = gpu.as_spec()
+        except (TypeError, ValueError):
+            # A row the formulas refuse: the calculator then says its GPU is not usable.
+            continue
+    offers = RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
+    return ForecastInputs(
+        campaign_id=campaign.pk,
+        window_hours=float(campaign.window_hours),
+        currency=campaign.currency,
+        budget=campaign.budget,
+        items=tuple(item_input(i) for i in campaign.items.order_by("id")),
+        stages=_stages(campaign),
+        runs=tuple(RunInput(r.variant_id, r.kind, r.status, r.observed_hours) for r in runs),
+        pilots=latest_pilots(campaign),
+        baseline=baseline,
+        lots=tuple(_lot(lot) for lot in campaign.lots.select_related("plan__gpu").order_by("id")),
+        offers=tuple(plan_offer(p) for p in offers.order_by("id")),
+        gpus=specs,
+        known_gpus=tuple(g.name for g in gpus.values()),
+        # The team's other campaigns: what their training stages took against their estimates.
+        calibrations=tuple(team_calibrations(campaign.team_id, exclude_campaign_id=campaign.pk)),
+    )
+
+
+def compute_forecast(campaign: Campaign) -> Forecast:
+    """Reserved, forecast and observed hours per item and in total, the window and lot advice.
+
+    Reads the database; writes nothing. Reserved hours come from the frozen baseline once the
+    plan is committed (the plan is never rewritten), else from the plan as it stands.
+    """
+    return forecast.compute(forecast_inputs(campaign))
