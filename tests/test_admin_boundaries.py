@@ -237,7 +237,7 @@ class TheApiRefusesWhatTheAdminRefuses(TestCase):
         cls.draft = make_plannable(cls.team, title="Draft plan")
 
     def test_the_campaign_fields(self) -> None:
-        from ledger.tests.helpers import client_for
+        from campaigns.tests.factories import as_user as client_for
 
         api = client_for(self.planner)
         url = f"/api/v1/campaigns/{self.draft.pk}/"

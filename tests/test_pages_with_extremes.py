@@ -11,10 +11,10 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import PlannedItem, Run, Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user as client_for
+from campaigns.tests.factories import celery_eager, committed_campaign, ingest_client, make_user
 from ledger.models import Report
 from ledger.services import request_report
-from ledger.tests.helpers import celery_eager, client_for, committed_campaign, ingest_client
 
 
 class PagesOfACampaignWithExtremeMetrics(TestCase):

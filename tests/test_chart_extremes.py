@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from campaigns.charts.curves import Overlaid, _value_range, curve_svg, overlay_svg
-from ledger.charts.value_chart import ItemValue, value_chart
+from ledger.charts.quality_per_dollar_chart import ItemValue, value_chart
 
 SERIES = {
     "constant lr": [(s, 2e-4) for s in range(0, 100, 10)],
