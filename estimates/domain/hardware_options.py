@@ -226,7 +226,18 @@ def rank_options(  # noqa: C901
         elif source == "pilot":
             assumption = f"Measured by a pilot on the {candidate.name}."
         else:
-            assumption = "Assumed utilization of peak FLOP/s; no pilot on this GPU."
+            piloted_here = [
+                w.name
+                for w, _ in placed
+                if w.key in measured
+                and normalize_gpu(measured[w.key]) == normalize_gpu(candidate.name)
+            ]
+            assumption = (
+                f"Measured by a pilot on the {candidate.name} for {', '.join(piloted_here)}; "
+                "assumed utilization of peak FLOP/s for the rest."
+                if piloted_here
+                else "Assumed utilization of peak FLOP/s; no pilot on this GPU."
+            )
 
         priced: list[tuple[PlanChoice, formulas.Money, bool | None]] = []
         own_rate = normalized_rates.get(normalize_gpu(candidate.name))
