@@ -586,6 +586,7 @@ class StageKind(models.TextChoices):
     CHECKPOINT_IO = "checkpoint_io", "Checkpoint write/transfer/restore"
     RETRIEVAL = "retrieval", "Retrieval of results"
     HUMAN_PREP = "human_prep", "Human preparation"
+    ANALYSIS = "analysis", "Human analysis of the results"
 
 
 class Stage(models.Model):
@@ -616,6 +617,8 @@ class Stage(models.Model):
             raise ValidationError({"resource": "a machine stage names the GPU or lot it occupies"})
         if self.kind == StageKind.HUMAN_PREP and self.machine:
             raise ValidationError({"machine": "human preparation does not occupy a GPU"})
+        if self.kind == StageKind.ANALYSIS and self.machine:
+            raise ValidationError({"machine": "analysis is human time: it does not occupy a GPU"})
 
     def as_plan(self) -> dict[str, Any]:
         return {

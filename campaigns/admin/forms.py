@@ -77,6 +77,9 @@ ITEM_FIELDS = [
 
 
 class PlannedItemForm(CampaignChildForm):
+    """An item's row, with the work the forecast turns into hours (docs/domain.md §10): the
+    pilot rescales what the row states, so it is typed with the item, not after a save."""
+
     amendment_reason = forms.CharField(
         required=False,
         widget=forms.TextInput(attrs={"size": 16}),
@@ -85,18 +88,34 @@ class PlannedItemForm(CampaignChildForm):
 
     class Meta:
         model = PlannedItem
-        fields = ITEM_FIELDS
+        fields = [*ITEM_FIELDS, *WORK_FIELDS]
         widgets = {
-            "name": forms.TextInput(attrs={"size": 14}),
-            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
-            "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "name": forms.TextInput(attrs={"size": 12}),
+            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 12}),
+            "config": forms.Textarea(attrs={"rows": 1, "cols": 12}),
+            **{
+                f: forms.NumberInput(attrs={"style": "width:5.5em", "step": "any"})
+                for f in WORK_FIELDS
+            },
         }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The model's ranges (positive, finite) checked on the form: this form skips the
+        # model's own validation (_post_clean below).
+        for name in WORK_FIELDS:
+            if name in self.fields:
+                field = self.fields[name]
+                field.validators = [
+                    *field.validators,
+                    *getattr(PlannedItem._meta.get_field(name), "validators", []),
+                ]
 
     def changes(self) -> dict[str, Any]:
         """The posted fields that differ from what is stored (all of them for a new item)."""
         data = self.cleaned_data
         if not self.instance.pk:
-            return {f: data[f] for f in ITEM_FIELDS if f in data}
+            return {f: data[f] for f in [*ITEM_FIELDS, *WORK_FIELDS] if f in data}
         stored = PlannedItem.objects.get(pk=self.instance.pk)
         return {
             f: data[f] for f in AMENDABLE_ITEM_FIELDS if f in data and data[f] != getattr(stored, f)
@@ -125,7 +144,8 @@ class PlannedItemForm(CampaignChildForm):
 
 
 class ItemWorkForm(PlannedItemForm):
-    """The forecast's inputs of an item (docs/domain.md §10), edited in their own table."""
+    """The forecast's inputs of an item alone (docs/domain.md §10); the campaign page edits
+    them in the item's own row (PlannedItemForm)."""
 
     class Meta:
         model = PlannedItem
@@ -133,17 +153,6 @@ class ItemWorkForm(PlannedItemForm):
         widgets = {
             f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
         }
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # The model's ranges (positive, finite) checked on the form: this form skips the
-        # model's own validation (PlannedItemForm._post_clean).
-        for name in WORK_FIELDS:
-            field = self.fields[name]
-            field.validators = [
-                *field.validators,
-                *getattr(PlannedItem._meta.get_field(name), "validators", []),
-            ]
 
 
 class StopRuleForm(CampaignChildForm):
@@ -168,9 +177,27 @@ OBSERVED_FIELDS = {"observed_hours", "deviation_note"}
 
 
 class StageForm(CampaignChildForm):
+    # Planning in one pass: a new stage names its item and the stages it follows by name, so
+    # they may be rows of the same unsaved page (resolved in table order as the page saves).
+    item_name = forms.CharField(
+        required=False,
+        label="item (by name)",
+        widget=forms.TextInput(attrs={"size": 8}),
+        help_text="An item of this page, saved or not (instead of choosing one).",
+    )
+    after = forms.CharField(
+        required=False,
+        label="after (names)",
+        widget=forms.TextInput(attrs={"size": 8}),
+        help_text="Stages above this one, saved or not, by name, comma-separated.",
+    )
+
     class Meta:
         model = Stage
         fields = STAGE_FIELDS
+
+    def after_names(self) -> list[str]:
+        return [n.strip() for n in (self.cleaned_data.get("after") or "").split(",") if n.strip()]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

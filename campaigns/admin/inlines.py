@@ -70,7 +70,7 @@ class CampaignInline(admin.TabularInline[Any, Any]):
 class PlannedItemInline(CampaignInline):
     model = PlannedItem
     form = PlannedItemForm
-    fields = [*ITEM_FIELDS, "status", "amendment_reason"]
+    fields = [*ITEM_FIELDS, *WORK_FIELDS, "status", "amendment_reason"]
     readonly_fields = ["status"]
     # After commit an item may still be added or amended, with a reason.
     frozen_after_commit = False
@@ -113,7 +113,7 @@ class StopRuleInline(CampaignInline):
 class StageInline(CampaignInline):
     model = Stage
     form = StageForm
-    fields = STAGE_FIELDS  # type: ignore[assignment]
+    fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:]]  # type: ignore[assignment]
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
 
@@ -127,8 +127,13 @@ class StageInline(CampaignInline):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
             # The plan is frozen: only what was observed stays editable.
-            return [str(f) for f in self.fields if f not in OBSERVED_FIELDS]
+            return [str(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS]
         return []
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and not obj.is_draft:
+            return STAGE_FIELDS  # names are for planning; the frozen plan shows its links
+        return self.fields
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "variant":

@@ -139,6 +139,14 @@ def commit_warnings(campaign: Campaign) -> list[str]:
     for item in campaign.items.exclude(status=ItemStatus.CUT).order_by("id"):
         if item.pk not in staged:
             warnings.append(f"{item.name} has no stage: the calendar does not reserve its hours.")
+    live = list(campaign.items.exclude(status=ItemStatus.CUT))
+    if live and not any(i.tokens or i.samples for i in live):
+        # A pilot measures throughput; only an item's stated work turns it into hours (§10).
+        warnings.append(
+            "No item states its work (tokens or samples): a pilot's throughput cannot rescale "
+            "any estimate, and the forecast stays at the planned hours. Fill an item's work in "
+            "its row."
+        )
     summary = campaign_summary(campaign)
     warnings.extend(summary.alerts)
     lots = list(campaign.lots.select_related("plan"))

@@ -600,7 +600,7 @@ def read_metric_batch(raw: bytes) -> list[Point]:
     return check_points(items)
 
 
-def check_points(items: list[Any]) -> list[Point]:  # noqa: C901
+def check_points(items: list[Any]) -> list[Point]:
     """Check decoded points `[{"name", "step", "value"}, ...]` (read_metric_batch's rules and
     limits; the MLflow facade calls it with the metrics it translated)."""
     if len(items) > MAX_POINTS:
