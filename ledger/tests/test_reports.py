@@ -346,7 +346,7 @@ class ClosingReportThroughTheApiTests(TestCase):
         for text in (
             "## Question and conclusion",
             "Variant A does not beat the baseline.",
-            "**52.14 USD** per accepted deliverable",
+            "**52.14 USD** per accepted deliverable, counted by distinct corpus",
             "External, listed apart: 12.00 USD",
             "the CUDA driver had to be reinstalled",
             "| variant B | variant | cut |",
