@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from campaigns import links
 from campaigns.views import api_not_found, health
 
 admin.site.site_header = "Campaign Desk"
@@ -16,7 +17,12 @@ urlpatterns = [
         r"^admin/estimates/(?P<model>gpumodel|rentalplan)/(?P<rest>.*)$",
         RedirectView.as_view(url="/admin/catalog/%(model)s/%(rest)s", query_string=True),
     ),
+    # `/` (and so the admin's "View site") opens the admin: there is no other front page.
+    path("", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("runs/<str:run_id>/", admin.site.admin_view(links.open_run), name="open-run"),
+    # MLflow's "View run at …/mlflow/#/experiments/E/runs/R" (campaigns/links.py).
+    path("mlflow/", links.mlflow_ui, name="mlflow-ui"),
     # The one-time link a new member gets sets their password (campaigns/admin/teams.py).
     path(
         "accounts/reset/<uidb64>/<token>/",

@@ -231,6 +231,11 @@ class CampaignAdmin(TeamScopedAdmin):
                 name="campaigns_campaign_close",
             ),
             path(
+                "<path:object_id>/hardware/",
+                self.admin_site.admin_view(self.hardware_view),
+                name="campaigns_campaign_hardware",
+            ),
+            path(
                 "<path:object_id>/compare/",
                 self.admin_site.admin_view(self.compare_view),
                 name="campaigns_campaign_compare",
@@ -281,6 +286,20 @@ class CampaignAdmin(TeamScopedAdmin):
             **compared_runs(campaign, request.GET.get("metric")),
         }
         return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
+
+    def hardware_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Every hardware option of the campaign (the page's panel shows the first three)."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not caller_has_role(request, campaign.team_id, READERS):
+            raise Http404("No such campaign.")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Hardware options of “{campaign}”",
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/hardware.html", context)
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""
