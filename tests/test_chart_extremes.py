@@ -72,3 +72,25 @@ def test_the_value_chart_places_every_dot_inside(bests: list[float | None], lowe
     for dot in chart.dots:
         assert math.isfinite(dot.x) and math.isfinite(dot.y)
         assert 0 <= dot.y <= chart.height
+
+
+@given(
+    st.lists(
+        st.tuples(st.text(min_size=1, max_size=80), st.integers(1, 10_000), st.floats(0, 10)),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_quality_per_dollar_labels_stay_inside_the_chart(
+    rows: list[tuple[str, int, float]],
+) -> None:
+    items = [ItemValue(name, Decimal(cost), best) for name, cost, best in rows]
+    chart = value_chart(items, "f1", False, "USD")
+    assert chart is not None
+    for dot in chart.dots:
+        # 11 px text: at most ~6.5 px a character; the label reads away from the nearer edge.
+        width = 6.5 * len(dot.label)
+        if dot.anchor == "end":
+            assert dot.label_x - width >= 0
+        else:
+            assert dot.label_x + width <= chart.width

@@ -19,6 +19,8 @@ from decimal import Decimal
 from typing import Final
 
 _W: Final = 640
+# At 11 px a label of this many characters fits in half the chart's width.
+_LABEL_CHARS: Final = 40
 _H: Final = 240
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 70, 30, 16, 34
 
@@ -51,6 +53,8 @@ class Dot:
     label_x: float
     label: str
     title: str
+    # Labels of dots in the right half read leftwards, so none runs off the chart (issue 18).
+    anchor: str = "start"
 
 
 @dataclass(frozen=True)
@@ -93,9 +97,10 @@ def value_chart(
         Dot(
             x(i.cost),
             y(float(i.best)),
-            x(i.cost) + 8,
-            i.item,
+            x(i.cost) - 8 if x(i.cost) > _W / 2 else x(i.cost) + 8,
+            i.item if len(i.item) <= _LABEL_CHARS else i.item[: _LABEL_CHARS - 1] + "…",
             f"{i.item}: {metric} {i.best:g} for {i.cost} {currency}",
+            "end" if x(i.cost) > _W / 2 else "start",
         )
         for i in shown
         if i.best is not None
