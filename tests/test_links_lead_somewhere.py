@@ -46,3 +46,26 @@ class LinksLeadSomewhere(TestCase):
         self.assertEqual(answer.status_code, 200)
         self.assertContains(answer, 'id="hardware-options-panel"')
         self.assertNotContains(answer, "more option")
+
+
+class TheIngestKeyFromTheCampaignPage(TestCase):
+    def test_an_owner_issues_a_key_with_one_click_and_sees_it_once(self) -> None:
+        from campaigns.models import IngestKey
+
+        team = Team.objects.create(name="nlp")
+        owner = make_user("olga", team=team, role="owner")
+        planner = make_user("pia", team=team)
+        campaign = committed_campaign(team)
+        page_url = reverse("admin:campaigns_campaign_change", args=[campaign.pk])
+        url = reverse("admin:campaigns_campaign_ingest_key", args=[campaign.pk])
+        self.client.force_login(planner)
+        self.assertNotContains(self.client.get(page_url), 'id="issue-ingest-key"')
+        self.assertEqual(self.client.post(url).status_code, 404)
+        self.client.force_login(owner)
+        self.assertContains(self.client.get(page_url), 'id="issue-ingest-key"')
+        answer = self.client.post(url, follow=True)
+        self.assertEqual(answer.status_code, 200)
+        raw = max(re.findall(r"cdk_[A-Za-z0-9_-]+", answer.content.decode()), key=len)
+        self.assertGreater(len(raw), 20)
+        self.assertEqual(IngestKey.objects.filter(campaign=campaign).count(), 1)
+        self.assertNotContains(self.client.get(page_url), raw)  # shown once

@@ -215,6 +215,9 @@ class CampaignAdmin(TeamScopedAdmin):
         extra_context["can_commit"] = campaign.is_draft and writer
         extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
         extra_context["baseline"] = campaign.baseline_or_none()
+        extra_context["can_issue_key"] = not campaign.is_closed and caller_has_role(
+            request, campaign.team_id, OWNERS
+        )
         # Already found above: go straight to Django's view, skipping the mixin's second lookup.
         return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
 
@@ -229,6 +232,11 @@ class CampaignAdmin(TeamScopedAdmin):
                 "<path:object_id>/close/",
                 self.admin_site.admin_view(self.close_view),
                 name="campaigns_campaign_close",
+            ),
+            path(
+                "<path:object_id>/ingest-key/",
+                self.admin_site.admin_view(self.ingest_key_view),
+                name="campaigns_campaign_ingest_key",
             ),
             path(
                 "<path:object_id>/hardware/",
@@ -286,6 +294,19 @@ class CampaignAdmin(TeamScopedAdmin):
             **compared_runs(campaign, request.GET.get("metric")),
         }
         return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
+
+    def ingest_key_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The campaign page's "Issue an ingest key" button (POST; owners): the key is shown
+        once in the banner, as the list's action shows it."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not caller_has_role(request, campaign.team_id, OWNERS):
+            raise Http404("No such campaign.")
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        if request.method != "POST":
+            return HttpResponseRedirect(change_url)
+        _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
+        messages.warning(request, ingest_key_banner(campaign, raw, request))
+        return HttpResponseRedirect(change_url)
 
     def hardware_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Every hardware option of the campaign (the page's panel shows the first three)."""
