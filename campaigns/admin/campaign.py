@@ -31,6 +31,7 @@ from campaigns.admin.inline_writes import INLINE_WRITERS
 from campaigns.admin.inlines import (
     DecisionPointInline,
     IngestKeyInline,
+    ItemWorkInline,
     LotReservationInline,
     PlannedItemInline,
     StageInline,
@@ -67,6 +68,7 @@ class CampaignAdmin(TeamScopedAdmin):
     search_fields = ["title", "question", "corpus_name", "corpus_revision"]
     inlines = [
         PlannedItemInline,
+        ItemWorkInline,
         StopRuleInline,
         StageInline,
         DecisionPointInline,

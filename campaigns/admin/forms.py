@@ -64,6 +64,11 @@ class CampaignChildForm(EmptyJsonIsDefault):
     parent_campaign: Campaign | None = None
 
 
+# The work a pilot rescales, typed in the item's own row (the rest of its work in the table
+# "Items' work" below: the row must fit 1366 px).
+ROW_WORK_FIELDS = ["tokens", "samples"]
+OTHER_WORK_FIELDS = [f for f in WORK_FIELDS if f not in ROW_WORK_FIELDS]
+
 ITEM_FIELDS = [
     "name",
     "role",
@@ -88,16 +93,18 @@ class PlannedItemForm(CampaignChildForm):
 
     class Meta:
         model = PlannedItem
-        fields = [*ITEM_FIELDS, *WORK_FIELDS]
+        fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS]
         widgets = {
             "name": forms.TextInput(attrs={"size": 12}),
             "rationale": forms.Textarea(attrs={"rows": 1, "cols": 12}),
             "config": forms.Textarea(attrs={"rows": 1, "cols": 12}),
             **{
-                f: forms.NumberInput(attrs={"style": "width:5.5em", "step": "any"})
+                f: forms.NumberInput(attrs={"style": "width:4.2em", "step": "any"})
                 for f in WORK_FIELDS
             },
         }
+        # Short headers: the row must fit 1366 px (the help text says each in full).
+        labels = {"tokens": "tokens", "samples": "samples"}
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -115,7 +122,7 @@ class PlannedItemForm(CampaignChildForm):
         """The posted fields that differ from what is stored (all of them for a new item)."""
         data = self.cleaned_data
         if not self.instance.pk:
-            return {f: data[f] for f in [*ITEM_FIELDS, *WORK_FIELDS] if f in data}
+            return {f: data[f] for f in [*ITEM_FIELDS, *ROW_WORK_FIELDS] if f in data}
         stored = PlannedItem.objects.get(pk=self.instance.pk)
         return {
             f: data[f] for f in AMENDABLE_ITEM_FIELDS if f in data and data[f] != getattr(stored, f)
@@ -149,7 +156,7 @@ class ItemWorkForm(PlannedItemForm):
 
     class Meta:
         model = PlannedItem
-        fields = list(WORK_FIELDS)
+        fields = OTHER_WORK_FIELDS
         widgets = {
             f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
         }
