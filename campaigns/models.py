@@ -238,6 +238,14 @@ class Campaign(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
 
+    def clean(self) -> None:
+        # The window is the time the runs have (docs/domain.md §2): a plan needs some, and every
+        # figure that divides by it (lot selection, "% of the window") needs it positive.
+        if self.window_hours is not None and Decimal(self.window_hours) <= 0:
+            raise ValidationError(
+                {"window_hours": "the window is the time the runs have: more than 0 h"}
+            )
+
     def __str__(self) -> str:
         return self.title
 
@@ -598,6 +606,7 @@ class StageKind(models.TextChoices):
     CHECKPOINT_IO = "checkpoint_io", "Checkpoint write/transfer/restore"
     RETRIEVAL = "retrieval", "Retrieval of results"
     HUMAN_PREP = "human_prep", "Human preparation"
+    ANALYSIS = "analysis", "Human analysis of the results"
 
 
 class Stage(models.Model):
@@ -628,6 +637,8 @@ class Stage(models.Model):
             raise ValidationError({"resource": "a machine stage names the GPU or lot it occupies"})
         if self.kind == StageKind.HUMAN_PREP and self.machine:
             raise ValidationError({"machine": "human preparation does not occupy a GPU"})
+        if self.kind == StageKind.ANALYSIS and self.machine:
+            raise ValidationError({"machine": "analysis is human time: it does not occupy a GPU"})
 
     def as_plan(self) -> dict[str, Any]:
         return {

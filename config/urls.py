@@ -1,8 +1,10 @@
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from campaigns import links
 from campaigns.views import api_not_found, health
 from ledger.operations.prometheus import metrics_view
 from ledger.sso import api_token
@@ -17,7 +19,23 @@ urlpatterns = [
         r"^admin/estimates/(?P<model>gpumodel|rentalplan)/(?P<rest>.*)$",
         RedirectView.as_view(url="/admin/catalog/%(model)s/%(rest)s", query_string=True),
     ),
+    # `/` (and so the admin's "View site") opens the admin: there is no other front page.
+    path("", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("runs/<str:run_id>/", admin.site.admin_view(links.open_run), name="open-run"),
+    # MLflow's "View run at …/mlflow/#/experiments/E/runs/R" (campaigns/links.py).
+    path("mlflow/", links.mlflow_ui, name="mlflow-ui"),
+    # The one-time link a new member gets sets their password (campaigns/admin/teams.py).
+    path(
+        "accounts/reset/<uidb64>/<token>/",
+        auth_views.PasswordResetConfirmView.as_view(),
+        name="password_reset_confirm",
+    ),
+    path(
+        "accounts/reset/done/",
+        auth_views.PasswordResetCompleteView.as_view(),
+        name="password_reset_complete",
+    ),
     path("api/v1/health/", health, name="health"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),

@@ -273,8 +273,10 @@ class ReportAdmin(TeamScopedAdmin):
         "requested_by",
         "created_at",
         "finished_at",
+        "up_to_date",
         "downloads",
     ]
+    actions = ["regenerate"]
     list_filter = ["status"]
     list_select_related = ["campaign", "requested_by"]
     search_fields = ["campaign__title"]
@@ -296,6 +298,19 @@ class ReportAdmin(TeamScopedAdmin):
     @admin.display(description="download")
     def downloads(self, obj: Report) -> str:
         return report_download_links(obj)
+
+    @admin.display(description="up to date")
+    def up_to_date(self, obj: Report) -> str:
+        return "out of date: generated before the close" if obj.out_of_date else "yes"
+
+    @admin.action(description="Generate the selected reports' campaigns' reports again")
+    def regenerate(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+        for campaign in {r.campaign for r in queryset.select_related("campaign")}:
+            if not Membership.objects.can_write(request.user, campaign.team_id):
+                messages.error(request, f"“{campaign}”: viewers cannot generate reports.")
+                continue
+            services.request_report(campaign=campaign, user=request.user)
+            messages.success(request, f"“{campaign}”: a new closing report is being generated.")
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:
         # campaign_reports_url() filters by campaign; the queryset is already team-scoped.

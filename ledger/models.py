@@ -163,6 +163,20 @@ class Report(models.Model):
     def __str__(self) -> str:
         return f"Report #{self.pk} on {self.campaign} ({self.status})"
 
+    @property
+    def out_of_date(self) -> bool:
+        """Built before the campaign closed: it still says "running" and lacks the conclusion
+        (docs/domain.md §16); regenerating it is one click (the report list's action)."""
+        closed_at = self.campaign.closed_at
+        built = self.started_at or self.created_at
+        return closed_at is not None and built is not None and built < closed_at
+
+
+OUT_OF_DATE_NOTE = (
+    "Out of date: this report was generated before the campaign closed; generate it again for "
+    "the closing figures and the conclusion."
+)
+
 
 ZERO = Decimal("0.00")
 

@@ -95,7 +95,7 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
         self.assertEqual(campaign.items.count(), 2)
         self.assertEqual(campaign.stop_rules.get().kind, "non_finite_loss")
         headline = b.find_element(By.ID, "summary-headline").text
-        self.assertEqual(headline, "24 h reserved of a 72 h window: 48 h uncommitted")
+        self.assertEqual(headline, "The calendar takes 24 h of a 72 h window: 48 h to spare")
 
         b.find_element(By.ID, "commit-plan").click()
         b.find_element(By.ID, "confirm-commit").click()

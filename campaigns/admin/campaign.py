@@ -37,6 +37,7 @@ from campaigns.admin.inlines import (
     StageInline,
     StopRuleInline,
 )
+from campaigns.admin.refusals import refusal_of
 from campaigns.admin.tenancy import (
     OWNERS,
     READERS,
@@ -189,13 +190,17 @@ class CampaignAdmin(TeamScopedAdmin):
             return  # read-only inlines (ingest keys)
         save, remove = writers
         campaign = form.instance
+        # Each row's refusal is shown beside its fields and the whole save rolled back
+        # (campaigns/admin/refusals.py).
         for row in formset.deleted_forms:
             if row.instance.pk is not None and remove is not None:
-                remove(row.instance, request.user)
+                with refusal_of(request, row.prefix):
+                    remove(row.instance, request.user)
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed():
                 continue
-            save(campaign, row, request.user)
+            with refusal_of(request, row.prefix):
+                save(campaign, row, request.user)
 
     def change_view(
         self,
@@ -212,6 +217,9 @@ class CampaignAdmin(TeamScopedAdmin):
         extra_context["can_commit"] = campaign.is_draft and writer
         extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
         extra_context["baseline"] = campaign.baseline_or_none()
+        extra_context["can_issue_key"] = not campaign.is_closed and caller_has_role(
+            request, campaign.team_id, OWNERS
+        )
         # Already found above: go straight to Django's view, skipping the mixin's second lookup.
         return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
 
@@ -226,6 +234,16 @@ class CampaignAdmin(TeamScopedAdmin):
                 "<path:object_id>/close/",
                 self.admin_site.admin_view(self.close_view),
                 name="campaigns_campaign_close",
+            ),
+            path(
+                "<path:object_id>/ingest-key/",
+                self.admin_site.admin_view(self.ingest_key_view),
+                name="campaigns_campaign_ingest_key",
+            ),
+            path(
+                "<path:object_id>/hardware/",
+                self.admin_site.admin_view(self.hardware_view),
+                name="campaigns_campaign_hardware",
             ),
             path(
                 "<path:object_id>/compare/",
@@ -278,6 +296,33 @@ class CampaignAdmin(TeamScopedAdmin):
             **compared_runs(campaign, request.GET.get("metric")),
         }
         return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
+
+    def ingest_key_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """The campaign page's "Issue an ingest key" button (POST; owners): the key is shown
+        once in the banner, as the list's action shows it."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not caller_has_role(request, campaign.team_id, OWNERS):
+            raise Http404("No such campaign.")
+        change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
+        if request.method != "POST":
+            return HttpResponseRedirect(change_url)
+        _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
+        messages.warning(request, ingest_key_banner(campaign, raw, request))
+        return HttpResponseRedirect(change_url)
+
+    def hardware_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        """Every hardware option of the campaign (the page's panel shows the first three)."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None or not caller_has_role(request, campaign.team_id, READERS):
+            raise Http404("No such campaign.")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Hardware options of “{campaign}”",
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
+        }
+        return TemplateResponse(request, "admin/campaigns/campaign/hardware.html", context)
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""

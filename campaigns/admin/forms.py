@@ -46,11 +46,30 @@ def campaign_of(form: forms.ModelForm[Any]) -> Campaign | None:
     return campaign
 
 
-class CampaignChildForm(forms.ModelForm[Any]):
+class EmptyJsonIsDefault(forms.ModelForm[Any]):
+    """An emptied JSON box means the field's default ({} or []), not null: the columns are not
+    null and the model's own validation skips blank values."""
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        for name, field in self.fields.items():
+            if isinstance(field, forms.JSONField) and name in data and data[name] is None:
+                model_field = self._meta.model._meta.get_field(name)
+                if not model_field.null:
+                    data[name] = model_field.get_default()
+        return data
+
+
+class CampaignChildForm(EmptyJsonIsDefault):
     """An inline row's form; the inline hands it the campaign being edited."""
 
     parent_campaign: Campaign | None = None
 
+
+# The work a pilot rescales, typed in the item's own row (the rest of its work in the table
+# "Items' work" below: the row must fit 1366 px).
+ROW_WORK_FIELDS = ["tokens", "samples"]
+OTHER_WORK_FIELDS = [f for f in WORK_FIELDS if f not in ROW_WORK_FIELDS]
 
 ITEM_FIELDS = [
     "name",
@@ -66,6 +85,9 @@ ITEM_FIELDS = [
 
 
 class PlannedItemForm(CampaignChildForm):
+    """An item's row, with the work the forecast turns into hours (docs/domain.md §10): the
+    pilot rescales what the row states, so it is typed with the item, not after a save."""
+
     amendment_reason = forms.CharField(
         required=False,
         widget=forms.TextInput(attrs={"size": 16}),
@@ -74,13 +96,31 @@ class PlannedItemForm(CampaignChildForm):
 
     class Meta:
         model = PlannedItem
-        fields = ITEM_FIELDS
+        fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS]
         widgets = {
-            "name": forms.TextInput(attrs={"size": 14}),
-            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 16}),
-            "config": forms.Textarea(attrs={"rows": 1, "cols": 16}),
-            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 16}),
+            "name": forms.TextInput(attrs={"size": 12}),
+            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 12}),
+            "config": forms.Textarea(attrs={"rows": 1, "cols": 12}),
+            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 12}),
+            **{
+                f: forms.NumberInput(attrs={"style": "width:4.2em", "step": "any"})
+                for f in WORK_FIELDS
+            },
         }
+        # Short headers: the row must fit 1366 px (the help text says each in full).
+        labels = {"tokens": "tokens", "samples": "samples"}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # The model's ranges (positive, finite) checked on the form: this form skips the
+        # model's own validation (_post_clean below).
+        for name in WORK_FIELDS:
+            if name in self.fields:
+                field = self.fields[name]
+                field.validators = [
+                    *field.validators,
+                    *getattr(PlannedItem._meta.get_field(name), "validators", []),
+                ]
 
     def clean_estimate_spec(self) -> Any:
         # h17: checked by the preview's serializers, as through the API (docs/domain.md §24.9).
@@ -98,7 +138,7 @@ class PlannedItemForm(CampaignChildForm):
         """The posted fields that differ from what is stored (all of them for a new item)."""
         data = self.cleaned_data
         if not self.instance.pk:
-            return {f: data[f] for f in ITEM_FIELDS if f in data}
+            return {f: data[f] for f in [*ITEM_FIELDS, *ROW_WORK_FIELDS] if f in data}
         stored = PlannedItem.objects.get(pk=self.instance.pk)
         return {
             f: data[f] for f in AMENDABLE_ITEM_FIELDS if f in data and data[f] != getattr(stored, f)
@@ -127,25 +167,15 @@ class PlannedItemForm(CampaignChildForm):
 
 
 class ItemWorkForm(PlannedItemForm):
-    """The forecast's inputs of an item (docs/domain.md §10), edited in their own table."""
+    """The forecast's inputs of an item alone (docs/domain.md §10); the campaign page edits
+    them in the item's own row (PlannedItemForm)."""
 
     class Meta:
         model = PlannedItem
-        fields = list(WORK_FIELDS)
+        fields = OTHER_WORK_FIELDS
         widgets = {
             f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
         }
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # The model's ranges (positive, finite) checked on the form: this form skips the
-        # model's own validation (PlannedItemForm._post_clean).
-        for name in WORK_FIELDS:
-            field = self.fields[name]
-            field.validators = [
-                *field.validators,
-                *getattr(PlannedItem._meta.get_field(name), "validators", []),
-            ]
 
 
 class StopRuleForm(CampaignChildForm):
@@ -170,9 +200,27 @@ OBSERVED_FIELDS = {"observed_hours", "deviation_note"}
 
 
 class StageForm(CampaignChildForm):
+    # Planning in one pass: a new stage names its item and the stages it follows by name, so
+    # they may be rows of the same unsaved page (resolved in table order as the page saves).
+    item_name = forms.CharField(
+        required=False,
+        label="item (by name)",
+        widget=forms.TextInput(attrs={"size": 8}),
+        help_text="An item of this page, saved or not (instead of choosing one).",
+    )
+    after = forms.CharField(
+        required=False,
+        label="after (names)",
+        widget=forms.TextInput(attrs={"size": 8}),
+        help_text="Stages above this one, saved or not, by name, comma-separated.",
+    )
+
     class Meta:
         model = Stage
         fields = STAGE_FIELDS
+
+    def after_names(self) -> list[str]:
+        return [n.strip() for n in (self.cleaned_data.get("after") or "").split(",") if n.strip()]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
@@ -256,7 +304,7 @@ CAMPAIGN_FIELDS = [
 ]
 
 
-class CampaignForm(forms.ModelForm[Campaign]):
+class CampaignForm(EmptyJsonIsDefault):
     class Meta:
         model = Campaign
         fields = CAMPAIGN_FIELDS

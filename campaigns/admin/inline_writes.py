@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError
+
 from campaigns import services
 from campaigns.admin.forms import OBSERVED_FIELDS, STAGE_FIELDS, LotForm, StopRuleForm
 from campaigns.models import (
@@ -61,6 +63,13 @@ def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
         return
     fields = {f: data.get(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS | {"depends_on"}}
     depends_on = list(data.get("depends_on") or [])
+    # Names typed for rows of the same page: the items and the stages above are saved by now.
+    if data.get("item_name"):
+        fields["variant"] = _by_name(campaign.items, data["item_name"], "item_name", "item")
+    for name in form.after_names():
+        found = _by_name(campaign.stages, name, "after", "stage")
+        if found not in depends_on:
+            depends_on.append(found)
     if form.instance.pk is None:
         services.add_stage(campaign=campaign, user=user, depends_on=depends_on, **fields)
     else:
@@ -72,11 +81,27 @@ def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
         )
 
 
+def _by_name(rows: Any, name: str, field: str, what: str) -> Any:
+    found = rows.filter(name=name.strip()).order_by("id").first()
+    if found is None:
+        raise ValidationError(
+            {
+                field: f"no {what} named '{name.strip()}' on this page "
+                "(a stage follows the stages above it)"
+            }
+        )
+    return found
+
+
 def _save_decision(campaign: Campaign, form: Any, user: Any) -> None:
     data = form.cleaned_data
     if data.get("outcome", Outcome.PENDING) == Outcome.PENDING:
+        # A planned point keeps its note (the rationale typed before the decision).
+        note = {"label": data.get("label") or "", "rationale": data.get("rationale") or ""}
         if form.instance.pk is None:
-            services.plan_decision_point(campaign=campaign, user=user, label=data.get("label"))
+            services.plan_decision_point(campaign=campaign, user=user, **note)
+        else:
+            services.note_decision_point(decision=form.instance, user=user, **note)
         return
     services.record_decision(
         campaign=campaign,

@@ -14,6 +14,8 @@ from django.http import HttpRequest
 from campaigns.admin.forms import (
     ITEM_FIELDS,
     OBSERVED_FIELDS,
+    OTHER_WORK_FIELDS,
+    ROW_WORK_FIELDS,
     STAGE_FIELDS,
     DecisionForm,
     ItemWorkForm,
@@ -24,7 +26,6 @@ from campaigns.admin.forms import (
 )
 from campaigns.admin.tenancy import WRITERS, caller_has_role, choices_once, object_id_of
 from campaigns.models import (
-    WORK_FIELDS,
     Campaign,
     DecisionPoint,
     IngestKey,
@@ -70,7 +71,7 @@ class CampaignInline(admin.TabularInline[Any, Any]):
 class PlannedItemInline(CampaignInline):
     model = PlannedItem
     form = PlannedItemForm
-    fields = [*ITEM_FIELDS, "status", "amendment_reason"]
+    fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS, "status", "amendment_reason"]
     readonly_fields = ["status"]
     # After commit an item may still be added or amended, with a reason.
     frozen_after_commit = False
@@ -86,11 +87,11 @@ class ItemWorkInline(CampaignInline):
 
     model = PlannedItem
     form = ItemWorkForm
-    fields = ["name", *WORK_FIELDS, "amendment_reason"]
+    fields = ["name", *OTHER_WORK_FIELDS, "amendment_reason"]
     readonly_fields = ["name"]
     verbose_name = "item's work (forecast inputs)"
-    verbose_name_plural = "Items' work (forecast inputs: the pilot rescales these)"
-    classes = ["collapse"]
+    verbose_name_plural = "Items' work (forecast inputs beside tokens and samples)"
+    classes = ["collapse"]  # tokens and samples, what a pilot rescales, are in the item's row
     extra = 0
     can_delete = False
     frozen_after_commit = False
@@ -113,7 +114,7 @@ class StopRuleInline(CampaignInline):
 class StageInline(CampaignInline):
     model = Stage
     form = StageForm
-    fields = STAGE_FIELDS  # type: ignore[assignment]
+    fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:]]  # type: ignore[assignment]
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
 
@@ -127,8 +128,13 @@ class StageInline(CampaignInline):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
             # The plan is frozen: only what was observed stays editable.
-            return [str(f) for f in self.fields if f not in OBSERVED_FIELDS]
+            return [str(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS]
         return []
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is not None and not obj.is_draft:
+            return STAGE_FIELDS  # names are for planning; the frozen plan shows its links
+        return self.fields
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "variant":

@@ -7,13 +7,21 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.auth.tokens import default_token_generator
 from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.core.validators import validate_email
+from django.db import transaction
 from django.db.models import QuerySet, URLField
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.encoding import force_bytes
+from django.utils.http import urlsafe_base64_encode
 
 from campaigns import services
+from campaigns.admin.refusals import RefusalsAsFieldErrors, refusal_of
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Membership, Team
 from campaigns.services import teams
@@ -23,7 +31,13 @@ from campaigns.services.webhooks import check_team_webhook
 class MembershipForm(forms.ModelForm[Membership]):
     """Members are named by username: owners never see a list of every user of the service."""
 
-    username = forms.CharField(max_length=150)
+    username = forms.CharField(
+        max_length=254,
+        label="username or e-mail",
+        help_text="An existing user's username or e-mail; a new address invites the person "
+        "(they get a one-time link to set their password).",
+    )
+    invite_email: str = ""
 
     class Meta:
         model = Membership
@@ -38,19 +52,34 @@ class MembershipForm(forms.ModelForm[Membership]):
         from django.contrib.auth import get_user_model
 
         username: str = self.cleaned_data["username"].strip()
-        user = get_user_model().objects.filter(username=username).first()
+        users = get_user_model().objects
+        user = users.filter(username=username).first()
+        if user is None and "@" in username:
+            user = users.filter(email__iexact=username).order_by("id").first()
+            if user is None:
+                try:
+                    validate_email(username)
+                except ValidationError:
+                    raise ValidationError(f"{username!r} is not an e-mail address.") from None
+                self.invite_email = username  # a new member: invited when the page saves
+                return username
         if user is None:
             raise ValidationError(
-                f"No user named {username!r}: create it with "
-                f"`manage.py create_team TEAM --member {username}`."
+                f"No user named {username!r}: type their e-mail address instead, and they "
+                "get a one-time link to set their password."
             )
         self.instance.user = user
-        return username
+        return user.get_username()
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}
         new_member = not self.instance.pk or data.get("username") != self["username"].initial
-        if "username" in self.errors or not self.instance.team_id or not new_member:
+        if (
+            "username" in self.errors
+            or not self.instance.team_id
+            or not new_member
+            or self.invite_email
+        ):
             return data
         try:
             teams.check_add_member(team=self.instance.team, member=self.instance.user)
@@ -110,7 +139,7 @@ class TeamForm(forms.ModelForm[Team]):
 
 
 @admin.register(Team)
-class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
+class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Team]):
     form = TeamForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
@@ -189,20 +218,37 @@ class TeamAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Team]):
         formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
         for row in formset.deleted_forms:
             if row.instance.pk is not None:
-                teams.remove_member(membership=row.instance, user=request.user)
-                formset.deleted_objects.append(row.instance)
+                with refusal_of(request, row.prefix):
+                    teams.remove_member(membership=row.instance, user=request.user)
+                    formset.deleted_objects.append(row.instance)
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed():
                 continue
-            saved = _save_member(form.instance, row, request.user)
-            if row.instance.pk is None:
-                formset.new_objects.append(saved)
-            else:
-                formset.changed_objects.append((saved, row.changed_data))
+            with refusal_of(request, row.prefix):
+                saved = _save_member(form.instance, row, request.user, request)
+                if row.instance.pk is None:
+                    formset.new_objects.append(saved)
+                else:
+                    formset.changed_objects.append((saved, row.changed_data))
 
 
-def _save_member(team: Team, row: MembershipForm, user: Any) -> Membership:
-    member, role = row.instance.user, row.cleaned_data["role"]
+def _save_member(team: Team, row: MembershipForm, user: Any, request: HttpRequest) -> Membership:
+    role = row.cleaned_data["role"]
+    if row.invite_email:
+        if row.instance.pk is not None:
+            teams.remove_member(membership=row.instance, user=user)
+        membership, member = teams.invite_member(
+            team=team, email=row.invite_email, role=role, user=user
+        )
+        link = password_link(request, member)
+        transaction.on_commit(lambda: _send_invitation(member, team, link))
+        messages.info(
+            request,
+            f"{row.invite_email} is now {member.get_username()} ({role}) in {team}: an e-mail "
+            "with a one-time link to set the password is on its way.",
+        )
+        return membership
+    member = row.instance.user
     if row.instance.pk is None:
         return teams.add_member(team=team, member=member, role=role, user=user)
     if "username" in row.changed_data:
@@ -210,3 +256,24 @@ def _save_member(team: Team, row: MembershipForm, user: Any) -> Membership:
         teams.remove_member(membership=row.instance, user=user)
         return teams.add_member(team=team, member=member, role=role, user=user)
     return teams.change_role(membership=row.instance, role=role, user=user)
+
+
+def password_link(request: HttpRequest, member: Any) -> str:
+    """The one-time link that sets `member`'s password (Django's password-reset token: it
+    stops working once the password is set)."""
+    uid = urlsafe_base64_encode(force_bytes(member.pk))
+    token = default_token_generator.make_token(member)
+    return request.build_absolute_uri(reverse("password_reset_confirm", args=[uid, token]))
+
+
+def _send_invitation(member: Any, team: Team, link: str) -> None:
+    send_mail(
+        subject=f"You were added to {team} on Campaign Desk",
+        message=(
+            f"Hello,\n\nyou were added to the team {team} on Campaign Desk as "
+            f"{member.get_username()}. Set your password with this one-time link:\n\n{link}\n\n"
+            "Then sign in at the admin with that username."
+        ),
+        from_email=None,
+        recipient_list=[member.email],
+    )

@@ -13,6 +13,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 
+from campaigns.admin.refusals import RefusalsAsFieldErrors
 from campaigns.models import Membership, Role, team_ids_for
 
 
@@ -85,7 +86,7 @@ class NotFoundOutsideTeams:
         return super().change_view(request, object_id, form_url, extra_context)  # type: ignore[misc,no-any-return]
 
 
-class TeamScopedAdmin(NotFoundOutsideTeams, admin.ModelAdmin[Any]):
+class TeamScopedAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Any]):
     """Scope a model to the caller's teams through `team_path` (e.g. 'campaign__team')."""
 
     team_path = "team"

@@ -54,6 +54,7 @@ from campaigns.models import (
 )
 from campaigns.selectors import run_cost as accrual
 from campaigns.selectors import run_metrics as readings
+from campaigns.selectors.plan_summary import campaign_figures
 
 BIGINT_MAX = 2**63 - 1
 INT_MAX = 2**31 - 1
@@ -298,6 +299,30 @@ class DecisionSerializer(StrictModelSerializer[DecisionPoint]):
             # Only this campaign's items can be cut here; any other id is "does not exist".
             _scope(fields["cut_variants"], PlannedItem.objects.filter(campaign=campaign))
         return fields
+
+
+class PlanFiguresSerializer(serializers.Serializer[Any]):
+    """The plan's four hour figures (docs/domain.md §8.5), decimal strings."""
+
+    work_hours = serializers.CharField(help_text="Planned machine hours of the items not cut.")
+    gpu_hours = serializers.CharField(help_text="Each item's work hours × its GPUs.")
+    calendar_hours = serializers.CharField(help_text="The calendar's length, first stage to last.")
+    lot_hours = serializers.CharField(help_text="Rental time reserved: lot duration × quantity.")
+    window_hours = serializers.CharField()
+
+
+class CampaignDetailSerializer(CampaignSerializer):
+    """A campaign as `GET /campaigns/{id}/` answers it: with its plan's hour figures."""
+
+    plan_figures = serializers.SerializerMethodField()
+
+    class Meta(CampaignSerializer.Meta):
+        fields = [*CampaignSerializer.Meta.fields, "plan_figures"]
+        read_only_fields = [*CampaignSerializer.Meta.read_only_fields, "plan_figures"]
+
+    @extend_schema_field(PlanFiguresSerializer)
+    def get_plan_figures(self, campaign: Campaign) -> dict[str, str]:
+        return campaign_figures(campaign).as_json()
 
 
 class StageSerializer(StrictModelSerializer[Stage]):

@@ -32,6 +32,7 @@ from rest_framework.views import APIView
 from campaigns import services
 from campaigns.api.permissions import campaign_for, campaigns_for, run_for
 from campaigns.api.serializers import (
+    CampaignDetailSerializer,
     CampaignSerializer,
     CheckpointSerializer,
     CloseCampaignSerializer,
@@ -100,7 +101,7 @@ class CampaignList(generics.ListCreateAPIView[Campaign]):
 class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
     """Read a campaign; edit it while it is a draft (after commit the plan is frozen: 409)."""
 
-    serializer_class = CampaignSerializer
+    serializer_class = CampaignDetailSerializer
     lookup_url_kwarg = "id"
     http_method_names = ["get", "patch", "head", "options"]
 

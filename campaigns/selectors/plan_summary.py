@@ -7,10 +7,12 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import Any
 
 from campaigns.domain import calendar
 from campaigns.domain.formatting import format_hours
 from campaigns.domain.grid_warning import grid_warning
+from campaigns.domain.plan_figures import ItemWork, PlanFigures, plan_figures
 from campaigns.models import Campaign, ItemRole, ItemStatus, Stage, Tier
 
 fmt_hours = format_hours  # the campaign page's name for the project's one hours formatter
@@ -25,6 +27,7 @@ class CampaignSummary:
     headline: str
     alerts: list[str] = field(default_factory=list)
     schedule: calendar.Schedule | None = None
+    figures: PlanFigures | None = None
 
 
 def stage_keys(stages: list[Stage]) -> dict[int, str]:
@@ -63,27 +66,22 @@ def campaign_summary(campaign: Campaign) -> CampaignSummary:
         except ValueError as exc:
             alerts.append(f"The calendar cannot be scheduled: {exc}")
     if schedule is not None:
-        reserved = Decimal(str(schedule.makespan_hours)).quantize(Decimal("0.01"))
         alerts.extend(
             load.message
             for load in calendar.resource_loads(stages, float(window))
             if load.exceeds_window
         )
-    else:
-        # Without a calendar, the items' machine and preparation hours run one after another.
-        reserved = sum(
-            (Decimal(i.planned_hours) + Decimal(i.prep_hours) for i in items if i.status != "cut"),
-            Decimal("0"),
-        )
-    uncommitted = window - reserved
+    figures = figures_of(campaign, items, schedule)
+    reserved = figures.calendar_hours
+    uncommitted = figures.spare_hours
     if uncommitted >= 0:
         headline = (
-            f"{fmt_hours(reserved)} h reserved of a {fmt_hours(window)} h window: "
-            f"{fmt_hours(uncommitted)} h uncommitted"
+            f"The calendar takes {fmt_hours(reserved)} h of a {fmt_hours(window)} h window: "
+            f"{fmt_hours(uncommitted)} h to spare"
         )
     else:
         headline = (
-            f"{fmt_hours(reserved)} h reserved of a {fmt_hours(window)} h window: "
+            f"The calendar takes {fmt_hours(reserved)} h of a {fmt_hours(window)} h window: "
             f"{fmt_hours(-uncommitted)} h over"
         )
         alerts.append(
@@ -105,7 +103,31 @@ def campaign_summary(campaign: Campaign) -> CampaignSummary:
         headline=headline,
         alerts=alerts,
         schedule=schedule,
+        figures=figures,
     )
+
+
+def figures_of(
+    campaign: Campaign, items: list[Any], schedule: calendar.Schedule | None
+) -> PlanFigures:
+    """The plan's four hour figures (docs/domain.md §8.5), from its rows and its schedule."""
+    lots = [(lot.plan.duration_hours, lot.quantity) for lot in campaign.lots.select_related("plan")]
+    return plan_figures(
+        [
+            ItemWork(i.planned_hours, i.prep_hours, i.gpus, i.status == ItemStatus.CUT)
+            for i in items
+        ],
+        calendar_hours=None if schedule is None else schedule.makespan_hours,
+        lots=lots,
+        window_hours=Decimal(campaign.window_hours),
+    )
+
+
+def campaign_figures(campaign: Campaign) -> PlanFigures:
+    """The figures alone (the API's and the report's), computed as the page computes them."""
+    figures = campaign_summary(campaign).figures
+    assert figures is not None
+    return figures
 
 
 def commit_warnings(campaign: Campaign) -> list[str]:
@@ -117,6 +139,14 @@ def commit_warnings(campaign: Campaign) -> list[str]:
     for item in campaign.items.exclude(status=ItemStatus.CUT).order_by("id"):
         if item.pk not in staged:
             warnings.append(f"{item.name} has no stage: the calendar does not reserve its hours.")
+    live = list(campaign.items.exclude(status=ItemStatus.CUT))
+    if live and not any(i.tokens or i.samples for i in live):
+        # A pilot measures throughput; only an item's stated work turns it into hours (§10).
+        warnings.append(
+            "No item states its work (tokens or samples): a pilot's throughput cannot rescale "
+            "any estimate, and the forecast stays at the planned hours. Fill an item's work in "
+            "its row."
+        )
     summary = campaign_summary(campaign)
     warnings.extend(summary.alerts)
     lots = list(campaign.lots.select_related("plan"))

@@ -548,13 +548,36 @@ def record_decision(
 
 
 @transaction.atomic
-def plan_decision_point(*, campaign: Campaign, user: Any = None, label: str) -> DecisionPoint:
-    """A pending decision point in the plan (e.g. "after the pilot"), filled later."""
+def plan_decision_point(
+    *, campaign: Campaign, user: Any = None, label: str, rationale: str = ""
+) -> DecisionPoint:
+    """A pending decision point in the plan (e.g. "after the pilot"), filled later; its
+    `rationale` is the planner's note until then (what the decision will weigh)."""
     locked = _locked(campaign)
     locked.refuse_if_closed()
     if not (label or "").strip():
         raise ValidationError({"label": "name the point, e.g. 'after the pilot'"})
-    return DecisionPoint.objects.create(campaign=locked, label=label.strip())
+    return DecisionPoint.objects.create(
+        campaign=locked, label=label.strip(), rationale=(rationale or "").strip()
+    )
+
+
+@transaction.atomic
+def note_decision_point(
+    *, decision: DecisionPoint, user: Any = None, label: str, rationale: str = ""
+) -> DecisionPoint:
+    """Rename a pending decision point or change its note; a taken decision is a record."""
+    locked = (
+        DecisionPoint.objects.select_for_update().select_related("campaign").get(pk=decision.pk)
+    )
+    locked.campaign.refuse_if_closed()
+    if locked.outcome != Outcome.PENDING:
+        raise ValidationError("A decision is a record: add a new decision instead.")
+    if not (label or "").strip():
+        raise ValidationError({"label": "name the point, e.g. 'after the pilot'"})
+    locked.label, locked.rationale = label.strip(), (rationale or "").strip()
+    locked.save(update_fields=["label", "rationale"])
+    return locked
 
 
 # --- Ingest keys ---------------------------------------------------------------------------

@@ -59,7 +59,7 @@ class AdminScopingTests(TestCase):
     def test_a_planner_sees_the_summary_and_commits_from_the_page(self) -> None:
         self.client.force_login(self.planner)
         page = self.client.get(change_url(self.ours))
-        self.assertContains(page, "22 h reserved of a 72 h window: 50 h uncommitted")
+        self.assertContains(page, "The calendar takes 22 h of a 72 h window: 50 h to spare")
         self.assertContains(page, "Commit the plan")
         commit = reverse("admin:campaigns_campaign_commit", args=[self.ours.pk])
         confirm = self.client.get(commit)
@@ -148,7 +148,7 @@ class AdminPlanningTests(TestCase):
         self.client.force_login(self.planner)
         page = self.client.get(change_url(self.demo))
         self.assertContains(page, "forecast", status_code=200)
-        self.assertContains(page, "48 h reserved of a 72 h window: 24 h uncommitted")
+        self.assertContains(page, "The calendar takes 48 h of a 72 h window: 24 h to spare")
         self.assertContains(page, "mandatory: <strong>4</strong>", html=False)
 
     def test_it_alerts_when_stages_on_one_gpu_outgrow_the_window(self) -> None:
@@ -157,7 +157,7 @@ class AdminPlanningTests(TestCase):
         stage.save()
         self.client.force_login(self.planner)
         page = self.client.get(change_url(self.demo))
-        self.assertContains(page, "78 h reserved of a 72 h window: 6 h over")
+        self.assertContains(page, "The calendar takes 78 h of a 72 h window: 6 h over")
         self.assertContains(page, "rtx4090-a: 78 h of machine stages")
 
     def test_an_item_changed_after_commit_needs_a_reason_and_leaves_the_baseline(self) -> None:

@@ -43,7 +43,9 @@ class LoadDemoTests(TestCase):
         )
         self.assertEqual(campaign.decisions.get().label, "after the pilot")
         summary = campaign_summary(campaign)
-        self.assertEqual(summary.headline, "48 h reserved of a 72 h window: 24 h uncommitted")
+        self.assertEqual(
+            summary.headline, "The calendar takes 48 h of a 72 h window: 24 h to spare"
+        )
         self.assertEqual(campaign.lots.get().plan.price, Decimal("47.14"))
         self.assertEqual(
             Membership.objects.get(user__username="demo", team=campaign.team).role, "owner"

@@ -243,6 +243,9 @@ def lot_advice(
         return result, []
     if not offers:
         return result, [f"No rental plan is listed in {currency}: no lot advice."]
+    if not math.isfinite(window) or window <= 0:
+        # A campaign stored before the window had to be positive: no lot fits it.
+        return result, [f"The window is {window:g} h: give the campaign one for lot advice."]
     fits = forecast_hours <= window + 1e-9
     lot_window = window
     if not fits:

@@ -18,6 +18,7 @@ most powerful hardware without comparing its price against the real load):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -116,6 +117,9 @@ def _lots(
     window_hours: float,
 ) -> tuple[PlanChoice, formulas.Money, bool] | None:
     mine = [o for o in offers if normalize_gpu(o.gpu) == normalize_gpu(candidate.name)]
+    # A campaign stored with no window (0 h, before the rule refused it) fits no lot.
+    if not math.isfinite(window_hours) or window_hours <= 0:
+        return None
     if not mine or len({o.currency for o in mine}) > 1:
         return None
     items = [
@@ -247,6 +251,16 @@ def _assumption(
     if source == "pilot":
         return f"Measured by a pilot on the {candidate.name}."
     if source != "projected":
+        piloted_here = [
+            w.name
+            for w, _ in placed
+            if w.key in measured and normalize_gpu(measured[w.key]) == normalize_gpu(candidate.name)
+        ]
+        if piloted_here:
+            return (
+                f"Measured by a pilot on the {candidate.name} for {', '.join(piloted_here)}; "
+                "assumed utilization of peak FLOP/s for the rest."
+            )
         return "Assumed utilization of peak FLOP/s; no pilot on this GPU."
     elsewhere = sorted(
         {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from campaigns.models import CampaignStatus, PlanBaseline, Stage
+from campaigns.models import CampaignStatus, ItemStatus, PlanBaseline, Stage
 from catalog.models import GpuModel
 from estimates.domain import calibration
 
@@ -13,10 +13,14 @@ from estimates.domain import calibration
 def team_observations(
     team_id: int, *, exclude_campaign_id: int | None = None
 ) -> list[calibration.Observation]:
-    """Every committed stage of the team with observed hours, estimated = its planned hours in
-    the frozen baseline (the stage's own when the baseline does not hold it)."""
-    stages = Stage.objects.filter(campaign__team_id=team_id, observed_hours__isnull=False).exclude(
-        campaign__status=CampaignStatus.DRAFT
+    """Every completed stage of the team: committed, with observed hours, and not the stage of
+    an item a decision cut (a cut item's stage stopped early: its 0.25 h of 12 h says nothing of
+    how long training takes). Estimated = its planned hours in the frozen baseline (the stage's
+    own when the baseline does not hold it)."""
+    stages = (
+        Stage.objects.filter(campaign__team_id=team_id, observed_hours__isnull=False)
+        .exclude(campaign__status=CampaignStatus.DRAFT)
+        .exclude(variant__status=ItemStatus.CUT)
     )
     if exclude_campaign_id is not None:
         stages = stages.exclude(campaign_id=exclude_campaign_id)

@@ -37,6 +37,12 @@ def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, st
     rows = {row.get("id"): row for row in outputs.get("items", []) if isinstance(row, dict)}
     works: list[options.Work] = []
     measured_on: dict[str, str] = {}
+    # A pilot of an item that names no GPU ran on the campaign's reserved machine: when the
+    # lots are all of one GPU model, that is where it was measured.
+    lot_gpus = {
+        name for name in campaign.lots.values_list("plan__gpu__name", flat=True).distinct() if name
+    }
+    reserved_gpu = next(iter(lot_gpus)) if len(lot_gpus) == 1 else ""
     for item in campaign.items.only("id", "campaign", "name", "gpu", "config", "status").order_by(
         "id"
     ):
@@ -54,13 +60,15 @@ def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, st
         memory = calculator.get("memory_per_device_bytes")
         source = row.get("time_source", "assumed")
         key = f"item:{item.pk}"
-        if source == "pilot" and item.gpu:
-            measured_on[key] = catalog.canonical_name(item.gpu) or item.gpu
+        pilot_gpu = item.gpu or reserved_gpu
+        if source == "pilot" and pilot_gpu:
+            measured_on[key] = catalog.canonical_name(pilot_gpu) or pilot_gpu
         works.append(
             options.Work(
                 key=key,
                 name=item.name,
-                gpu=item.gpu or None,
+                # Where the hours were measured, so other GPUs get them projected.
+                gpu=item.gpu or (reserved_gpu if source == "pilot" else "") or None,
                 wall_hours=hours,
                 gpus=_gpus(cfg.get("gpus")),
                 precision=precision,

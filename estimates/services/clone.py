@@ -5,9 +5,11 @@ by hand.
 
 Every field of the campaign, its items, stages, stop rules and lots is copied, read from the
 models' own field lists, except those in `NOT_COPIED` (each with its reason). Planned hours are
-multiplied by the team's calibration median where one applies (§20: from 3 observations, this
-campaign's own included), rounded half up to 0.01 h, and each adjustment is said in the clone's
-`inherited_uncertainties` beside what the predecessor left open.
+copied as the predecessor planned them: calibration is applied once, by the clone's forecast
+(§20). Where the team's calibration median applies (from 3 observations, this campaign's own
+included), the calibrated figure is said beside them in the clone's `inherited_uncertainties`
+("22.00 h planned before; × 1.30 ... = 28.60 h, which the forecast applies"), never multiplied
+into the plan as well.
 """
 
 from __future__ import annotations
@@ -137,7 +139,7 @@ def _scaled(hours: Decimal, found: calibration.Calibration | None) -> Decimal:
 
 @dataclass
 class _Calibrator:
-    """Planned hours x the team's calibration median, noting each adjustment (§20)."""
+    """Notes planned hours x the team's calibration median beside the planned hours (§20)."""
 
     calibrations: Sequence[calibration.Calibration]
     known_gpus: Sequence[str]
@@ -147,17 +149,19 @@ class _Calibrator:
         found = calibration.applicable(
             self.calibrations, kind, calibration.gpu_in(gpu, self.known_gpus)
         )
-        new = _scaled(hours, found)
-        if found is not None and new != hours:
+        calibrated = _scaled(hours, found)
+        if found is not None and calibrated != hours:
             self.adjustments.append(
                 {
                     "kind": "calibrated_hours",
                     "subject": what,
                     "text": f"{hours} h planned before × {found.median:.2f} (median of "
-                    f"{found.count} {kind} observations in {found.source_names()}) = {new} h",
+                    f"{found.count} {kind} observations in {found.source_names()}) = "
+                    f"{calibrated} h calibrated; the plan keeps {hours} h and the forecast "
+                    "applies the calibration once",
                 }
             )
-        return new
+        return hours  # uncalibrated: the forecast multiplies, not the plan as well
 
 
 def _clone_items(

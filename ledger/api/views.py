@@ -7,6 +7,7 @@ keys are refused everywhere here (no view sets `allow_ingest`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -38,7 +39,7 @@ from ledger.api.serializers import (
     as_drf_error,
 )
 from ledger.domain.cost_per_deliverable import MixedCurrencyError
-from ledger.models import Deliverable, LedgerEntry, Report, ReportStatus
+from ledger.models import OUT_OF_DATE_NOTE, Deliverable, LedgerEntry, Report, ReportStatus
 from ledger.selectors.ledger_summary import ledger_summary
 
 READ_AND_APPEND = ["get", "post", "head", "options"]
@@ -221,13 +222,28 @@ RENDERINGS = {
 }
 
 
+def _marked_out_of_date(content: str, rendering: str) -> str:
+    """The stored rendering with the out-of-date note on top (the stored text is unchanged)."""
+    if rendering == "markdown":
+        return f"> **{OUT_OF_DATE_NOTE}**\n\n{content}"
+    note = (
+        '<p id="out-of-date" style="background:#fde8e8;padding:8px">'
+        f"<strong>{OUT_OF_DATE_NOTE}</strong></p>"
+    )
+    body = re.search(r"<body[^>]*>", content)
+    return content[: body.end()] + note + content[body.end() :] if body else note + content
+
+
 def report_download(report: Report, rendering: str) -> HttpResponse:
     """One rendering of a ready report as a file (the API and the admin both serve it)."""
     content_type, extension, disposition = RENDERINGS[rendering]
     if rendering == "json":
-        content = reports.render_json(report.data or {})
+        data = report.data or {}
+        content = reports.render_json({**data, "out_of_date": True} if report.out_of_date else data)
     else:
         content = getattr(report, rendering)
+        if report.out_of_date:
+            content = _marked_out_of_date(content, rendering)
     response = HttpResponse(content, content_type=content_type)
     name = f"closing-report-campaign-{report.campaign_id}-{report.pk}.{extension}"
     response["Content-Disposition"] = f'{disposition}; filename="{name}"'

@@ -11,6 +11,7 @@ Units: money ``Decimal`` in the campaign's currency; metric values ``float`` as 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -21,6 +22,8 @@ from campaigns.domain.metric_direction import loss_like
 __all__ = ["Dot", "ItemValue", "ValueChart", "best_in_words", "loss_like", "value_chart"]
 
 _W: Final = 640
+# At 11 px a label of this many characters fits in half the chart's width.
+_LABEL_CHARS: Final = 40
 _H: Final = 240
 _PAD_L, _PAD_R, _PAD_T, _PAD_B = 70, 30, 16, 34
 
@@ -44,6 +47,8 @@ class Dot:
     label_x: float
     label: str
     title: str
+    # Labels of dots in the right half read leftwards, so none runs off the chart (issue 18).
+    anchor: str = "start"
 
 
 @dataclass(frozen=True)
@@ -60,13 +65,15 @@ def value_chart(
 ) -> ValueChart | None:
     """Place each item with a best value at (its cost, its best value); None when no item has
     one (nothing to compare)."""
-    shown = [i for i in items if i.best is not None]
+    # A non-finite best (a diverged run) has no place on a value axis.
+    shown = [i for i in items if i.best is not None and math.isfinite(float(i.best))]
     if not shown:
         return None
     top_cost = max([i.cost for i in shown] + [Decimal("0.01")])
     values = [float(i.best) for i in shown if i.best is not None]
     low, high = min(values), max(values)
-    span = (high - low) or 1.0
+    # Halved so that the span of two finite values never overflows (-1e308 to 1e308).
+    half_span = high / 2 - low / 2
     plot_w, plot_h = _W - _PAD_L - _PAD_R, _H - _PAD_T - _PAD_B
 
     def x(cost: Decimal) -> float:
@@ -74,16 +81,20 @@ def value_chart(
 
     def y(value: float) -> float:
         # The better end at the top: a planner reads "up and to the left" as the better buy.
-        fraction = (high - value) / span if lower_is_better else (value - low) / span
+        if half_span <= 0:
+            return round(_PAD_T + plot_h * 0.5, 1)  # one value: the axis's middle
+        gain = (high / 2 - value / 2) if lower_is_better else (value / 2 - low / 2)
+        fraction = gain / half_span
         return round(_PAD_T + plot_h * (1 - fraction), 1)
 
     dots = tuple(
         Dot(
             x(i.cost),
             y(float(i.best)),
-            x(i.cost) + 8,
-            i.item,
+            x(i.cost) - 8 if x(i.cost) > _W / 2 else x(i.cost) + 8,
+            i.item if len(i.item) <= _LABEL_CHARS else i.item[: _LABEL_CHARS - 1] + "…",
             f"{i.item}: {metric} {i.best:g} for {i.cost} {currency}",
+            "end" if x(i.cost) > _W / 2 else "start",
         )
         for i in shown
         if i.best is not None

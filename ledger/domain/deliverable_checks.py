@@ -18,6 +18,10 @@ Checks, in the order reasons are reported:
 6. Reload: a file that is present but cannot be reloaded is not a verified output; ``None``
    means the reload was never tried.
 
+Checks 5 and 6 are about outputs a program reads back (predictions, artifacts, adapters, other
+files): a note a person reads (``error_analysis``, in ``NOTES``) has no identifiers to match and
+nothing to reload, so they do not apply to it; its files are still checked.
+
 Temporary directories: a path is refused when it starts with /tmp, /var/tmp, /private/tmp,
 /var/folders, /private/var/folders or /dev/shm, or when any DIRECTORY component is named like
 ``tmp*`` (``tmp``, ``tmpab12cd``, ``tmpfs``), is ``temp`` (Windows), or is a ``$TMPDIR``/``$TEMP``
@@ -36,6 +40,8 @@ from typing import Final, Literal, get_args
 
 DeliverableKind = Literal["predictions", "error_analysis", "artifact", "adapter", "other"]
 DELIVERABLE_KINDS: Final[tuple[DeliverableKind, ...]] = get_args(DeliverableKind)
+# Kinds a person reads rather than a program reloads: no identifiers or reload to check.
+NOTES: Final[frozenset[str]] = frozenset({"error_analysis"})
 
 TEMPORARY_ROOTS: Final[tuple[str, ...]] = (
     "/tmp",
@@ -120,6 +126,20 @@ def _file_reasons(files: list[FileEntry]) -> list[str]:
     return reasons
 
 
+def _output_reasons(expected_ids_ok: bool | None, reload_verified: bool | None) -> list[str]:
+    """Checks 5 and 6, for outputs a program reads back."""
+    reasons = []
+    if expected_ids_ok is None:
+        reasons.append(REASON_EXPECTED_IDS_UNCHECKED)
+    elif not expected_ids_ok:
+        reasons.append(REASON_EXPECTED_IDS_BAD)
+    if reload_verified is None:
+        reasons.append(REASON_RELOAD_UNCHECKED)
+    elif not reload_verified:
+        reasons.append(REASON_RELOAD_FAILED)
+    return reasons
+
+
 def check_deliverable(
     kind: DeliverableKind,
     files: Iterable[FileEntry],
@@ -156,13 +176,7 @@ def check_deliverable(
             )
     if kind == "adapter" and not (base_revision or "").strip():
         reasons.append(REASON_ADAPTER_BASE)
-    if expected_ids_ok is None:
-        reasons.append(REASON_EXPECTED_IDS_UNCHECKED)
-    elif not expected_ids_ok:
-        reasons.append(REASON_EXPECTED_IDS_BAD)
-    if reload_verified is None:
-        reasons.append(REASON_RELOAD_UNCHECKED)
-    elif not reload_verified:
-        reasons.append(REASON_RELOAD_FAILED)
+    if kind not in NOTES:
+        reasons.extend(_output_reasons(expected_ids_ok, reload_verified))
     # Two files with the same problem must not hide each other, but identical words add nothing.
     return tuple(dict.fromkeys(reasons))

@@ -27,6 +27,7 @@ from campaigns.models import (
     Stage,
     ThroughputSample,
 )
+from campaigns.selectors.plan_summary import campaign_figures
 from estimates.models import Estimate
 from ledger.models import Deliverable, LedgerEntry
 from ledger.reports.common import REPORT_SCHEMA, moment
@@ -74,6 +75,8 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "generated_at": moment(timezone.now()),
         "campaign": _campaign_header(campaign, f.baseline),
         "plan": plan_section(f.snapshot, f.baseline is not None, hours, lot_hours(campaign)),
+        # The plan's hour figures as the campaign page and the API state them (§8.5).
+        "plan_figures": _plan_figures(campaign),
         "costs": costs,
         "cost_per_accepted": cost_per_accepted(campaign, summary),
         # Spend over time to the close (or now): docs/domain.md §18.4.
@@ -96,6 +99,11 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "next_campaign": next_campaign(hours),
         "currency": campaign.currency,
     }
+
+
+def _plan_figures(campaign: Campaign) -> dict[str, Any]:
+    figures = campaign_figures(campaign)
+    return {**figures.as_json(), "lines": [list(line) for line in figures.lines()]}
 
 
 def _username(user: Any) -> str | None:

@@ -227,7 +227,7 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
             f"{self.live_server_url}/admin/campaigns/campaign/{self.campaign.pk}/change/"
         )
         summary = self.browser.find_element(By.ID, "campaign-summary")
-        self.assertIn("48 h reserved of a 72 h window", summary.text)
+        self.assertIn("The calendar takes 48 h of a 72 h window", summary.text)
         observed = [
             e.get_attribute("value")
             for e in self.browser.find_elements(By.CSS_SELECTOR, "input[name$='-observed_hours']")

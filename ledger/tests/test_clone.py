@@ -78,14 +78,16 @@ class CloneTests(TestCase):
         self.assertNotIn("calibrated_hours", {k for k, _ in kinds})
         self.assertEqual(self.campaign.items.count(), 2)  # the predecessor is untouched
 
-    def test_hours_are_scaled_by_the_calibration_median_from_three_observations(self) -> None:
+    def test_the_calibrated_figure_is_said_beside_the_uncalibrated_plan(self) -> None:
         observed(self.team, "second", "26.4")  # ratio 1.2
         observed(self.team, "third", "28.6")  # ratio 1.3; with this one's 30/22: median 1.3
         body = self.clone()
         clone = Campaign.objects.get(pk=body["id"])
-        self.assertEqual(clone.stages.get().planned_hours, Decimal("28.60"))  # 22 × 1.3
+        # Calibration is applied once, by the forecast: the plan keeps the hours planned.
+        self.assertEqual(clone.stages.get().planned_hours, Decimal("22.00"))
         [row] = [u for u in body["inherited_uncertainties"] if u["kind"] == "calibrated_hours"]
         self.assertIn("22.00 h planned before × 1.30", row["text"])
+        self.assertIn("= 28.60 h calibrated", row["text"])
         self.assertIn("third", row["text"])
 
     def test_viewers_and_other_teams_cannot_clone(self) -> None:
