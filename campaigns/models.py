@@ -815,6 +815,18 @@ class Run(models.Model):
     # Free-form labels (MLflow's run tags, `mlflow.*` system tags included): kept, not
     # interpreted.
     tags = models.JSONField(default=dict, blank=True)
+    # MLflow's run name: display text, any characters, renamable; `run_id` stays the
+    # identifier (docs/mlflow.md).
+    run_name = models.CharField(max_length=500, blank=True, default="")
+    # Dataset inputs as MLflow logs them: [{"dataset": {name, digest, source_type, source,
+    # schema, profile}, "tags": [{key, value}]}], one per (name, digest).
+    inputs = models.JSONField(default=list, blank=True)
+    # MLflow's soft delete (runs/delete, runs/restore): hidden from search, kept with its data.
+    deleted_at = models.DateTimeField(null=True, blank=True)
+    # Resumed runs (docs/domain.md §4): the current segment started here (None: at
+    # created_at), and the hours of the earlier segments (RunSegment) add up to prior_hours.
+    segment_started_at = models.DateTimeField(null=True, blank=True)
+    prior_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -834,15 +846,43 @@ class Run(models.Model):
         ).hexdigest()
 
 
+class RunSegment(models.Model):
+    """An ended stretch of a resumed run: a run that failed (not completed, not stopped by a
+    rule) can be set running again; each stretch keeps its own hours, so its cost counts
+    once (docs/domain.md §4)."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="segments")
+    number = models.PositiveIntegerField()
+    started_at = models.DateTimeField()
+    ended_at = models.DateTimeField()
+    status = models.CharField(max_length=10, choices=RunStatus.choices)
+    hours = models.DecimalField(**HOURS)  # type: ignore[arg-type]
+    last_step = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "number"], name="run_segment_number_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"segment {self.number} of {self.run_id}: {self.hours} h"
+
+
 class MetricPoint(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics")
-    name = models.CharField(max_length=100)
+    # MLflow allows 250 characters (docs/mlflow.md); /api/v1/ keeps its own 100.
+    name = models.CharField(max_length=250)
     step = models.BigIntegerField()
     # PostgreSQL's double precision keeps NaN and ±Inf; SQLite turns NaN into NULL, so the
     # token is also kept as text when the value is not finite.
     value = models.FloatField(null=True)
     non_finite = models.CharField(max_length=9, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
+    # What the client said: MLflow's millisecond timestamp (None when not sent) and the logged
+    # model the point describes (MLflow 3's model_id, "" for none).
+    timestamp_ms = models.BigIntegerField(null=True, blank=True)
+    model_id = models.CharField(max_length=40, blank=True, default="")
 
     class Meta:
         indexes = [models.Index(fields=["run", "name", "step"], name="metric_run_name_step")]

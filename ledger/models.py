@@ -40,14 +40,16 @@ class LedgerEntry(models.Model):
         related_name="ledger_entry",
         help_text="The committed lot this rental entry posts (once per lot).",
     )
-    run = models.OneToOneField(
+    run = models.ForeignKey(
         Run,
         null=True,
         blank=True,
         on_delete=models.PROTECT,
-        related_name="ledger_entry",
-        help_text="The finished hourly run whose cost this rental entry posts (once per run).",
+        related_name="ledger_entries",
+        help_text="The finished hourly run whose cost this rental entry posts (once per run "
+        "segment: a resumed run posts each stretch's hours once).",
     )
+    run_segment = models.PositiveSmallIntegerField(default=1)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -56,6 +58,11 @@ class LedgerEntry(models.Model):
     class Meta:
         ordering = ["created_at", "id"]
         verbose_name_plural = "ledger entries"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "run_segment"], name="ledger_run_segment_posted_once"
+            )
+        ]
         # On PostgreSQL the database itself refuses updates and deletes, whatever the caller.
         triggers = [
             pgtrigger.Protect(

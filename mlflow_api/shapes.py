@@ -71,13 +71,13 @@ def run_info(run: Run) -> dict[str, Any]:
     info: dict[str, Any] = {
         "run_id": run.run_id,
         "run_uuid": run.run_id,
-        "run_name": run.run_id,
+        "run_name": run.run_name or run.run_id,
         "experiment_id": str(run.campaign_id),
         "user_id": str(run.tags.get("mlflow.user", "")),
         "status": STATUS.get(run.status, "RUNNING"),  # type: ignore[call-overload]
         "start_time": ms(run.created_at),
         "artifact_uri": artifact_uri(run.campaign_id, run.run_id),
-        "lifecycle_stage": "active",
+        "lifecycle_stage": "deleted" if run.deleted_at is not None else "active",
     }
     end = run.finished_at or (run.stopped_at if run.status == RunStatus.STOPPED else None)
     if end is not None:
@@ -98,24 +98,31 @@ def latest_metrics(run: Run) -> list[dict[str, Any]]:
     return [metric(p) for _, p in sorted(latest.items())]
 
 
-def metric(point: MetricPoint) -> dict[str, Any]:
-    return {
+def metric(point: MetricPoint, run_id: str | None = None) -> dict[str, Any]:
+    """A point as MLflow shows it: the client's timestamp when it sent one (else the server's
+    time of receipt) and the logged model it describes."""
+    shown: dict[str, Any] = {
         "key": point.name,
         "value": metric_value(point.as_float()),
-        "timestamp": ms(point.created_at),
+        "timestamp": point.timestamp_ms if point.timestamp_ms is not None else ms(point.created_at),
         "step": point.step,
     }
+    if run_id is not None:
+        shown["run_id"] = run_id
+    if point.model_id:
+        shown["model_id"] = point.model_id
+    return shown
 
 
-def run(run: Run) -> dict[str, Any]:
+def run(run: Run, metrics: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
         "info": run_info(run),
         "data": {
-            "metrics": latest_metrics(run),
+            "metrics": latest_metrics(run) if metrics is None else metrics,
             "params": pairs(run.config),
-            "tags": pairs({"mlflow.runName": run.run_id, **run.tags}),
+            "tags": pairs({**run.tags, "mlflow.runName": run.run_name or run.run_id}),
         },
-        "inputs": {},
+        "inputs": {"dataset_inputs": run.inputs},
     }
 
 

@@ -1,7 +1,10 @@
-"""`Idempotency-Key` for every POST under /api/: a retry replays the stored answer.
+"""`Idempotency-Key` for every POST under /api/ and /mlflow/: a retry replays the stored answer.
 
-Any POST to /api/ that carries an `Idempotency-Key` header is handled here, before any view,
-so every app's endpoints get the same behaviour without knowing about it:
+Any POST to /api/ or to the MLflow facade (/mlflow/) that carries an `Idempotency-Key` header is
+handled here, before any view, so every app's endpoints get the same behaviour without knowing
+about it. This is the project's one replay of stored answers: MLflow's own client sends no key,
+and the facade then recognises retries by their content instead (campaigns/services/run_log.py),
+never by replaying a body:
 
 * The key belongs to the caller (`user:<id>` for a token or session, `ingest:<id>` for an
   ingest key), so two callers never see each other's answers.
@@ -51,6 +54,7 @@ KEY_PATTERN = re.compile(r"[\x21-\x7e]{1,200}")
 NOT_KEPT = frozenset({401, 403, 429})
 IN_FLIGHT = "A request with this Idempotency-Key is still in progress; retry it shortly."
 PATH_LENGTH = IdempotencyRecord._meta.get_field("path").max_length or 500
+KEYED_PREFIXES = ("/api/", "/mlflow/")
 
 
 def _json(status: int, detail: str, **extra: Any) -> JsonResponse:
@@ -72,8 +76,10 @@ def principal_of(request: HttpRequest) -> str | None:
             .values_list("pk", flat=True)
             .first()
         )
-        return f"ingest:{key_id}" if key_id is not None else None
-    if scheme.lower() == "token" and credential:
+        if key_id is not None or not request.path.startswith("/mlflow/"):
+            return f"ingest:{key_id}" if key_id is not None else None
+    if scheme.lower() in ("token", "bearer") and credential:
+        # MLflow's client sends a user's API token as "Bearer" too (mlflow_api/auth.py).
         from rest_framework.authtoken.models import Token
 
         user_id = (
@@ -110,7 +116,7 @@ class IdempotencyMiddleware:
             # before anything reads the body.
             return body_too_large()
         key = request.headers.get(HEADER)
-        if key is None or request.method != "POST" or not request.path.startswith("/api/"):
+        if key is None or request.method != "POST" or not request.path.startswith(KEYED_PREFIXES):
             return self.get_response(request)
         if "\x00" in request.path:
             return self.get_response(request)  # no such endpoint (404), and not storable as text

@@ -42,6 +42,7 @@ from campaigns.models import (
     PlannedItem,
     Run,
     RunArtifact,
+    RunSegment,
     RunKind,
     Stage,
     StopRule,
@@ -645,14 +646,38 @@ class CostSoFarSerializer(serializers.Serializer[Any]):
     )
 
 
+class RunSegmentSerializer(StrictModelSerializer[RunSegment]):
+    """An ended stretch of a resumed run, with its own hours (docs/mlflow.md)."""
+
+    class Meta:
+        model = RunSegment
+        fields = ["number", "started_at", "ended_at", "status", "hours", "last_step"]
+        read_only_fields = fields
+
+
 class RunDetailSerializer(RunSerializer):
     latest = serializers.SerializerMethodField()
     # Files logged for the run (MLflow artifacts), with the server's own size and sha256.
     artifacts = RunArtifactSerializer(many=True, read_only=True)
     cost_so_far = serializers.SerializerMethodField()
+    # What an MLflow client set: its display name, tags and dataset inputs; a resumed run's
+    # earlier segments.
+    tags = serializers.DictField(child=serializers.CharField(), read_only=True)
+    inputs = serializers.ListField(child=serializers.DictField(), read_only=True)
+    segments = RunSegmentSerializer(many=True, read_only=True)
 
     class Meta(RunSerializer.Meta):
-        fields = [*RunSerializer.Meta.fields, "latest", "artifacts", "cost_so_far"]
+        fields = [
+            *RunSerializer.Meta.fields,
+            "run_name",
+            "tags",
+            "inputs",
+            "segments",
+            "deleted_at",
+            "latest",
+            "artifacts",
+            "cost_so_far",
+        ]
         read_only_fields = fields
 
     @extend_schema_field(CostSoFarSerializer(allow_null=True))

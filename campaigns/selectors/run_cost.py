@@ -55,13 +55,18 @@ def pricing(campaign: Campaign) -> Pricing:
 
 
 def run_hours(run: Run, now: datetime | None = None) -> Decimal:
+    """Observed hours when recorded; else the earlier segments of a resumed run plus the wall
+    hours of its current stretch (campaigns/services/run_lifecycle.py)."""
     ended = run.finished_at or run.stopped_at
-    return costs.run_hours(
-        observed_hours=run.observed_hours,
-        started=run.created_at,
-        ended=ended,
-        now=now or timezone.now(),
+    if run.observed_hours is not None:
+        return max(run.observed_hours, Decimal(0))
+    started = run.segment_started_at or run.created_at
+    if ended is not None and ended < started:
+        ended = None  # the stop belongs to an earlier stretch
+    stretch = costs.run_hours(
+        observed_hours=None, started=started, ended=ended, now=now or timezone.now()
     )
+    return run.prior_hours + stretch
 
 
 def run_cost(

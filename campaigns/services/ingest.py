@@ -48,12 +48,15 @@ FINISHED = frozenset({RunStatus.COMPLETED, RunStatus.FAILED})
 
 
 class Point(NamedTuple):
-    """A validated metric point. `token` is "NaN", "Infinity" or "-Infinity" when not finite."""
+    """A validated metric point. `token` is "NaN", "Infinity" or "-Infinity" when not finite.
+    `timestamp_ms` and `model_id` are what an MLflow client said (None and "" otherwise)."""
 
     name: str
     step: int
     value: float
     token: str
+    timestamp_ms: int | None = None
+    model_id: str = ""
 
 
 class RunRefused(Exception):
@@ -91,6 +94,7 @@ def open_run(
     kind: str = "full",
     config: dict[str, Any] | None = None,
     gpus: int = 1,
+    run_name: str = "",
 ) -> tuple[Run, bool]:
     """Create run `run_id`, or take up the same run again (False); another config → RunIdTaken.
 
@@ -118,6 +122,7 @@ def open_run(
                     gpus=gpus,
                     config=config,
                     config_digest=digest,
+                    run_name=run_name or run_id,
                 )
         except IntegrityError:
             # Another request created it between our look and our insert: compare with it.
@@ -173,7 +178,7 @@ def _locked(run: Run) -> Run:
     return locked
 
 
-def _refuse_unless_running(run: Run) -> None:
+def refuse_unless_running(run: Run) -> None:
     if run.status == RunStatus.STOPPED:
         by = f"rule #{run.stop_rule_id}" if run.stop_rule_id else "hand"
         raise RunRefused(
@@ -235,7 +240,7 @@ def budget_firing(run: Run, specs: Sequence[rules.StopRuleSpec], now: Any) -> ru
     return rules.evaluate_spend(specs, sum(answers, Decimal(0)), campaign.budget, campaign.currency)
 
 
-def _record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
+def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
     run.status = RunStatus.STOPPED
     run.stop_rule_id = firing.rule_id
     run.stop_reason = firing.reason
@@ -251,12 +256,19 @@ def _record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
 def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     """Store a batch of points (all or nothing) and apply the metric stop rules to it."""
     run = _locked(run)
-    _refuse_unless_running(run)
+    refuse_unless_running(run)
     if not points:
         return Appended(run, 0, None)
-    now = timezone.now()
-    _insert_points(run, points, now)
+    fields, firing = store_points(run, points, timezone.now())
+    if fields:
+        run.save(update_fields=fields)
+    return Appended(run, len(points), firing)
 
+
+def store_points(run: Run, points: Sequence[Point], now: Any) -> tuple[list[str], Any]:
+    """Insert points into the locked, running `run` and apply the metric stop rules to them;
+    the run's changed fields (for the caller's one save) and the firing, if any."""
+    _insert_points(run, points, now)
     specs = rule_specs(run.campaign_id)
     watched = {name for spec in specs for name in spec.metric_names}
     firing = rules.evaluate_points(
@@ -271,11 +283,9 @@ def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     if firing is None:
         firing = budget_firing(run, specs, now)
     if firing is not None:
-        _record_stop(run, firing, now)
+        record_stop(run, firing, now)
         fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
-    if fields:
-        run.save(update_fields=fields)
-    return Appended(run, len(points), firing)
+    return fields, firing
 
 
 def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:
@@ -285,7 +295,16 @@ def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:
         opts = MetricPoint._meta
         columns = ", ".join(
             connection.ops.quote_name(opts.get_field(f).column)  # type: ignore[union-attr,arg-type]
-            for f in ("run", "name", "step", "value", "non_finite", "created_at")
+            for f in (
+                "run",
+                "name",
+                "step",
+                "value",
+                "non_finite",
+                "created_at",
+                "timestamp_ms",
+                "model_id",
+            )
         )
         sql = f"COPY {connection.ops.quote_name(opts.db_table)} ({columns}) FROM STDIN"
         with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
@@ -302,6 +321,8 @@ def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:
                 value=None if p.token else p.value,
                 non_finite=p.token,
                 created_at=now,
+                timestamp_ms=p.timestamp_ms,
+                model_id=p.model_id,
             )
             for p in points
         ],
@@ -317,7 +338,7 @@ def _copy_text(run_pk: int, points: Sequence[Point], now: Any) -> bytes:
     round-trips exactly; non-finite values use the tokens PostgreSQL reads (NaN, Infinity).
     """
     prefix = f"{run_pk}\t"
-    suffix = f"\t{now.isoformat()}\n"
+    suffix = f"\t{now.isoformat()}\t"
     names: dict[str, str] = {}
     rows = []
     for p in points:
@@ -325,7 +346,9 @@ def _copy_text(run_pk: int, points: Sequence[Point], now: Any) -> bytes:
         if name is None:
             name = names[p.name] = p.name.replace("\\", "\\\\")
         value = p.token or repr(p.value)
-        rows.append(f"{prefix}{name}\t{p.step}\t{value}\t{p.token}{suffix}")
+        # \N is COPY's NULL; model ids are "m-" and hex (the facade checks), nothing to escape.
+        stamp = "\\N" if p.timestamp_ms is None else str(p.timestamp_ms)
+        rows.append(f"{prefix}{name}\t{p.step}\t{value}\t{p.token}{suffix}{stamp}\t{p.model_id}\n")
     return "".join(rows).encode()
 
 
@@ -342,7 +365,7 @@ def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
         now = timezone.now()
         firing = budget_firing(run, rule_specs(run.campaign_id), now)
         if firing is not None:
-            _record_stop(run, firing, now)
+            record_stop(run, firing, now)
             run.save(
                 update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
             )
@@ -382,7 +405,7 @@ def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing 
         run.last_step = checkpoint.step
         fields.append("last_step")
     if firing is not None:
-        _record_stop(run, firing, timezone.now())
+        record_stop(run, firing, timezone.now())
         fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
     if fields:
         run.save(update_fields=fields)
@@ -412,7 +435,7 @@ def stop_run(
 ) -> Run:
     """Stop a run by hand (or by a rule applied by a person); the reason is kept with the run."""
     run = _locked(run)
-    _refuse_unless_running(run)
+    refuse_unless_running(run)
     run.status = RunStatus.STOPPED
     run.stop_rule = rule
     run.stop_reason = reason.strip()
@@ -457,7 +480,7 @@ def add_params(run: Run, params: dict[str, str]) -> Run:
     run. The digest follows the configuration, so /api/v1/ recognises the same run again.
     """
     run = _locked(run)
-    _refuse_unless_running(run)
+    refuse_unless_running(run)
     changed = {k: (run.config[k], v) for k, v in params.items() if k in run.config}
     changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
     if changed:
@@ -479,7 +502,7 @@ def add_params(run: Run, params: dict[str, str]) -> Run:
 def set_tags(run: Run, tags: dict[str, str], *, delete: Sequence[str] = ()) -> Run:
     """Set (or delete) free-form tags of a running run; they are kept, not interpreted."""
     run = _locked(run)
-    _refuse_unless_running(run)
+    refuse_unless_running(run)
     merged = {**run.tags, **tags}
     for key in delete:
         merged.pop(key, None)
@@ -525,7 +548,8 @@ def record_artifact(
 # --- Reading a metrics batch ----------------------------------------------------------------
 
 MAX_POINTS = 10_000
-MAX_NAME_LENGTH = MetricPoint._meta.get_field("name").max_length or 100
+# /api/v1/'s limit (the MLflow facade allows MLflow's 250, the column's width).
+MAX_NAME_LENGTH = 100
 STEP_MAX = 2**63 - 1
 MAX_ERRORS = 20
 _TOKENS = {
@@ -570,11 +594,11 @@ def _loads(raw: bytes) -> Any:
         raise BatchRefused(400, {"detail": f"JSON parse error - {exc}"}) from exc
 
 
-def _name_problem(name: Any) -> str:
+def _name_problem(name: Any, max_name: int = MAX_NAME_LENGTH) -> str:
     if not isinstance(name, str):
         return "A metric name is a string."
-    if not name or len(name) > MAX_NAME_LENGTH:
-        return f"A metric name has 1 to {MAX_NAME_LENGTH} characters."
+    if not name or len(name) > max_name:
+        return f"A metric name has 1 to {max_name} characters."
     # One rule, the schema's pattern (campaigns/api/fields.py). Stop rules find their metric by
     # exact name: " loss" would never be "loss".
     return identifier_problem(name)
@@ -600,9 +624,12 @@ def read_metric_batch(raw: bytes) -> list[Point]:
     return check_points(items)
 
 
-def check_points(items: list[Any]) -> list[Point]:
+def check_points(
+    items: list[Any], *, max_name: int = MAX_NAME_LENGTH, min_step: int = 0
+) -> list[Point]:
     """Check decoded points `[{"name", "step", "value"}, ...]` (read_metric_batch's rules and
-    limits; the MLflow facade calls it with the metrics it translated)."""
+    limits; the MLflow facade calls it with the metrics it translated, with MLflow's limits:
+    250-character names and negative steps)."""
     if len(items) > MAX_POINTS:
         raise BatchRefused(
             413,
@@ -625,15 +652,16 @@ def check_points(items: list[Any]) -> list[Point]:
         name: Any = item.get("name")
         problem = checked_names.get(name) if type(name) is str else None
         if problem is None:
-            problem = _name_problem(name)
+            problem = _name_problem(name, max_name)
             if type(name) is str:
                 checked_names[name] = problem
         if problem:
             problems["name"] = [problem]
         step: Any = item.get("step")
         # type() rather than isinstance(): JSON true is a bool, which isinstance() calls an int.
-        if type(step) is not int or not 0 <= step <= STEP_MAX:
-            problems["step"] = ["A step is an integer from 0 to 2**63-1."]
+        if type(step) is not int or not min_step <= step <= STEP_MAX:
+            low = "0" if min_step == 0 else "-2**63"
+            problems["step"] = [f"A step is an integer from {low} to 2**63-1."]
         raw_value: Any = item.get("value")
         kind = type(raw_value)
         token = ""

@@ -45,7 +45,8 @@ def run_accruals(
     now = now or timezone.now()
     runs = (
         Run.objects.filter(campaign=campaign)
-        .select_related("variant", "ledger_entry")
+        .select_related("variant")
+        .prefetch_related("ledger_entries")
         .order_by("created_at", "id")
     )
     found = []
@@ -54,7 +55,11 @@ def run_accruals(
         if priced is None:
             continue
         amount, rate = priced
-        posted = getattr(run, "ledger_entry", None) is not None
+        # A resumed run's earlier stretches are posted already: only the rest accrues.
+        entries = list(run.ledger_entries.all())
+        posted = bool(entries) and run.finished_at is not None
+        if entries and not posted:
+            amount = max(amount - sum((e.amount for e in entries), Decimal(0)), Decimal(0))
         found.append((run, costs.RunAccrual(amount, rate.basis, posted)))
     return found
 

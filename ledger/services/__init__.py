@@ -173,10 +173,13 @@ def post_reserved_lots(*, campaign: Campaign, user: Any = None) -> list[LedgerEn
 
 @transaction.atomic
 def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
-    """Post a finished hourly run's cost as a rental entry, once (docs/domain.md §18).
+    """Post a finished hourly run's cost as a rental entry, once per run segment
+    (docs/domain.md §18).
 
     A lot-covered run posts nothing: its lot share is an allocation of the lot already posted.
-    The one-to-one `run` column makes the database refuse a second entry for the same run.
+    A resumed run (campaigns/services/run_lifecycle.py) posts each stretch when it ends: the
+    run's cost so far less what its earlier entries posted. The unique (run, run_segment)
+    makes the database refuse a second entry for the same stretch.
     """
     campaign = Campaign.objects.get(pk=run.campaign_id)
     prices = accrual.pricing(campaign)
@@ -184,22 +187,27 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
     priced = accrual.run_cost(run, prices, gpu=gpu)
     if priced is None or priced[1].basis != "hourly":
         return None
-    if LedgerEntry.objects.filter(run=run).exists():
+    segment = run.segments.count() + 1
+    posted = list(LedgerEntry.objects.filter(run=run).values_list("run_segment", "amount"))
+    if any(number >= segment for number, _amount in posted):
         return None
-    amount, rate = priced
-    hours = accrual.run_hours(run)
+    total, rate = priced
+    amount = max(total - sum((a for _n, a in posted), Decimal(0)), Decimal(0))
+    hours = accrual.run_hours(run) - run.prior_hours
+    stretch = f" (segment {segment})" if segment > 1 else ""
     try:
         with transaction.atomic():
             return LedgerEntry.objects.create(
                 campaign=campaign,
                 kind=EntryKind.RENTAL,
                 description=(
-                    f"Run {run.run_id}: {format_hours(hours)} h × {run.gpus} GPU × "
+                    f"Run {run.run_id}{stretch}: {format_hours(hours)} h × {run.gpus} GPU × "
                     f"{rate.per_gpu_hour:f} {campaign.currency}/GPU-hour"
                 )[:300],
                 amount=amount,
                 currency=campaign.currency,
                 run=run,
+                run_segment=segment,
                 created_by=user if getattr(user, "pk", None) else None,
             )
     except IntegrityError:

@@ -13,16 +13,13 @@ import os
 import shutil
 import tempfile
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from unittest import mock
 from urllib.parse import urlparse
 
 import mlflow
 import requests
-from django.test import LiveServerTestCase, override_settings
+from django.test import override_settings
 from mlflow import MlflowClient
 from mlflow.entities import (
     Dataset,
@@ -43,47 +40,16 @@ from campaigns.models import (
     PlannedItem,
     Run,
     RunArtifact,
-    StopRule,
     Team,
 )
 from campaigns.services import commit_plan
 from campaigns.tests.apiclient import as_key
 from campaigns.tests.factories import make_plannable, make_user
 from mlflow_api.models import LoggedModel
+from mlflow_api.tests.live import MlflowLiveCase
 
 
-class MlflowLoopTestCase(LiveServerTestCase):
-    def setUp(self) -> None:
-        media = tempfile.mkdtemp(prefix="cd-mlflow-media-")
-        self.addCleanup(shutil.rmtree, media, ignore_errors=True)
-        self.enterContext(override_settings(MEDIA_ROOT=media))
-        self.team = Team.objects.create(name="nlp")
-        self.owner = make_user("olga", team=self.team, role="owner")
-        self.campaign = make_plannable(self.team, title="LoRA vs full")
-        commit_plan(campaign=self.campaign, user=self.owner)
-        self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
-        self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
-        _key, self.key = IngestKey.issue(self.campaign, user=self.owner, item=self.baseline)
-
-    def tearDown(self) -> None:
-        with self.tracking(self.key):
-            while mlflow.active_run() is not None:
-                mlflow.end_run()
-
-    @contextmanager
-    def tracking(self, token: str, uri: str | None = None) -> Iterator[None]:
-        env = {
-            "MLFLOW_TRACKING_URI": uri or f"{self.live_server_url}/mlflow",
-            "MLFLOW_TRACKING_TOKEN": token,
-            "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0",
-            "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
-        }
-        with mock.patch.dict(os.environ, env):
-            yield
-
-    def run_row(self, run_id: str) -> Run:
-        return Run.objects.get(team=self.team, run_id=run_id)
-
+class MlflowLoopTestCase(MlflowLiveCase):
     # --- A typical loop --------------------------------------------------------------------
 
     def test_params_metrics_tags_and_artifacts_land_on_the_campaign_run(self) -> None:
@@ -105,8 +71,9 @@ class MlflowLoopTestCase(LiveServerTestCase):
             fetched = mlflow.get_run(run_id)
             notes = mlflow.artifacts.load_text(f"{active.info.artifact_uri}/notes.txt")
 
-        self.assertEqual(run_id, "lora-r16-s1")
         run = self.run_row("lora-r16-s1")
+        self.assertEqual(run.run_id, run_id)
+        self.assertEqual(fetched.info.run_name, "lora-r16-s1")
         self.assertEqual(run.campaign_id, self.campaign.pk)
         self.assertEqual(run.variant_id, self.baseline.pk)
         self.assertEqual(run.kind, "pilot")
@@ -120,7 +87,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
         self.assertEqual(MetricPoint.objects.filter(run=run, name="val_loss").count(), 1)
 
         nested = self.run_row("lora-r16-s1-eval")
-        self.assertEqual(nested.tags["mlflow.parentRunId"], "lora-r16-s1")
+        self.assertEqual(nested.tags["mlflow.parentRunId"], run_id)
         self.assertEqual(MetricPoint.objects.get(run=nested).value, 0.71)
 
         self.assertEqual(fetched.data.params, {"lr": "0.0002", "rank": "16"})
@@ -132,7 +99,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
         notes_row = RunArtifact.objects.get(run=run, path="notes.txt")
         self.assertEqual(notes_row.size_bytes, 9)
         self.assertEqual(notes_row.sha256, hashlib.sha256(b"all good\n").hexdigest())
-        detail = as_key(self.key).get("/api/v1/runs/lora-r16-s1/").json()
+        detail = as_key(self.key).get(f"/api/v1/runs/{run_id}/").json()
         self.assertEqual(
             {(a["path"], a["size_bytes"]) for a in detail["artifacts"]},
             {
@@ -162,16 +129,16 @@ class MlflowLoopTestCase(LiveServerTestCase):
             mlflow.set_experiment("x")
             with (
                 self.assertRaises(MlflowException) as raised,
-                mlflow.start_run(run_name="diverges"),
+                mlflow.start_run(run_name="diverges") as active,
             ):
                 for step in range(10, 40, 10):
                     loss = math.nan if step == 20 else 1.0
                     mlflow.log_metric("loss", loss, step=step)
-            fetched = mlflow.get_run("diverges")
+            fetched = mlflow.get_run(active.info.run_id)
 
         message = str(raised.exception)
         self.assertEqual(raised.exception.error_code, "INVALID_STATE")
-        self.assertIn(f"run diverges was stopped by rule #{self.nan_rule.pk}:", message)
+        self.assertIn(f"run {active.info.run_id} was stopped by rule #{self.nan_rule.pk}:", message)
         self.assertIn("loss is NaN at step 20", message)
         run = self.run_row("diverges")
         # The NaN is stored (evidence); the step-30 point was refused; the failed end_run of
@@ -198,7 +165,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
                     call()
                 self.assertIn("was stopped by rule", str(raised.exception))
             mlflow.end_run()
-        self.assertEqual(run.info.run_id, "stopped-early")
+        self.assertEqual(self.run_row("stopped-early").run_id, run.info.run_id)
         self.assertEqual(self.run_row("stopped-early").status, "stopped")
 
     # --- Retries are harmless ---------------------------------------------------------------
@@ -220,7 +187,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
             [("acc", 2), ("loss", 1), ("loss", 2), ("loss", 3)],
         )
 
-    def test_a_retried_runs_create_opens_one_run(self) -> None:
+    def test_a_retried_runs_create_is_not_replayed(self) -> None:
         proxy = FlakyProxy(self.live_server_url, fail_first={"/runs/create", "/logged-models"})
         with proxy, self.tracking(self.key, uri=f"{proxy.url}/mlflow"):
             experiment = mlflow.set_experiment("x")
@@ -231,9 +198,14 @@ class MlflowLoopTestCase(LiveServerTestCase):
                 )
         self.assertEqual(proxy.forwarded["/runs/create"], 2)
         self.assertEqual(proxy.forwarded["/logged-models"], 2)
-        self.assertEqual(Run.objects.filter(campaign=self.campaign).count(), 1)
-        self.assertEqual(Run.objects.get(campaign=self.campaign).run_id, active.info.run_id)
-        self.assertEqual(LoggedModel.objects.filter(campaign=self.campaign).count(), 1)
+        # As on MLflow's own server: without a request id a create that reached the server
+        # before the 503 is a run of its own (nothing logs into it); the loop logs into the
+        # run its retry created.
+        runs = Run.objects.filter(campaign=self.campaign)
+        self.assertEqual(runs.count(), 2)
+        logged = runs.get(run_id=active.info.run_id)
+        self.assertEqual(logged.metrics.count(), 1)
+        self.assertEqual(LoggedModel.objects.filter(campaign=self.campaign).count(), 2)
 
     # --- Tenancy, refusals ------------------------------------------------------------------
 
@@ -244,15 +216,17 @@ class MlflowLoopTestCase(LiveServerTestCase):
         _k, other_key = IngestKey.issue(other, item=other.items.get(name="baseline"))
         with self.tracking(self.key):
             mlflow.set_experiment("x")
-            with mlflow.start_run(run_name="ours"):
+            with mlflow.start_run(run_name="ours") as active:
                 mlflow.log_metric("loss", 1.0)
+        ours = active.info.run_id
         with self.tracking(other_key):
             client = MlflowClient()
             for call in (
-                lambda: client.get_run("ours"),
-                lambda: client.log_metric("ours", "loss", 9.0),
+                lambda: client.get_run(ours),
+                lambda: client.log_metric(ours, "loss", 9.0),
                 lambda: client.get_experiment(str(self.campaign.pk)),
-                lambda: client.set_terminated("ours", "FAILED"),
+                lambda: client.set_terminated(ours, "FAILED"),
+                lambda: client.delete_run(ours),
             ):
                 with self.assertRaises(MlflowException) as raised:
                     call()
@@ -274,7 +248,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
         self.assertEqual(raised.exception.error_code, "INVALID_PARAMETER_VALUE")
         self.assertIn("desk.variant", str(raised.exception))
         self.assertIn(f"issue_ingest_key {self.campaign.pk} --item", str(raised.exception))
-        self.assertFalse(Run.objects.filter(run_id="no-item").exists())
+        self.assertFalse(Run.objects.filter(run_name="no-item").exists())
 
     def test_a_draft_or_closed_campaign_refuses_runs(self) -> None:
         draft = make_plannable(self.team, title="draft")
@@ -291,12 +265,12 @@ class MlflowLoopTestCase(LiveServerTestCase):
             with self.assertRaises(MlflowException) as raised:
                 mlflow.start_run(run_name="too-late")
         self.assertIn("closed", str(raised.exception))
-        self.assertFalse(Run.objects.filter(run_id__in=["too-early", "too-late"]).exists())
+        self.assertFalse(Run.objects.filter(run_name__in=["too-early", "too-late"]).exists())
 
     def test_relogging_a_param_with_another_value_is_refused(self) -> None:
         with self.tracking(self.key):
             mlflow.set_experiment("x")
-            with mlflow.start_run(run_name="params"):
+            with mlflow.start_run(run_name="params") as active:
                 mlflow.log_param("lr", "2e-4")
                 mlflow.log_param("lr", "2e-4")  # the same value again is fine
                 with self.assertRaises(MlflowException) as raised:
@@ -304,7 +278,7 @@ class MlflowLoopTestCase(LiveServerTestCase):
                 # A batch is all or nothing: its metrics and tags go with the refused param.
                 with self.assertRaises(MlflowException):
                     MlflowClient().log_batch(
-                        "params",
+                        active.info.run_id,
                         metrics=[Metric("loss", 1.0, 0, 1)],
                         params=[Param("lr", "3e-4")],
                         tags=[RunTag("t", "v")],
@@ -345,13 +319,15 @@ class MlflowLoopTestCase(LiveServerTestCase):
         self.assertIn("413", str(raised.exception))
         self.assertIn("ARTIFACT_MAX_BYTES", str(raised.exception))
         self.assertEqual(
-            list(RunArtifact.objects.filter(run__run_id="big-file").values_list("path", flat=True)),
+            list(
+                RunArtifact.objects.filter(run__run_name="big-file").values_list("path", flat=True)
+            ),
             ["ok.txt"],
         )
 
     # --- Autolog-style calls ----------------------------------------------------------------
 
-    def test_autolog_style_calls_answer_in_shape(self) -> None:
+    def test_autolog_style_calls_answer_in_shape_and_keep_the_datasets(self) -> None:
         with self.tracking(self.key):
             client = MlflowClient()
             mlflow.set_experiment("x")
@@ -384,11 +360,12 @@ class MlflowLoopTestCase(LiveServerTestCase):
                 mlflow.log_metric("loss", 0.4, step=2)
                 history = client.get_metric_history(run_id, "loss")
         self.assertEqual([(m.step, m.value) for m in history], [(1, 0.5), (2, 0.4)])
+        self.assertEqual([i["dataset"]["name"] for i in self.run_row("autolog").inputs], ["train"])
         stored = LoggedModel.objects.get(model_id=model.model_id)
         self.assertEqual(stored.status, "LOGGED_MODEL_READY")
         self.assertTrue(
             RunArtifact.objects.filter(
-                run__run_id="autolog", path=f"models/{model.model_id}/MLmodel"
+                run__run_name="autolog", path=f"models/{model.model_id}/MLmodel"
             ).exists()
         )
 

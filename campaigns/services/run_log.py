@@ -1,0 +1,192 @@
+"""One logging call of an MLflow client (params, tags, metric points, dataset inputs) written
+into its run under one lock and one save (docs/mlflow.md).
+
+MLflow's client sends no request id, so a retried call cannot be told from a new one by an
+idempotency key. Instead every part of a call is idempotent by its content, as in MLflow's own
+store:
+
+* a metric point is the same point when (run, key, step, timestamp, value) agree: it is stored
+  once (a point re-sent by `log_model` with its `model_id` only links the stored point to the
+  model);
+* a param set again to the same value changes nothing (another value is refused: a new
+  configuration needs a new run), a tag set again to the same value neither;
+* a dataset input is kept once per (name, digest).
+
+Statements: the run is looked up and locked in one statement, the campaign read once after the
+lock (a close that committed meanwhile is seen), the stop rules once, the stored points only
+when a point could repeat one (its step is not past the run's last step), then one COPY and at
+most one UPDATE of the run (issue 20 item 6: at most 8 for the common call).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from campaigns.models import Campaign, CampaignClosed, MetricPoint, Run
+from campaigns.services import ingest
+
+PointKey = tuple[str, int, int | None, str]
+
+
+def lock_run(runs: QuerySet[Run], run_id: str) -> Run:
+    """The run `run_id` among `runs` (the caller's scope), locked, with its campaign; raises
+    Run.DoesNotExist, or RunRefused when the campaign is closed."""
+    run = runs.select_for_update().filter(run_id=run_id).first()
+    if run is None:
+        raise Run.DoesNotExist(run_id)
+    # Read after the lock, in its own statement: closing locks every run of the campaign first,
+    # so a write that got here after a close committed sees it closed.
+    campaign = Campaign.objects.get(pk=run.campaign_id)
+    run.campaign = campaign
+    try:
+        campaign.refuse_if_closed()
+    except CampaignClosed as exc:
+        raise ingest.RunRefused(str(exc), run) from exc
+    return run
+
+
+def refuse_if_deleted(run: Run) -> None:
+    if run.deleted_at is not None:
+        raise ingest.RunRefused(
+            f"run {run.run_id!r} is deleted; restore it (runs/restore) to log into it", run
+        )
+
+
+@transaction.atomic
+def log_to_run(
+    runs: QuerySet[Run],
+    run_id: str,
+    *,
+    params: dict[str, str] | None = None,
+    tags: dict[str, str] | None = None,
+    delete_tags: Sequence[str] = (),
+    points: Sequence[ingest.Point] = (),
+    inputs: Sequence[dict[str, Any]] = (),
+) -> ingest.Appended:
+    """Params, then tags, then inputs, then metrics, all or nothing: the metrics that fire a
+    rule come last (the firing batch is still stored)."""
+    run = lock_run(runs, run_id)
+    refuse_if_deleted(run)
+    ingest.refuse_unless_running(run)
+    fields: list[str] = []
+    if params:
+        fields += _merge_params(run, params)
+    if tags or delete_tags:
+        fields += _merge_tags(run, tags or {}, delete_tags)
+    if inputs:
+        fields += _merge_inputs(run, inputs)
+    firing = None
+    fresh: list[ingest.Point] = []
+    if points:
+        fresh, links = _fresh_points(run, points)
+        for point_id, model_id in links:
+            MetricPoint.objects.filter(pk=point_id).update(model_id=model_id)
+        if fresh:
+            changed, firing = ingest.store_points(run, fresh, timezone.now())
+            fields += changed
+    if fields:
+        run.save(update_fields=sorted(set(fields)))
+    return ingest.Appended(run, len(fresh), firing)
+
+
+def _merge_params(run: Run, params: dict[str, str]) -> list[str]:
+    changed = {k: (run.config[k], v) for k, v in params.items() if k in run.config}
+    changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
+    if changed:
+        key, (old, new) = next(iter(sorted(changed.items())))
+        raise ingest.RunRefused(
+            f"param {key!r} of run {run.run_id!r} is already {old!r}, not {new!r}: "
+            "a new configuration needs a new run",
+            run,
+        )
+    fresh = {k: v for k, v in params.items() if k not in run.config}
+    if not fresh:
+        return []
+    run.config = {**run.config, **fresh}
+    run.config_digest = Run.digest_config(run.config)
+    return ["config", "config_digest"]
+
+
+def _merge_tags(run: Run, tags: dict[str, str], delete: Sequence[str]) -> list[str]:
+    merged = {**run.tags, **tags}
+    for key in delete:
+        merged.pop(key, None)
+    if merged == run.tags:
+        return []
+    run.tags = merged
+    fields = ["tags"]
+    # MLflow's client renames a run by its mlflow.runName tag as well as by runs/update.
+    name = tags.get("mlflow.runName")
+    if name is not None and name != run.run_name:
+        run.run_name = name
+        fields.append("run_name")
+    return fields
+
+
+def _input_key(item: dict[str, Any]) -> tuple[str, str]:
+    dataset = item.get("dataset") or {}
+    return str(dataset.get("name", "")), str(dataset.get("digest", ""))
+
+
+def _merge_inputs(run: Run, inputs: Sequence[dict[str, Any]]) -> list[str]:
+    kept = {_input_key(i): i for i in run.inputs}
+    before = len(kept)
+    for item in inputs:
+        kept.setdefault(_input_key(item), item)
+    if len(kept) == before:
+        return []
+    run.inputs = list(kept.values())
+    return ["inputs"]
+
+
+def point_key(name: str, step: int, timestamp_ms: int | None, value: float, token: str) -> PointKey:
+    """MLflow's identity of a point: (key, step, timestamp, value); NaN equals NaN here."""
+    shown = token or repr(float(value))
+    return (name, step, timestamp_ms, shown)
+
+
+def _fresh_points(
+    run: Run, points: Sequence[ingest.Point]
+) -> tuple[list[ingest.Point], list[tuple[int, str]]]:
+    """The points not stored yet (nor repeated earlier in the batch), and (stored point id,
+    model id) links for repeats that carry a model id the stored point lacks."""
+    seen: set[PointKey] = set()
+    unique: list[ingest.Point] = []
+    for p in points:
+        key = point_key(p.name, p.step, p.timestamp_ms, p.value, p.token)
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    last = run.last_step
+    maybe_stored = [p for p in unique if last is not None and p.step <= last]
+    if not maybe_stored:
+        # The common case of a loop moving forward: nothing to compare with, no statement.
+        return unique, []
+    stored = _stored_points(run, maybe_stored)
+    fresh, links = [], []
+    for p in unique:
+        found = stored.get(point_key(p.name, p.step, p.timestamp_ms, p.value, p.token))
+        if found is None:
+            fresh.append(p)
+        elif p.model_id and not found[1]:
+            links.append((found[0], p.model_id))
+    return fresh, links
+
+
+def _stored_points(run: Run, points: Sequence[ingest.Point]) -> dict[PointKey, tuple[int, str]]:
+    rows = MetricPoint.objects.filter(
+        run_id=run.pk,
+        name__in={p.name for p in points},
+        step__in={p.step for p in points},
+    ).values_list("pk", "name", "step", "timestamp_ms", "value", "non_finite", "model_id")
+    found: dict[PointKey, tuple[int, str]] = {}
+    for pk, name, step, stamp, value, token, model_id in rows:
+        number = math.nan if value is None else value
+        found.setdefault(point_key(name, step, stamp, number, token), (pk, model_id))
+    return found

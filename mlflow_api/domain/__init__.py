@@ -1,0 +1,1 @@
+"""Pure rules of the MLflow facade (no Django, no I/O)."""

@@ -1,0 +1,1 @@
+"""Reads of the MLflow facade (no writes)."""

@@ -1,0 +1,229 @@
+"""Runs: create (on a planned item of the campaign), get, update (end, rename, resume),
+delete and restore.
+
+MLflow's `run_name` is a display name (any text, renamable); the Campaign Desk run id is
+generated, or taken from the tag `desk.run_id`. A rerun of a script is a new run. MLflow's
+client sends no request id, and its own server creates a second run for a retried create, as
+this one does: a create is never answered from a stored body (docs/mlflow.md).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime
+from decimal import Decimal
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
+
+from campaigns.api.serializers import run_id_is_valid
+from campaigns.models import (
+    Campaign,
+    ItemStatus,
+    PlannedItem,
+    Run,
+    RunKind,
+    RunStatus,
+)
+from campaigns.services import ingest, run_lifecycle
+from campaigns.services.run_log import refuse_if_deleted
+from mlflow_api import shapes
+from mlflow_api.auth import Caller
+from mlflow_api.errors import MlflowError
+from mlflow_api.views.lookups import (
+    campaign_of,
+    refusal,
+    refused,
+    require_running,
+    run_id_of,
+    run_of,
+    write_scope,
+)
+from mlflow_api.views.wire import (
+    MAX_TAG_VALUE,
+    answer,
+    endpoint,
+    key_values,
+    read_body,
+    text_field,
+)
+
+MAX_RUN_NAME = 500
+FINISHED_STATUSES = {
+    "FINISHED": RunStatus.COMPLETED,
+    "FAILED": RunStatus.FAILED,
+    "KILLED": RunStatus.FAILED,
+}
+
+
+def _item(caller: Caller, campaign: Campaign, tags: dict[str, str]) -> PlannedItem:
+    named = tags.get("desk.variant", "").strip()
+    item: PlannedItem | None
+    if named:
+        items = PlannedItem.objects.filter(campaign=campaign)
+        item = (items.filter(pk=int(named)).first() if named.isdigit() else None) or items.filter(
+            name=named
+        ).first()
+        if item is None:
+            raise MlflowError(
+                "INVALID_PARAMETER_VALUE",
+                f"tag desk.variant={named!r} names no planned item of campaign {campaign.pk}",
+            )
+    elif caller.key is not None and caller.key.item_id is not None:
+        item = caller.key.item
+    else:
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE",
+            f"which planned item does this run try? Set the tag desk.variant to an item id or "
+            f"name of campaign {campaign.pk}, or use an ingest key bound to an item "
+            f"(manage.py issue_ingest_key {campaign.pk} --item ID, or POST "
+            f"/api/v1/campaigns/{campaign.pk}/ingest-keys/ with an item)",
+        )
+    assert item is not None
+    if item.status == ItemStatus.CUT:
+        raise MlflowError("INVALID_PARAMETER_VALUE", f"'{item.name}' was cut by a decision")
+    return item
+
+
+def _kind(caller: Caller, tags: dict[str, str]) -> str:
+    kind = tags.get("desk.kind", "").strip() or (caller.key.kind if caller.key else "") or "pilot"
+    if kind not in RunKind.values:
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE", f"tag desk.kind is one of {', '.join(RunKind.values)}"
+        )
+    return kind
+
+
+def _run_id(tags: dict[str, str]) -> str:
+    run_id = tags.get("desk.run_id", "").strip() or uuid.uuid4().hex
+    if not run_id_is_valid(run_id):
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE",
+            f"tag desk.run_id={run_id!r} cannot be a Campaign Desk run id: use letters, digits "
+            "and . _ : + = @ ~ - (up to 200), starting with a letter or digit",
+        )
+    return run_id
+
+
+def _take_up(existing: Run, campaign: Campaign, item: PlannedItem, kind: str) -> Run:
+    """A restarted job naming its run id (tag desk.run_id) takes the run up again, if it is
+    the same run (campaign, item, kind) and still running."""
+    if (
+        existing.campaign_id != campaign.pk
+        or existing.variant_id != item.pk
+        or existing.kind != kind
+    ):
+        raise MlflowError(
+            "RESOURCE_ALREADY_EXISTS",
+            f"run {existing.run_id!r} exists for another campaign, item or kind: "
+            "a new run needs a new run id",
+        )
+    require_running(existing)
+    return existing
+
+
+@endpoint("POST")
+def run_create(request: HttpRequest, caller: Caller) -> HttpResponse:
+    data = read_body(request)
+    campaign = campaign_of(caller, data.get("experiment_id"))
+    caller.require_write(campaign.team_id)
+    tags = key_values(data.get("tags"), "tags", MAX_TAG_VALUE)
+    if data.get("user_id") and "mlflow.user" not in tags:
+        tags["mlflow.user"] = text_field(data, "user_id")
+    item = _item(caller, campaign, tags)
+    kind = _kind(caller, tags)
+    name = text_field(data, "run_name", required=False, limit=MAX_RUN_NAME)
+    name = name or tags.get("mlflow.runName", "")[:MAX_RUN_NAME]
+    run_id = _run_id(tags)
+    name = name or run_id
+    tags["mlflow.runName"] = name
+    existing = Run.objects.filter(team_id=campaign.team_id, run_id=run_id).first()
+    if existing is not None:
+        run = _take_up(existing, campaign, item, kind)
+    else:
+        try:
+            run, _created = ingest.open_run(
+                campaign, run_id=run_id, variant=item, kind=kind, config={}, run_name=name
+            )
+        except ingest.CampaignNotOpen as exc:
+            raise MlflowError("INVALID_PARAMETER_VALUE", str(exc)) from exc
+        except ingest.RunIdTaken as exc:
+            raise MlflowError("RESOURCE_ALREADY_EXISTS", str(exc)) from exc
+    try:
+        run = ingest.set_tags(run, tags)
+    except ingest.RunRefused as exc:
+        raise refused(exc) from exc
+    return answer({"run": shapes.run(run)})
+
+
+@endpoint("GET")
+def run_get(request: HttpRequest, caller: Caller) -> HttpResponse:
+    return answer({"run": shapes.run(run_of(caller, read_body(request)))})
+
+
+def _hours(run: Run, end_ms: Any) -> Decimal | None:
+    """Observed hours: the earlier segments plus this stretch up to MLflow's end_time (now
+    when not sent); None when the run has them already."""
+    if run.observed_hours is not None:
+        return None
+    end = timezone.now()
+    if isinstance(end_ms, int | str) and str(end_ms).isdigit():
+        end = datetime.fromtimestamp(int(end_ms) / 1000, tz=UTC)
+    return run_lifecycle.hours_until(run, end)
+
+
+def _finish(run: Run, status: str, end_ms: Any) -> Run:
+    """FINISHED → completed, FAILED/KILLED → failed. A run already finished answers as it is,
+    as MLflow's set_terminated would succeed (its hours and cost are final here)."""
+    if run.finished_at is not None:
+        return run
+    return ingest.finish_run(run, status=status, observed_hours=_hours(run, end_ms))
+
+
+@endpoint("POST")
+def run_update(request: HttpRequest, caller: Caller) -> HttpResponse:
+    """Rename (`run_name`, any state), resume (`RUNNING` on a failed run: a new segment), or
+    end the run. A run a rule stopped stays stopped (its hours are still recorded)."""
+    data = read_body(request)
+    runs, run_id = write_scope(caller, data)
+    run = runs.filter(run_id=run_id).first()
+    if run is None:
+        raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found")
+    status = str(data.get("status") or "")
+    try:
+        name = text_field(data, "run_name", required=False, limit=MAX_RUN_NAME)
+        if name:
+            run = run_lifecycle.rename_run(run, name=name)
+        if status == "RUNNING":
+            refuse_if_deleted(run)
+            run = run_lifecycle.resume_run(run)
+        elif status in FINISHED_STATUSES:
+            run = _finish(run, FINISHED_STATUSES[status], data.get("end_time"))
+    except ingest.RunRefused as exc:
+        raise refusal(exc) from exc
+    return answer({"run_info": shapes.run_info(run)})
+
+
+def _lifecycle(request: HttpRequest, caller: Caller, action: Any) -> HttpResponse:
+    data = read_body(request)
+    runs, run_id = write_scope(caller, data)
+    run = runs.filter(run_id=run_id).first()
+    if run is None:
+        raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id_of(data)!r} not found")
+    try:
+        action(run)
+    except ingest.RunRefused as exc:
+        raise refusal(exc) from exc
+    return answer({})
+
+
+@endpoint("POST")
+def run_delete(request: HttpRequest, caller: Caller) -> HttpResponse:
+    """Soft delete: hidden from runs/search, refuses logging, kept with its hours and cost."""
+    return _lifecycle(request, caller, run_lifecycle.delete_run)
+
+
+@endpoint("POST")
+def run_restore(request: HttpRequest, caller: Caller) -> HttpResponse:
+    return _lifecycle(request, caller, run_lifecycle.restore_run)
