@@ -1,4 +1,5 @@
-"""Celery tasks of the ledger: thin wrappers that take ids and call `ledger.reports`.
+"""Celery tasks of the ledger: thin wrappers that take ids and call `ledger.reports`, the
+alert scan and the alert delivery.
 
 Tasks import what they call inside their body: `ledger.services` imports this module to enqueue,
 so a module-level import back would make the two import each other.
@@ -60,21 +61,19 @@ def sweep_stale_reports() -> int:
 @shared_task(  # type: ignore[untyped-decorator]
     name="ledger.scan_alerts", acks_late=True, reject_on_worker_lost=True
 )
-def scan_alerts() -> int:
+def scan_live_campaigns() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): scan every committed or running campaign for alert
-    conditions (docs/domain.md §19); returns how many alerts were raised. Safe to run twice:
-    an open alert is never stored again."""
+    conditions (docs/domain.md §19, `ledger.services.alerts.scan_alerts`); returns how many
+    alerts were raised. Safe to run twice: an open alert is never stored again."""
     from campaigns.models import Campaign, CampaignStatus
-    from ledger.alert_delivery import store_alerts
+    from ledger.services.alerts import scan_alerts
 
     raised = 0
     for campaign in Campaign.objects.filter(
         status__in=[CampaignStatus.COMMITTED, CampaignStatus.RUNNING]
     ).order_by("id"):
-        # store_alerts has committed when it returns: the deliveries find their rows.
-        for alert in store_alerts(campaign):
-            deliver_alert.delay(alert.pk)
-            raised += 1
+        # Each scan commits before the next: its deliveries are enqueued on that commit.
+        raised += len(scan_alerts(campaign=campaign))
     return raised
 
 
@@ -92,6 +91,7 @@ def deliver_alert(self: Any, alert_id: int) -> str:
 
     from ledger import alert_delivery as alerting
     from ledger.models import Alert
+    from ledger.selectors.alerts import owner_emails
 
     alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
     if alert is None:
@@ -99,7 +99,7 @@ def deliver_alert(self: Any, alert_id: int) -> str:
     # Marked first (at most once): a retry for the webhook never sends the email again.
     if (
         alert.emailed_at is None
-        and alerting.owner_emails(alert.campaign.team_id)
+        and owner_emails(alert.campaign.team_id)
         and alerting.mark_emailed(alert)
     ):
         alerting.deliver_email(alert)

@@ -7,8 +7,6 @@ the OpenAPI document.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from typing import Any
 
@@ -18,16 +16,19 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns.api.fields import (
+    FiniteFloatField,
     HoursField,
     IdentifierField,
+    JSONObjectField,
+    MetricValueField,
     MoneyField,
     StrictBooleanField,
     StrictCharField,
-    StrictFloatField,
     StrictIntegerField,
     StrictModelSerializer,
     StrictPrimaryKeyRelatedField,
     StrictRegexField,
+    json_metric_value,
 )
 from campaigns.domain import item_fate as fates
 from campaigns.domain import stop_rules as rules
@@ -60,101 +61,6 @@ RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
 
 
 # --- Fields --------------------------------------------------------------------------------
-
-
-class FiniteFloatField(StrictFloatField):
-    """A float that is a real measurement: no bool, no NaN/Infinity, no overflow."""
-
-    default_error_messages = {"not_finite": "A finite number is required."}
-
-    def to_internal_value(self, data: Any) -> float:
-        if isinstance(data, bool):
-            self.fail("invalid")
-        try:
-            value = super().to_internal_value(data)
-        except OverflowError:
-            self.fail("not_finite")
-        if not math.isfinite(value):
-            self.fail("not_finite")
-        return float(value)
-
-
-JSON_MAX_DEPTH = 32
-JSON_MAX_BYTES = 65536
-
-
-def json_problem(value: Any) -> str | None:
-    """Why PostgreSQL's jsonb (or a sane reader) could not take this value; None if it can.
-
-    Iterative, so that a hostile nesting depth is refused rather than exhausting the stack.
-    """
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if depth > JSON_MAX_DEPTH:
-            return "too_deep"
-        if isinstance(item, str):
-            if "\x00" in item:
-                return "nul"
-        elif isinstance(item, dict):
-            for key, child in item.items():
-                if "\x00" in key:
-                    return "nul"
-                stack.append((child, depth + 1))
-        elif isinstance(item, list):
-            stack.extend((child, depth + 1) for child in item)
-        elif isinstance(item, float) and not math.isfinite(item):
-            return "not_finite"
-    if len(json.dumps(value)) > JSON_MAX_BYTES:
-        return "too_large"
-    return None
-
-
-@extend_schema_field({"type": "object", "additionalProperties": True})
-class JSONObjectField(serializers.JSONField):
-    """A JSON object (a run or item configuration) that PostgreSQL's jsonb can store."""
-
-    default_error_messages = {
-        "not_an_object": "Expected a JSON object.",
-        "nul": "Text may not contain the NUL character (\\u0000).",
-        "too_deep": f"At most {JSON_MAX_DEPTH} levels of nesting.",
-        "not_finite": "NaN and Infinity are not JSON values.",
-        "too_large": f"At most {JSON_MAX_BYTES // 1024} KiB of JSON.",
-    }
-
-    def to_internal_value(self, data: Any) -> Any:
-        if not isinstance(data, dict):
-            self.fail("not_an_object")
-        problem = json_problem(data)
-        if problem is not None:
-            self.fail(problem)
-        return super().to_internal_value(data)
-
-
-@extend_schema_field(
-    {
-        "oneOf": [
-            {"type": "number"},
-            {"type": "string", "enum": ["NaN", "Infinity", "-Infinity"]},
-        ]
-    }
-)
-class MetricValueField(serializers.Field[float, Any, Any, Any]):
-    """For the schema only: a number, or one of the non-finite tokens (bare or as a string)."""
-
-    def to_representation(self, value: Any) -> Any:
-        return json_metric_value(value)
-
-    def to_internal_value(self, data: Any) -> float:
-        try:
-            return rules.parse_metric_value(data)
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from exc
-
-
-def json_metric_value(value: float) -> float | str:
-    """A float as strict JSON can carry it: non-finite values become their tokens."""
-    return value if math.isfinite(value) else rules.format_metric_value(value)
 
 
 def _scope(field: Any, queryset: Any) -> None:

@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
+from campaigns.domain.formatting import format_hours
+
 UNASSIGNED_RESOURCE = "unassigned"
 # Hours are floats: sums like 0.1 + 0.2 must still fit a 0.3 h window.
 _EPS = 1e-9
@@ -131,20 +133,16 @@ class ResourceLoad:
     def message(self) -> str:
         if not self.exceeds_window:
             return (
-                f"{self.resource}: {_fmt(self.machine_hours)} h of machine stages fit the "
-                f"{_fmt(self.window_hours)} h window."
+                f"{self.resource}: {format_hours(self.machine_hours)} h of machine stages fit the "
+                f"{format_hours(self.window_hours)} h window."
             )
         return (
-            f"{self.resource}: {_fmt(self.machine_hours)} h of machine stages are planned in a "
-            f"{_fmt(self.window_hours)} h window, {_fmt(self.over_hours)} h beyond it whatever "
-            f"the order, since stages on one GPU never run in parallel "
+            f"{self.resource}: {format_hours(self.machine_hours)} h of machine stages are "
+            f"planned in a {format_hours(self.window_hours)} h window, "
+            f"{format_hours(self.over_hours)} h beyond it whatever the order, "
+            f"since stages on one GPU never run in parallel "
             f"({', '.join(self.stage_keys)})."
         )
-
-
-def _fmt(hours: float) -> str:
-    text = f"{hours:.2f}".rstrip("0").rstrip(".")
-    return "0" if text in ("", "-0") else text
 
 
 def _check_window(window_hours: float) -> None:
@@ -203,9 +201,26 @@ def _topological_order(stages: Sequence[Stage]) -> list[int]:
     return order
 
 
-def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
-    """Place every stage in time; see the module docstring for the rules and the heuristic."""
-    _check_window(window_hours)
+@dataclass(frozen=True)
+class _Graph:
+    """The stages by position: each one's dependencies and dependants, and its longest
+    remaining path with resources ignored (the priority that keeps long chains moving)."""
+
+    deps: list[tuple[int, ...]]
+    children: list[list[int]]
+    tail: list[float]
+
+
+@dataclass
+class _Placement:
+    """Each stage's start and end, and the stage that held its resource just before it."""
+
+    start: list[float]
+    end: list[float]
+    resource_prev: list[int | None]
+
+
+def _graph(stages: Sequence[Stage]) -> _Graph:
     order = _topological_order(stages)
     n = len(stages)
     index = {s.key: i for i, s in enumerate(stages)}
@@ -214,19 +229,20 @@ def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
     for i in range(n):
         for d in deps[i]:
             children[d].append(i)
-
-    # Longest remaining path, resources ignored: the priority that keeps long chains moving.
     tail = [0.0] * n
     for i in reversed(order):
         tail[i] = stages[i].planned_hours + max((tail[c] for c in children[i]), default=0.0)
+    return _Graph(deps, children, tail)
 
+
+def _place(stages: Sequence[Stage], graph: _Graph) -> _Placement:
+    """List scheduling: the ready stage that can start first, the longest tail breaking ties."""
+    n = len(stages)
     ready_at = [0.0] * n
-    waiting = [len(d) for d in deps]
+    waiting = [len(d) for d in graph.deps]
     resource_free: dict[str, float] = {}
     resource_last: dict[str, int] = {}
-    resource_prev: list[int | None] = [None] * n
-    start = [0.0] * n
-    end = [0.0] * n
+    placed = _Placement([0.0] * n, [0.0] * n, [None] * n)
 
     def earliest(i: int) -> float:
         res = stages[i].exclusive_resource
@@ -235,7 +251,7 @@ def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
 
     # Keys are lower bounds (a resource only gets busier), so a popped stage whose key is still
     # current is the true minimum; stale ones go back with their new start.
-    heap = [(earliest(i), -tail[i], i) for i in range(n) if waiting[i] == 0]
+    heap = [(earliest(i), -graph.tail[i], i) for i in range(n) if waiting[i] == 0]
     heapq.heapify(heap)
     while heap:
         est, neg_tail, i = heapq.heappop(heap)
@@ -243,43 +259,57 @@ def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
         if actual > est:
             heapq.heappush(heap, (actual, neg_tail, i))
             continue
-        start[i] = actual
-        end[i] = actual + stages[i].planned_hours
+        placed.start[i] = actual
+        placed.end[i] = actual + stages[i].planned_hours
         res = stages[i].exclusive_resource
         if res is not None:
-            resource_prev[i] = resource_last.get(res)
-            resource_free[res] = end[i]
+            placed.resource_prev[i] = resource_last.get(res)
+            resource_free[res] = placed.end[i]
             resource_last[res] = i
-        for c in children[i]:
-            ready_at[c] = max(ready_at[c], end[i])
+        for c in graph.children[i]:
+            ready_at[c] = max(ready_at[c], placed.end[i])
             waiting[c] -= 1
             if waiting[c] == 0:
-                heapq.heappush(heap, (earliest(c), -tail[c], c))
+                heapq.heappush(heap, (earliest(c), -graph.tail[c], c))
+    return placed
 
-    makespan = max(end, default=0.0)
+
+def _critical_path(stages: Sequence[Stage], graph: _Graph, placed: _Placement) -> list[str]:
+    """Back from the last stage to end, through whatever made each stage wait: a dependency
+    ending when it starts, else the stage before it on its resource."""
+    n = len(stages)
+    start, end = placed.start, placed.end
     critical: list[str] = []
-    if n:
-        last = max(range(n), key=lambda i: (end[i], -i))
-        node: int | None = last
-        while node is not None:
-            critical.append(stages[node].key)
-            if start[node] <= 0.0:
-                break
-            cause = next((d for d in deps[node] if end[d] == start[node]), None)
-            if cause is None:
-                prev = resource_prev[node]
-                cause = prev if prev is not None and end[prev] == start[node] else None
-            node = cause
-        critical.reverse()
+    if not n:
+        return critical
+    node: int | None = max(range(n), key=lambda i: (end[i], -i))
+    while node is not None:
+        critical.append(stages[node].key)
+        if start[node] <= 0.0:
+            break
+        cause = next((d for d in graph.deps[node] if end[d] == start[node]), None)
+        if cause is None:
+            prev = placed.resource_prev[node]
+            cause = prev if prev is not None and end[prev] == start[node] else None
+        node = cause
+    critical.reverse()
+    return critical
 
+
+def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
+    """Place every stage in time; see the module docstring for the rules and the heuristic."""
+    _check_window(window_hours)
+    graph = _graph(stages)
+    placed = _place(stages, graph)
+    makespan = max(placed.end, default=0.0)
     hours_by_resource: dict[str, float] = {}
     for s in stages:
         res = s.exclusive_resource
         if res is not None:
             hours_by_resource[res] = hours_by_resource.get(res, 0.0) + s.planned_hours
-
     entries = tuple(
-        ScheduledStage(s.key, start[i], end[i], s.machine, s.resource) for i, s in enumerate(stages)
+        ScheduledStage(s.key, placed.start[i], placed.end[i], s.machine, s.resource)
+        for i, s in enumerate(stages)
     )
     return Schedule(
         entries=entries,
@@ -288,7 +318,7 @@ def schedule(stages: Sequence[Stage], window_hours: float) -> Schedule:
         uncommitted_hours=window_hours - makespan,
         overflow_hours=max(0.0, makespan - window_hours),
         fits=makespan <= window_hours + _EPS,
-        critical_path=tuple(critical),
+        critical_path=tuple(_critical_path(stages, graph, placed)),
         machine_hours=MappingProxyType(dict(sorted(hours_by_resource.items()))),
     )
 
@@ -323,8 +353,9 @@ def window_alerts(stages: Sequence[Stage], window_hours: float) -> tuple[str, ..
     plan = schedule(stages, window_hours)
     if not plan.fits:
         alerts.append(
-            f"The calendar ends at {_fmt(plan.makespan_hours)} h, {_fmt(plan.overflow_hours)} h "
-            f"beyond the {_fmt(window_hours)} h window (critical path: "
+            f"The calendar ends at {format_hours(plan.makespan_hours)} h, "
+            f"{format_hours(plan.overflow_hours)} h beyond the {format_hours(window_hours)} h "
+            f"window (critical path: "
             f"{' -> '.join(plan.critical_path)})."
         )
     return tuple(alerts)

@@ -33,3 +33,26 @@ def format_money(amount: Decimal) -> str:
     if rounded.is_zero():
         rounded = _ZERO_MONEY
     return format(rounded, "f")
+
+
+def format_hours_fixed(hours: Decimal | float | int | None) -> str | None:
+    """Hours to the hundredth, trailing zeros kept (``48`` -> ``"48.00"``; ``None`` -> ``None``):
+    the closing report's columns line up. Rounded half-even, as Decimal's default context does."""
+    if hours is None:
+        return None
+    return str(Decimal(str(hours)).quantize(CENT))
+
+
+def format_percent(part: Decimal, whole: Decimal) -> str | None:
+    """``part`` as a percentage of ``whole`` to one decimal (``-3, 12`` -> ``"-25.0"``); ``None``
+    when ``whole`` is zero, since no share of nothing is defined."""
+    if whole == 0:
+        return None
+    return str((part / whole * 100).quantize(Decimal("0.1")))
+
+
+def format_hours_short(hours: float) -> str:
+    """Hours to the tenth for chart labels, trailing zeros dropped (``48.0`` -> ``"48"``,
+    ``2.25`` -> ``"2.2"``, ``0`` -> ``"0"``): a label has no room for hundredths."""
+    text = f"{hours:.1f}".rstrip("0").rstrip(".")
+    return "0" if text in ("", "-0") else text

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final, Literal, get_args
 
+from campaigns.domain.formatting import format_money
+
 RuleKind = Literal[
     "non_finite_loss",
     "metric_threshold",
@@ -366,10 +368,6 @@ def _plain(number: Decimal) -> str:
     return "0" if text in ("-0", "0") else text
 
 
-def _money(number: Decimal) -> str:
-    return format(number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), "f")
-
-
 def evaluate_budget(
     rules: Iterable[StopRuleSpec],
     observed_hours: float | Decimal | None,
@@ -399,8 +397,8 @@ def evaluate_budget(
         budget_d = _as_decimal(budget, "budget")
         if spent_d > budget_d:
             problems.append(
-                f"spent {_money(spent_d)} exceeds the budget {_money(budget_d)} "
-                f"by {_money(spent_d - budget_d)}"
+                f"spent {format_money(spent_d)} exceeds the budget {format_money(budget_d)} "
+                f"by {format_money(spent_d - budget_d)}"
             )
     if not problems:
         return None
@@ -433,8 +431,9 @@ def evaluate_spend(
         rule_id=rule.id,
         kind=rule.kind,
         reason=(
-            f"budget: spent {_money(spent_d)}{unit} is beyond {share}% of the budget "
-            f"{_money(budget_d)}{unit} by {_money(spent_d - limit)}{unit} ({rule.label})"
+            f"budget: spent {format_money(spent_d)}{unit} is beyond {share}% of the budget "
+            f"{format_money(budget_d)}{unit} by {format_money(spent_d - limit)}{unit} "
+            f"({rule.label})"
         ),
         step=None,
     )

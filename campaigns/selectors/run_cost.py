@@ -54,7 +54,7 @@ def pricing(campaign: Campaign) -> Pricing:
     return Pricing(tuple(lots), campaign.hourly_rate_per_gpu, campaign.currency)
 
 
-def run_hours(run: Run, now: datetime | None = None) -> Decimal:
+def hours_of_run(run: Run, now: datetime | None = None) -> Decimal:
     """Observed hours when recorded; else the earlier segments of a resumed run plus the wall
     hours of its current stretch (campaigns/services/run_lifecycle.py)."""
     ended = run.finished_at or run.stopped_at
@@ -69,21 +69,21 @@ def run_hours(run: Run, now: datetime | None = None) -> Decimal:
     return run.prior_hours + stretch
 
 
-def run_cost(
+def cost_of_run(
     run: Run, prices: Pricing, *, gpu: str = "", now: datetime | None = None
 ) -> tuple[Decimal, costs.Rate] | None:
     """The run's cost so far and the rate it was found with; None when nothing prices it."""
     rate = prices.rate(gpu)
     if rate is None:
         return None
-    return costs.run_cost(run_hours(run, now), run.gpus, rate), rate
+    return costs.run_cost(hours_of_run(run, now), run.gpus, rate), rate
 
 
 def cost_so_far(run: Run, now: datetime | None = None) -> dict[str, Any] | None:
     """`{"amount", "currency", "basis"}` as GET /runs/{run_id}/ shows it (docs/api.md)."""
     campaign = run.campaign
     gpu = run.variant.gpu if run.variant_id and run.variant else ""
-    found = run_cost(run, pricing(campaign), gpu=gpu, now=now)
+    found = cost_of_run(run, pricing(campaign), gpu=gpu, now=now)
     if found is None:
         return None
     amount, rate = found
@@ -102,7 +102,7 @@ def point_costs(
     if rate is None:
         return None
     if run.finished_at is not None or run.stopped_at is not None:
-        total = costs.run_cost(run_hours(run, now), run.gpus, rate)
+        total = costs.run_cost(hours_of_run(run, now), run.gpus, rate)
         last = run.last_step or 0
         return [costs.cost_at_step(step, last, total) for step, _at in points]
     return [costs.cost_at_time(at, run.created_at, run.gpus, rate) for _step, at in points]

@@ -645,49 +645,61 @@ def check_points(
     for index, item in enumerate(items):
         if type(item) is not dict:
             errors[str(index)] = {"non_field_errors": ["Expected {name, step, value}."]}
-            if len(errors) >= MAX_ERRORS:
-                break
-            continue
-        problems: dict[str, list[str]] = {}
-        name: Any = item.get("name")
-        problem = checked_names.get(name) if type(name) is str else None
-        if problem is None:
-            problem = _name_problem(name, max_name)
-            if type(name) is str:
-                checked_names[name] = problem
-        if problem:
-            problems["name"] = [problem]
-        step: Any = item.get("step")
-        # type() rather than isinstance(): JSON true is a bool, which isinstance() calls an int.
-        if type(step) is not int or not min_step <= step <= STEP_MAX:
-            low = "0" if min_step == 0 else "-2**63"
-            problems["step"] = [f"A step is an integer from {low} to 2**63-1."]
-        raw_value: Any = item.get("value")
-        kind = type(raw_value)
-        token = ""
-        value = 0.0
-        if kind is float:
-            value = raw_value
-            if not math.isfinite(value):
-                token = rules.format_metric_value(value)
-        elif kind is int:
-            try:
-                value = float(raw_value)
-            except OverflowError:
-                problems["value"] = ["This number does not fit a double."]
-        elif kind is str and raw_value.lower() in _TOKENS:
-            token = _TOKENS[raw_value.lower()]
-            value = _TOKEN_VALUES[token]
         else:
-            problems["value"] = [
-                "A value is a number, or NaN, Infinity or -Infinity (bare JSON tokens or strings)."
-            ]
-        if problems:
+            point, problems = _check_point(item, checked_names, max_name, min_step)
+            if point is not None:
+                points.append(point)
+                continue
             errors[str(index)] = problems
-            if len(errors) >= MAX_ERRORS:
-                break
-            continue
-        points.append(Point(name, step, value, token))
+        if len(errors) >= MAX_ERRORS:
+            break
     if errors:
         raise BatchRefused(400, {"points": errors})
     return points
+
+
+def _check_point(
+    item: dict[str, Any], checked_names: dict[str, str], max_name: int, min_step: int
+) -> tuple[Point | None, dict[str, list[str]]]:
+    """One point, or what is wrong with it by field."""
+    problems: dict[str, list[str]] = {}
+    name: Any = item.get("name")
+    problem = checked_names.get(name) if type(name) is str else None
+    if problem is None:
+        problem = _name_problem(name, max_name)
+        if type(name) is str:
+            checked_names[name] = problem
+    if problem:
+        problems["name"] = [problem]
+    step: Any = item.get("step")
+    # type() rather than isinstance(): JSON true is a bool, which isinstance() calls an int.
+    if type(step) is not int or not min_step <= step <= STEP_MAX:
+        low = "0" if min_step == 0 else "-2**63"
+        problems["step"] = [f"A step is an integer from {low} to 2**63-1."]
+    value, token, value_problem = _point_value(item.get("value"))
+    if value_problem:
+        problems["value"] = [value_problem]
+    if problems:
+        return None, problems
+    return Point(name, step, value, token), problems
+
+
+def _point_value(raw_value: Any) -> tuple[float, str, str]:
+    """(value, non-finite token or "", problem or "") of a point's JSON value."""
+    kind = type(raw_value)
+    if kind is float:
+        token = "" if math.isfinite(raw_value) else rules.format_metric_value(raw_value)
+        return raw_value, token, ""
+    if kind is int:
+        try:
+            return float(raw_value), "", ""
+        except OverflowError:
+            return 0.0, "", "This number does not fit a double."
+    if kind is str and raw_value.lower() in _TOKENS:
+        token = _TOKENS[raw_value.lower()]
+        return _TOKEN_VALUES[token], token, ""
+    return (
+        0.0,
+        "",
+        "A value is a number, or NaN, Infinity or -Infinity (bare JSON tokens or strings).",
+    )

@@ -9,7 +9,13 @@ from decimal import Decimal
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.domain.formatting import format_hours, format_money
+from campaigns.domain.formatting import (
+    format_hours,
+    format_hours_fixed,
+    format_hours_short,
+    format_money,
+    format_percent,
+)
 
 
 def test_hours_drop_trailing_zeros_and_never_show_minus_zero() -> None:
@@ -35,3 +41,21 @@ def test_money_reads_back_as_the_amount_rounded_to_the_cent(amount: Decimal) -> 
 @given(st.decimals(min_value=0, max_value=10**6, allow_nan=False, places=4))
 def test_hours_read_back_within_half_a_hundredth(hours: Decimal) -> None:
     assert abs(Decimal(format_hours(hours)) - hours) <= Decimal("0.005")
+
+
+def test_fixed_hours_keep_two_decimals_and_pass_none_through() -> None:
+    assert format_hours_fixed(48) == "48.00"
+    assert format_hours_fixed(48.0) == "48.00"
+    assert format_hours_fixed(Decimal("0.125")) == "0.12"  # half-even, Decimal's default
+    assert format_hours_fixed(None) is None
+
+
+def test_percent_is_one_decimal_and_undefined_of_nothing() -> None:
+    assert format_percent(Decimal(-3), Decimal(12)) == "-25.0"
+    assert format_percent(Decimal(1), Decimal(0)) is None
+
+
+def test_short_hours_are_tenths_for_chart_labels() -> None:
+    assert format_hours_short(48.0) == "48"
+    assert format_hours_short(2.25) == "2.2"
+    assert format_hours_short(0.0) == "0"

@@ -39,7 +39,7 @@ from ledger.api.serializers import (
 )
 from ledger.domain.cost_per_deliverable import MixedCurrencyError
 from ledger.models import Deliverable, LedgerEntry, Report, ReportStatus
-from ledger.selectors.ledger_summary import campaign_summary
+from ledger.selectors.ledger_summary import ledger_summary
 
 READ_AND_APPEND = ["get", "post", "head", "options"]
 
@@ -105,7 +105,7 @@ class LedgerSummaryView(CampaignScopedMixin, APIView):
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = self.get_campaign()
         try:
-            summary = campaign_summary(campaign)
+            summary = ledger_summary(campaign)
         except MixedCurrencyError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         # For a research decision the conclusion is the unit bought, not an invented one.

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from campaigns.domain.formatting import format_hours_short as _hours
+
 PLANNED = "#8fb3d9"
 PLANNED_HUMAN = "#c7b6e0"
 OBSERVED = "#2e7d4f"
@@ -106,11 +108,6 @@ def _tick_step(span: float) -> float:
         if span / step <= 12:
             return step
     return _NICE_STEPS[-1]
-
-
-def _hours(value: float) -> str:
-    text = f"{value:.1f}".rstrip("0").rstrip(".")
-    return text or "0"
 
 
 def timeline_chart(rows: Sequence[TimelineRow], window_hours: float) -> Chart:

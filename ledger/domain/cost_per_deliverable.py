@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, localcontext
 from typing import Final, Literal, TypedDict, get_args
 
-from campaigns.domain import formatting as units
+from campaigns.domain.formatting import format_money
 
 EntryKind = Literal["rental", "included", "external"]
 Ratio = Literal["defined", "undefined"]
@@ -107,11 +107,6 @@ class LedgerSummaryJSON(TypedDict):
     ratio: Ratio
     undefined_reason: str | None
     rejection_reasons: list[str]
-
-
-def format_money(amount: Decimal) -> str:
-    """``Decimal("47.1")`` -> ``"47.10"`` (the project's one money formatter)."""
-    return units.format_money(amount)
 
 
 @dataclass(frozen=True)

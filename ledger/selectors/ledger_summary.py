@@ -34,7 +34,7 @@ def ledger_facts(campaign: Campaign) -> tuple[list[Entry], list[DeliverableFacts
     return entries, facts
 
 
-def campaign_summary(campaign: Campaign) -> LedgerSummary:
+def ledger_summary(campaign: Campaign) -> LedgerSummary:
     """The ledger summary in the campaign's currency; MixedCurrencyError if it cannot be."""
     entries, facts = ledger_facts(campaign)
     return summarize(entries, facts, campaign.currency)

@@ -2,7 +2,7 @@
 metric against what its runs cost so far, for the money panel and the closing report.
 
 The metric is the one of the campaign's first metric-threshold stop rule, else "loss"; which
-end is best is ledger/charts/value_chart.py's ``loss_like``. Cost is
+end is best is ledger/charts/quality_per_dollar_chart.py's ``loss_like``. Cost is
 campaigns/selectors/run_cost.py's cost so far
 of each run (wall hours × GPUs × the rate its lots or hourly rate give), summed per item.
 """
@@ -20,7 +20,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.models import Campaign, MetricPoint, PlannedItem, Run, StopRuleKind
 from campaigns.selectors import run_cost as accrual
-from ledger.charts import value_chart
+from ledger.charts import quality_per_dollar_chart as drawing
 
 
 def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[str, Any]:
@@ -29,7 +29,7 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
     when the item logged no finite value of the metric)."""
     rule = campaign.stop_rules.filter(kind=StopRuleKind.METRIC_THRESHOLD).exclude(metric="").first()
     metric = rule.metric if rule is not None else "loss"
-    lower = value_chart.loss_like(metric, rule.comparator if rule is not None else "")
+    lower = drawing.loss_like(metric, rule.comparator if rule is not None else "")
     now = until or timezone.now()
     prices = accrual.pricing(campaign)
     costs: dict[int, Decimal] = {}
@@ -39,7 +39,7 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
     ):
         if run.variant_id is None or run.variant is None:
             continue
-        found = accrual.run_cost(run, prices, gpu=run.variant.gpu, now=now)
+        found = accrual.cost_of_run(run, prices, gpu=run.variant.gpu, now=now)
         if found is None:
             priced = False
             continue
@@ -67,7 +67,7 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
     return {
         "metric": metric,
         "lower_is_better": lower,
-        "best_is": value_chart.best_in_words(metric, lower),
+        "best_is": drawing.best_in_words(metric, lower),
         "currency": campaign.currency,
         "items": items,
     }
@@ -76,11 +76,11 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
 def value_chart_html(value: dict[str, Any]) -> SafeString:
     """The scatter of a `value_for_money` answer; empty when no item has a cost and a best."""
     points = [
-        value_chart.ItemValue(row["item"], Decimal(row["cost"]), row["best"])
+        drawing.ItemValue(row["item"], Decimal(row["cost"]), row["best"])
         for row in value["items"]
         if row["cost"] is not None
     ]
-    chart = value_chart.value_chart(
+    chart = drawing.value_chart(
         points, value["metric"], value["lower_is_better"], value["currency"]
     )
     if chart is None:

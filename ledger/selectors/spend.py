@@ -51,7 +51,9 @@ def run_accruals(
     )
     found = []
     for run in runs:
-        priced = accrual.run_cost(run, prices, gpu=run.variant.gpu if run.variant else "", now=now)
+        priced = accrual.cost_of_run(
+            run, prices, gpu=run.variant.gpu if run.variant else "", now=now
+        )
         if priced is None:
             continue
         amount, rate = priced
@@ -64,7 +66,7 @@ def run_accruals(
     return found
 
 
-def campaign_spend(campaign: Campaign, now: datetime | None = None) -> Decimal:
+def load_campaign_spend(campaign: Campaign, now: datetime | None = None) -> Decimal:
     """Incurred + hourly accrual not yet posted, in the campaign's currency."""
     if campaign.lots.exists():
         # Every run is a lot share: the ledger is the whole spend.

@@ -20,15 +20,13 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
-from campaigns.domain.formatting import format_hours
+from campaigns.domain.formatting import format_hours, format_money
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.selectors import run_cost as accrual
 from estimates import services as estimate_services
-from ledger import alert_delivery as alerting
 from ledger import tasks
-from ledger.domain.cost_per_deliverable import format_money
 from ledger.domain.deliverable_checks import FileEntry, check_deliverable
-from ledger.models import Alert, Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
+from ledger.models import Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 
 # --- Entries ---------------------------------------------------------------------------------
 
@@ -184,7 +182,7 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
     campaign = Campaign.objects.get(pk=run.campaign_id)
     prices = accrual.pricing(campaign)
     gpu = run.variant.gpu if run.variant_id and run.variant else ""
-    priced = accrual.run_cost(run, prices, gpu=gpu)
+    priced = accrual.cost_of_run(run, prices, gpu=gpu)
     if priced is None or priced[1].basis != "hourly":
         return None
     segment = run.segments.count() + 1
@@ -193,7 +191,7 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
         return None
     total, rate = priced
     amount = max(total - sum((a for _n, a in posted), Decimal(0)), Decimal(0))
-    hours = accrual.run_hours(run) - run.prior_hours
+    hours = accrual.hours_of_run(run) - run.prior_hours
     stretch = f" (segment {segment})" if segment > 1 else ""
     try:
         with transaction.atomic():
@@ -305,24 +303,6 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
     # On commit: a worker must find the row, and a rolled-back request enqueues nothing.
     transaction.on_commit(lambda: tasks.build_closing_report.delay(report.pk))
     return report
-
-
-# --- Alerts (docs/domain.md §19) ---------------------------------------------------------------
-
-
-def scan_alerts(*, campaign: Campaign, now: Any = None) -> list[Alert]:
-    """Store the campaign's new alerts and resolve those whose condition ended
-    (`ledger.alert_delivery.store_alerts`, one transaction), then deliver each new one by email and
-    webhook on a worker, enqueued once the transaction has committed."""
-    with transaction.atomic():
-        raised = alerting.store_alerts(campaign, now)
-        for alert in raised:
-            transaction.on_commit(_deliver_later(alert.pk))
-    return raised
-
-
-def _deliver_later(alert_id: int) -> Any:
-    return lambda: tasks.deliver_alert.delay(alert_id)
 
 
 # --- The next campaign (docs/domain.md §21) ------------------------------------------------------

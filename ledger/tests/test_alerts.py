@@ -24,9 +24,9 @@ from django.utils import timezone
 
 from campaigns.models import Checkpoint, Run, Team
 from campaigns.tests.factories import make_user
-from ledger.domain import alert_conditions as alerts
+from ledger.domain import alerts
 from ledger.models import Alert
-from ledger.services import scan_alerts
+from ledger.services.alerts import scan_alerts
 from ledger.tasks import deliver_alert
 from ledger.tests.helpers import celery_eager, client_for, committed_campaign, ingest_client
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from campaigns.models import Run, StopRule, Team
 from campaigns.tests.factories import make_plannable, make_user
 from ledger.models import EntryKind, LedgerEntry
-from ledger.selectors.spend import campaign_spend
+from ledger.selectors.spend import load_campaign_spend
 from ledger.tests.helpers import client_for, committed_campaign, ingest_client
 
 
@@ -84,7 +84,7 @@ class LotShareTests(TestCase):
         self.assertEqual(shown["cost_so_far"]["amount"], "13.09")
         entries = LedgerEntry.objects.filter(campaign=self.campaign)
         self.assertEqual([e.amount for e in entries], [Decimal("47.14")])
-        self.assertEqual(campaign_spend(self.campaign), Decimal("47.14"))
+        self.assertEqual(load_campaign_spend(self.campaign), Decimal("47.14"))
 
     def test_each_metric_point_gets_its_cost_for_a_loss_against_money_curve(self) -> None:
         from campaigns.models import MetricPoint
@@ -179,15 +179,15 @@ class HourlyTests(TestCase):
         entry = LedgerEntry.objects.get(campaign=self.campaign)
         self.assertEqual((entry.kind, entry.amount, entry.run.run_id), ("rental", 12, "h-1"))
         self.assertEqual(entry.description, "Run h-1: 3 h × 2 GPU × 2.00 USD/GPU-hour")
-        self.assertEqual(campaign_spend(self.campaign), Decimal("12.00"))
+        self.assertEqual(load_campaign_spend(self.campaign), Decimal("12.00"))
 
     def test_spend_counts_a_running_run_once_before_and_after_it_posts(self) -> None:
         self.open("h-live")
         _started_hours_ago("h-live", 4)
-        self.assertEqual(campaign_spend(self.campaign), Decimal("8.00"))
+        self.assertEqual(load_campaign_spend(self.campaign), Decimal("8.00"))
         self.assertFalse(LedgerEntry.objects.filter(campaign=self.campaign).exists())
         self.finish("h-live", "4")
-        self.assertEqual(campaign_spend(self.campaign), Decimal("8.00"))
+        self.assertEqual(load_campaign_spend(self.campaign), Decimal("8.00"))
         self.assertEqual(
             LedgerEntry.objects.get(campaign=self.campaign, kind=EntryKind.RENTAL).amount, 8
         )

@@ -6,11 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from campaigns.domain.formatting import format_money
 from ledger.domain.cost_per_deliverable import (
     DeliverableFacts,
     Entry,
     MixedCurrencyError,
-    format_money,
     reversal_of,
     summarize,
 )

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from campaigns.models import PlannedItem, Team
-from ledger.charts.value_chart import ItemValue, best_in_words, loss_like, value_chart
+from ledger.charts.quality_per_dollar_chart import ItemValue, best_in_words, loss_like, value_chart
 from ledger.tests.helpers import committed_campaign, ingest_client
 
 

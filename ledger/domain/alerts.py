@@ -22,6 +22,8 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final
 
+from campaigns.domain.formatting import format_money
+
 BUDGET_SHARES: Final = (Decimal("0.8"), Decimal("1.0"))
 
 
@@ -74,10 +76,6 @@ def _hours(delta: timedelta) -> str:
     return f"{max(hours, Decimal(0))} h"
 
 
-def _money(amount: Decimal) -> str:
-    return format(amount.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP), "f")
-
-
 def conditions(
     facts: CampaignFacts,
     *,
@@ -121,8 +119,8 @@ def conditions(
                     Condition(
                         "budget",
                         f"budget:{int(share * 100)}",
-                        f"budget: spent {_money(facts.spent)} {facts.currency} reached "
-                        f"{int(share * 100)}% of the budget {_money(facts.budget)} "
+                        f"budget: spent {format_money(facts.spent)} {facts.currency} reached "
+                        f"{int(share * 100)}% of the budget {format_money(facts.budget)} "
                         f"{facts.currency}",
                     )
                 )

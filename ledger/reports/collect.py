@@ -1,0 +1,307 @@
+"""Gathering the closing report: every section as plain JSON, in a bounded number of queries.
+
+Runs, metric points and checkpoints are aggregated in SQL, never loaded one by one, so the cost
+of a report does not grow with the number of runs or points (bench/report/run.py measures it).
+`load_facts` reads; the section modules (plan, money, hours, items, outputs) compute.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Avg, Count, Max, Q, Sum
+from django.utils import timezone
+
+from campaigns.models import (
+    Amendment,
+    Campaign,
+    Checkpoint,
+    DecisionPoint,
+    MetricPoint,
+    PlanBaseline,
+    PlannedItem,
+    Run,
+    RunKind,
+    RunStatus,
+    Stage,
+    ThroughputSample,
+)
+from estimates.models import Estimate
+from ledger.models import Deliverable, LedgerEntry
+from ledger.reports.common import REPORT_SCHEMA, moment
+from ledger.reports.hours import hours_section, next_campaign
+from ledger.reports.items import items_section, pilots_section, runs_section
+from ledger.reports.money import cost_per_accepted, costs_section
+from ledger.reports.outputs import checkpoints_section, deliverables_section, reload_instructions
+from ledger.reports.plan import changes, lot_hours, plan_section
+from ledger.selectors.quality_per_dollar import value_for_money
+from ledger.selectors.spend import spend_over_time
+
+# Rows of `.values()`: dicts keyed by the field names asked for.
+Rows = list[Any]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the report reads from the database, once each."""
+
+    baseline: PlanBaseline | None
+    snapshot: dict[str, Any]
+    items: list[PlannedItem]
+    stages: list[Stage]
+    entries: Rows
+    decisions: list[DecisionPoint]
+    amendments: list[Amendment]
+    run_groups: Rows
+    ended_runs: Rows
+    metrics: Rows
+    checkpoint_totals: dict[str, Any]
+    verified_checkpoints: Rows
+    pilot_samples: Rows
+    item_estimates: dict[int, dict[str, Any]]
+    deliverables: list[Deliverable]
+
+
+def collect(campaign: Campaign) -> dict[str, Any]:
+    """Everything the closing report says, as plain JSON, in a bounded number of queries."""
+    f = load_facts(campaign)
+    items_by_id = {i.pk: i for i in f.items}
+    hours = hours_section(f.snapshot, f.stages, f.run_groups, items_by_id)
+    costs, summary = costs_section(campaign, f.snapshot, f.entries, f.deliverables)
+    return {
+        "schema": REPORT_SCHEMA,
+        "generated_at": moment(timezone.now()),
+        "campaign": _campaign_header(campaign, f.baseline),
+        "plan": plan_section(f.snapshot, f.baseline is not None, hours, lot_hours(campaign)),
+        "costs": costs,
+        "cost_per_accepted": cost_per_accepted(campaign, summary),
+        # Spend over time to the close (or now): docs/domain.md §18.4.
+        "spend": spend_over_time(campaign, campaign.closed_at),
+        # Each item's best metric against its cost to the close: docs/domain.md §18.6.
+        "value_for_money": value_for_money(campaign, campaign.closed_at),
+        "hours": hours,
+        "decisions": [_decision(d) for d in f.decisions],
+        "amendments": [_amendment(a) for a in f.amendments],
+        "items": items_section(f.items, f.decisions, f.run_groups, f.ended_runs),
+        "pilots": pilots_section(f.items, f.pilot_samples, f.item_estimates),
+        "runs": runs_section(f.run_groups, f.ended_runs, f.metrics, items_by_id),
+        "deliverables": deliverables_section(f.deliverables),
+        "checkpoints": checkpoints_section(
+            campaign, f.items, f.run_groups, f.checkpoint_totals, f.verified_checkpoints
+        ),
+        "reload_instructions": reload_instructions(
+            campaign, f.deliverables, f.verified_checkpoints
+        ),
+        "next_campaign": next_campaign(hours),
+        "currency": campaign.currency,
+    }
+
+
+def _username(user: Any) -> str | None:
+    return user.get_username() if user else None
+
+
+def _campaign_header(campaign: Campaign, baseline: PlanBaseline | None) -> dict[str, Any]:
+    return {
+        "id": campaign.pk,
+        "title": campaign.title,
+        "team": campaign.team.name,
+        "status": campaign.status,
+        "question": campaign.question,
+        "decision_threshold": campaign.decision_threshold,
+        "corpus": {"name": campaign.corpus_name, "revision": campaign.corpus_revision},
+        "expected_deliverables": campaign.expected_deliverables,
+        "conclusion": campaign.conclusion or None,
+        "committed_at": moment(campaign.committed_at),
+        "committed_by": _username(campaign.committed_by),
+        "closed_at": moment(campaign.closed_at),
+        "closed_by": _username(campaign.closed_by),
+        "baseline": (
+            {"created_at": moment(baseline.created_at), "digest": baseline.digest}
+            if baseline is not None
+            else None
+        ),
+    }
+
+
+def _decision(d: DecisionPoint) -> dict[str, Any]:
+    return {
+        "label": d.label,
+        "outcome": d.outcome,
+        "rationale": d.rationale,
+        "decided_by": _username(d.decided_by),
+        "decided_at": moment(d.decided_at),
+        "cut_items": [i.name for i in d.cut_variants.all()],
+    }
+
+
+def _amendment(a: Amendment) -> dict[str, Any]:
+    before, after = a.changes.get("before", {}), a.changes.get("after", {})
+    return {
+        "item": a.item.name if a.item else None,
+        "reason": a.reason,
+        "before": before,
+        "after": after,
+        "changes": changes(before, after),
+        "made_by": _username(a.made_by),
+        "made_at": moment(a.made_at),
+    }
+
+
+# --- Loading: one query (or one aggregate) per kind of fact ---------------------------------
+
+
+def load_facts(campaign: Campaign) -> Facts:
+    baseline = PlanBaseline.objects.filter(campaign=campaign).first()
+    items = list(PlannedItem.objects.filter(campaign=campaign).order_by("id"))
+    stages = list(
+        Stage.objects.filter(campaign=campaign).prefetch_related("depends_on").order_by("id")
+    )
+    entries = _ledger_entries(campaign)
+    decisions = list(
+        DecisionPoint.objects.filter(campaign=campaign)
+        .select_related("decided_by")
+        .prefetch_related("cut_variants")
+        .order_by("created_at", "id")
+    )
+    amendments = list(
+        Amendment.objects.filter(campaign=campaign)
+        .select_related("item", "made_by")
+        .order_by("made_at", "id")
+    )
+    run_groups, ended_runs, metrics = _runs(campaign)
+    checkpoint_totals, verified = _checkpoints(campaign)
+    return Facts(
+        baseline=baseline,
+        snapshot=baseline.snapshot if baseline is not None else campaign.snapshot(),
+        items=items,
+        stages=stages,
+        entries=entries,
+        decisions=decisions,
+        amendments=amendments,
+        run_groups=run_groups,
+        ended_runs=ended_runs,
+        metrics=metrics,
+        checkpoint_totals=checkpoint_totals,
+        verified_checkpoints=verified,
+        pilot_samples=_pilot_samples(campaign),
+        item_estimates=_item_estimates(campaign),
+        deliverables=list(
+            Deliverable.objects.filter(campaign=campaign)
+            .select_related("run")
+            .prefetch_related("files")
+            .order_by("created_at", "id")
+        ),
+    )
+
+
+def _ledger_entries(campaign: Campaign) -> Rows:
+    return list(
+        LedgerEntry.objects.filter(campaign=campaign)
+        .order_by("created_at", "id")
+        .values(
+            "id",
+            "kind",
+            "description",
+            "amount",
+            "currency",
+            "reverses_id",
+            "created_at",
+            "created_by__username",
+        )
+    )
+
+
+def _runs(campaign: Campaign) -> tuple[Rows, Rows, Rows]:
+    """Runs grouped by item, kind and status; the runs that ended early; metrics by name."""
+    runs = Run.objects.filter(campaign=campaign)
+    run_groups = list(
+        runs.order_by()
+        .values("variant_id", "kind", "status")
+        .annotate(n=Count("id"), hours=Sum("observed_hours"))
+    )
+    ended_runs = list(
+        runs.filter(status__in=[RunStatus.STOPPED, RunStatus.FAILED])
+        .order_by("created_at", "id")
+        .values(
+            "run_id",
+            "variant_id",
+            "status",
+            "stop_reason",
+            "stop_step",
+            "stop_rule_id",
+            "stop_rule__kind",
+            "stopped_at",
+        )
+    )
+    metrics = list(
+        MetricPoint.objects.filter(run__campaign=campaign)
+        .order_by()
+        .values("name")
+        .annotate(
+            points=Count("id"),
+            runs=Count("run_id", distinct=True),
+            non_finite=Count("id", filter=~Q(non_finite="")),
+        )
+        .order_by("name")
+    )
+    return run_groups, ended_runs, metrics
+
+
+def _checkpoints(campaign: Campaign) -> tuple[dict[str, Any], Rows]:
+    """Checkpoint totals in one aggregate, and the verified checkpoints newest first."""
+    totals = Checkpoint.objects.filter(run__campaign=campaign).aggregate(
+        total=Count("id"),
+        verified=Count("id", filter=Q(resume_verified=True)),
+        runs=Count("run_id", distinct=True),
+        mean_write=Avg("write_seconds"),
+        max_restore=Max("restore_seconds"),
+    )
+    verified = list(
+        Checkpoint.objects.filter(run__campaign=campaign, resume_verified=True)
+        .order_by("-created_at", "-id")
+        .values(
+            "run__run_id",
+            "run__status",
+            "step",
+            "components",
+            "location",
+            "size_bytes",
+            "write_seconds",
+            "restore_seconds",
+            "created_at",
+        )
+    )
+    return totals, verified
+
+
+def _pilot_samples(campaign: Campaign) -> Rows:
+    return list(
+        ThroughputSample.objects.filter(
+            run__campaign=campaign, run__kind=RunKind.PILOT, run__variant__isnull=False
+        )
+        .filter(Q(tokens_per_second__gt=0) | Q(samples_per_second__gt=0))
+        .order_by("created_at", "id")
+        .values(
+            "run__variant_id",
+            "run__run_id",
+            "tokens_per_second",
+            "samples_per_second",
+            "gpus",
+            "created_at",
+        )
+    )
+
+
+def _item_estimates(campaign: Campaign) -> dict[int, dict[str, Any]]:
+    return {
+        e["item_id"]: {
+            "time_source": e["time_source"],
+            "forecast_hours": (e["outputs"] or {}).get("forecast_hours"),
+            "note": (e["outputs"] or {}).get("note"),
+        }
+        for e in Estimate.objects.filter(campaign=campaign, item__isnull=False).values(
+            "item_id", "time_source", "outputs"
+        )
+    }

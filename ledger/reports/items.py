@@ -1,0 +1,216 @@
+"""The closing report's items and runs: each planned item's fate in words (the rule of
+campaigns/domain/item_fate.py, the same as the API's item status), the runs by status, the
+metrics logged, and what each pilot measured against the estimate it replaced."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from campaigns.domain import item_fate as fates
+from campaigns.domain.formatting import format_hours_fixed
+from campaigns.models import DecisionPoint, ItemStatus, PlannedItem, RunKind, RunStatus, Tier
+from ledger.reports.common import moment
+
+
+def run_counts(run_groups: Iterable[dict[str, Any]]) -> dict[int | None, dict[str, Any]]:
+    counts: dict[int | None, dict[str, Any]] = defaultdict(
+        lambda: {"total": 0, **{s: 0 for s in RunStatus.values}, "observed_hours": Decimal(0)}
+    )
+    for g in run_groups:
+        c = counts[g["variant_id"]]
+        c["total"] += g["n"]
+        c[g["status"]] += g["n"]
+        c["observed_hours"] += Decimal(g["hours"] or 0)
+    return counts
+
+
+def items_section(
+    items: list[PlannedItem],
+    decisions: list[DecisionPoint],
+    run_groups: list[dict[str, Any]],
+    ended_runs: Sequence[Mapping[str, Any]],
+) -> dict[str, Any]:
+    counts = run_counts(run_groups)
+    full_counts = _full_run_counts(run_groups)
+    cut_by: dict[int, DecisionPoint] = {}
+    for d in decisions:
+        for cut in d.cut_variants.all():
+            cut_by[cut.pk] = d
+    stopped = _ended_runs_by_item(ended_runs)
+    tiers: dict[str, list[dict[str, Any]]] = {t: [] for t in Tier.values}
+    for item in items:
+        ran = sum(g["n"] for g in run_groups if g["variant_id"] == item.pk)
+        row = _item_row(
+            item,
+            counts.get(item.pk) or {"total": 0, "observed_hours": Decimal(0)},
+            full_counts.get(item.pk, {}),
+            cut_by.get(item.pk),
+            stopped.get(item.pk, []),
+            ran,
+        )
+        tiers.setdefault(item.tier, []).append(row)
+    return {
+        "tiers": [{"tier": t, "items": rows} for t, rows in tiers.items()],
+        "fates": {
+            fate: sum(1 for rows in tiers.values() for i in rows if i["fate"] == fate)
+            for fate in fates.FATES
+        },
+    }
+
+
+def _full_run_counts(run_groups: Iterable[Mapping[str, Any]]) -> dict[int | None, dict[str, int]]:
+    full_counts: dict[int | None, dict[str, int]] = defaultdict(dict)
+    for g in run_groups:
+        if g["kind"] == RunKind.FULL:
+            by_status = full_counts[g["variant_id"]]
+            by_status[g["status"]] = by_status.get(g["status"], 0) + g["n"]
+    return full_counts
+
+
+def _ended_runs_by_item(
+    ended_runs: Iterable[Mapping[str, Any]],
+) -> dict[int | None, list[dict[str, Any]]]:
+    stopped: dict[int | None, list[dict[str, Any]]] = defaultdict(list)
+    for r in ended_runs:
+        stopped[r["variant_id"]].append(
+            {
+                "run_id": r["run_id"],
+                "status": r["status"],
+                "rule": r["stop_rule__kind"],
+                "rule_id": r["stop_rule_id"],
+                "reason": r["stop_reason"],
+                "step": r["stop_step"],
+                "at": moment(r["stopped_at"]),
+            }
+        )
+    return stopped
+
+
+def _item_row(
+    item: PlannedItem,
+    c: Mapping[str, Any],
+    full: dict[str, int],
+    decision: DecisionPoint | None,
+    ended: list[dict[str, Any]],
+    ran: int,
+) -> dict[str, Any]:
+    runs = {s: c.get(s, 0) for s in RunStatus.values}
+    pilots = ran - sum(full.values())
+    # One derivation with the API's item status (campaigns/domain/item_fate.py): pilots never
+    # settle it.
+    fate = fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=full)
+    stops = [
+        f"run {r['run_id']} stopped: {r['reason'] or 'no reason given'}"
+        for r in ended
+        if r["status"] == RunStatus.STOPPED
+    ]
+    if fate == "stopped":
+        detail = "; ".join(stops) or "stopped"
+    else:
+        # A fate of done (or cut, running) can hide runs that a rule stopped on the way.
+        detail = "; ".join([_fate_words(fate, decision, full, pilots), *stops])
+    return {
+        "id": item.pk,
+        "name": item.name,
+        "role": item.role,
+        "tier": item.tier,
+        "status": item.status,
+        "fate": fate,
+        "detail": detail,
+        "runs": {"total": c["total"], **runs},
+        "observed_hours": format_hours_fixed(c["observed_hours"]),
+        "stopped_runs": ended,
+    }
+
+
+def _fate_words(
+    fate: str, decision: DecisionPoint | None, full: Mapping[str, int], pilots: int
+) -> str:
+    """Why an item that was not stopped ended as it did."""
+    if fate == "cut":
+        return (
+            f"cut at the decision '{decision.label}': {decision.rationale}" if decision else "cut"
+        )
+    if fate == "done":
+        return f"{full['completed']} completed full run(s)"
+    if fate == "running":
+        return f"{full['running']} full run(s) still running"
+    if fate == "failed":
+        return f"{full['failed']} failed full run(s), none completed"
+    if pilots:
+        return f"only pilots ran ({pilots}): no full run"
+    return "no run was logged for it"
+
+
+def runs_section(
+    run_groups: list[dict[str, Any]],
+    ended_runs: Sequence[Mapping[str, Any]],
+    metrics: list[dict[str, Any]],
+    items_by_id: dict[int, PlannedItem],
+) -> dict[str, Any]:
+    by_status = {s: 0 for s in RunStatus.values}
+    hours = Decimal(0)
+    for g in run_groups:
+        by_status[g["status"]] += g["n"]
+        hours += Decimal(g["hours"] or 0)
+    return {
+        "total": sum(by_status.values()),
+        "by_status": by_status,
+        "observed_hours": format_hours_fixed(hours),
+        "metric_points": sum(m["points"] for m in metrics),
+        "non_finite_points": sum(m["non_finite"] for m in metrics),
+        "metrics": [
+            {
+                "name": m["name"],
+                "points": m["points"],
+                "runs": m["runs"],
+                "non_finite": m["non_finite"],
+            }
+            for m in metrics
+        ],
+        "ended_without_item": [r["run_id"] for r in ended_runs if r["variant_id"] is None],
+    }
+
+
+def pilots_section(
+    items: list[PlannedItem],
+    samples: Sequence[Mapping[str, Any]],
+    estimates: dict[int, dict[str, Any]],
+) -> list[dict[str, Any]]:
+    """Per item with a pilot: the throughput it measured and the estimate it replaced."""
+    latest: dict[int, Mapping[str, Any]] = {}
+    for sample in samples:  # oldest first: a newer pilot supersedes
+        latest[sample["run__variant_id"]] = sample
+    rows = []
+    for item in items:
+        s = latest.get(item.pk)
+        if s is None:
+            continue
+        cfg = item.config if isinstance(item.config, dict) else {}
+        if s["tokens_per_second"]:
+            measured, unit = s["tokens_per_second"], "tokens/s"
+            assumed = cfg.get("assumed_tokens_per_second")
+        else:
+            measured, unit = s["samples_per_second"], "samples/s"
+            assumed = cfg.get("assumed_samples_per_second")
+        estimate = estimates.get(item.pk) or {}
+        rows.append(
+            {
+                "item": item.name,
+                "run": s["run__run_id"],
+                "measured": f"{measured:,.0f} {unit} on {s['gpus']} GPU(s)",
+                "measured_at": moment(s["created_at"]),
+                "replaced": (
+                    f"assumed {float(assumed):,.0f} {unit}, {item.planned_hours} h planned"
+                    if assumed
+                    else f"{item.planned_hours} h planned"
+                ),
+                "forecast_hours": estimate.get("forecast_hours"),
+                "time_source": estimate.get("time_source"),
+                "note": estimate.get("note"),
+            }
+        )
+    return rows

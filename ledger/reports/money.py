@@ -1,0 +1,109 @@
+"""The closing report's money: the ledger summed per currency against the frozen budget, and the
+cost per accepted deliverable stated in words (docs/domain.md §12: amounts are exact decimals,
+never summed across currencies)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from campaigns.domain.formatting import format_money
+from campaigns.models import Campaign
+from ledger.domain.cost_per_deliverable import DeliverableFacts, Entry, LedgerSummary, summarize
+from ledger.models import Deliverable, EntryKind
+from ledger.reports.common import moment
+
+
+def costs_section(
+    campaign: Campaign,
+    snapshot: dict[str, Any],
+    entries: Sequence[Mapping[str, Any]],
+    deliverables: list[Deliverable],
+) -> tuple[dict[str, Any], LedgerSummary]:
+    facts = [
+        DeliverableFacts(
+            d.corpus_name,
+            d.corpus_revision,
+            d.accepted,
+            () if d.accepted else tuple(d.rejection_reasons or ()),
+        )
+        for d in deliverables
+    ]
+    by_currency: dict[str, list[Entry]] = defaultdict(list)
+    for e in entries:
+        by_currency[e["currency"]].append(
+            Entry(e["id"], e["kind"], e["amount"], e["currency"], e["reverses_id"])
+        )
+    # Amounts in another currency are never added to the campaign's: each is summed apart.
+    summary = summarize(by_currency.get(campaign.currency, []), facts, campaign.currency)
+    others = [
+        summarize(group, facts, cur).to_json_dict()
+        for cur, group in sorted(by_currency.items())
+        if cur != campaign.currency
+    ]
+    reversed_by = {e["reverses_id"]: e["id"] for e in entries if e["reverses_id"]}
+    budget = snapshot.get("budget")
+    costs = {
+        **{
+            k: v
+            for k, v in summary.to_json_dict().items()
+            if k in ("currency", "rental", "included", "external", "incurred")
+        },
+        "budget": budget,
+        "budget_left": (
+            format_money(Decimal(budget) - summary.incurred) if budget is not None else None
+        ),
+        "entries": [
+            {
+                "id": e["id"],
+                "kind": e["kind"],
+                "description": e["description"],
+                "amount": format_money(e["amount"]),
+                "currency": e["currency"],
+                "reverses": e["reverses_id"],
+                "reversed_by": reversed_by.get(e["id"]),
+                "created_at": moment(e["created_at"]),
+                "created_by": e["created_by__username"],
+                # Late invoices and reversals still reach a closed campaign's ledger; say so.
+                "after_close": campaign.closed_at is not None
+                and e["created_at"] > campaign.closed_at,
+            }
+            for e in entries
+        ],
+        "included_entries": [e["id"] for e in entries if e["kind"] == EntryKind.INCLUDED],
+        "external_entries": [e["id"] for e in entries if e["kind"] == EntryKind.EXTERNAL],
+        "other_currencies": others,
+        "mixed_currency_note": (
+            f"Entries in {', '.join(o['currency'] for o in others)} are listed apart: amounts "
+            f"in different currencies are never summed with the {campaign.currency} ledger."
+            if others
+            else None
+        ),
+    }
+    return costs, summary
+
+
+def cost_per_accepted(campaign: Campaign, summary: LedgerSummary) -> dict[str, Any]:
+    data: dict[str, Any] = dict(summary.to_json_dict())
+    cur = summary.currency
+    incurred = format_money(summary.incurred)
+    if summary.ratio == "defined":
+        noun = "corpus" if summary.accepted_deliverables == 1 else "corpora"
+        data["statement"] = (
+            f"{format_money(summary.cost_per_accepted or Decimal(0))} {cur} per accepted "
+            f"deliverable: {incurred} {cur} incurred over {summary.accepted_deliverables} "
+            f"distinct accepted {noun}. External costs "
+            f"({format_money(summary.external)} {cur}) are listed apart."
+        )
+    else:
+        data["statement"] = (
+            f"Cost per accepted deliverable: undefined ({summary.undefined_reason}). "
+            f"Incurred: {incurred} {cur}; the cost stands, a negative result does not erase it."
+        )
+    data["conclusion"] = campaign.conclusion or None
+    if campaign.conclusion and summary.ratio == "undefined":
+        # A research decision has no deliverable unit: the conclusion is what was bought.
+        data["statement"] += f" What the campaign bought is a decision: {campaign.conclusion}"
+    return data

@@ -1,0 +1,76 @@
+"""Storing and resolving alerts (docs/domain.md §19): `scan_alerts` is the one scan, called per
+campaign by the beat task (`ledger.tasks`) and by anyone who wants a campaign scanned now.
+
+Delivering a new alert is a worker's job: once the scan's transaction has committed,
+`alert_raised` is sent and `ledger.signals` enqueues the delivery (`ledger.tasks.deliver_alert`).
+Through the signal, not an import: the tasks call this module, so it cannot import them back.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.dispatch import Signal
+from django.utils import timezone
+
+from campaigns.models import Campaign
+from ledger.domain import alerts
+from ledger.models import Alert
+from ledger.selectors.alerts import campaign_facts
+
+# Sent with `alert_id` once the alert's row is committed.
+alert_raised = Signal()
+
+
+def scan_alerts(*, campaign: Campaign, now: Any = None) -> list[Alert]:
+    """Store the campaign's new alerts and resolve those whose condition ended (one
+    transaction), then have each new one delivered by email and webhook on a worker, once the
+    transaction has committed."""
+    with transaction.atomic():
+        raised = _store_alerts(campaign, now)
+        for alert in raised:
+            transaction.on_commit(_announce(alert.pk))
+    return raised
+
+
+def _announce(alert_id: int) -> Any:
+    return lambda: alert_raised.send(sender=Alert, alert_id=alert_id)
+
+
+@transaction.atomic
+def _store_alerts(campaign: Campaign, now: datetime | None = None) -> list[Alert]:
+    """Store each condition that holds and has no open alert yet; resolve the open alerts whose
+    condition no longer holds. The partial unique constraint (one open alert per campaign, kind
+    and key) is the last word when two scans race: the loser stores nothing."""
+    now = now or timezone.now()
+    found = alerts.conditions(
+        campaign_facts(campaign, now),
+        lot_hours=float(getattr(settings, "ALERT_LOT_HOURS", 12)),
+    )
+    open_alerts = {
+        (a.kind, a.key): a for a in Alert.objects.filter(campaign=campaign, resolved_at=None)
+    }
+    holding = {(c.kind, c.key) for c in found}
+    for key, alert in open_alerts.items():
+        if key not in holding:
+            Alert.objects.filter(pk=alert.pk, resolved_at=None).update(resolved_at=now)
+    raised = []
+    for condition in found:
+        if (condition.kind, condition.key) in open_alerts:
+            continue
+        try:
+            with transaction.atomic():
+                raised.append(
+                    Alert.objects.create(
+                        campaign=campaign,
+                        kind=condition.kind,
+                        key=condition.key,
+                        message=condition.message,
+                    )
+                )
+        except IntegrityError:
+            continue
+    return raised
