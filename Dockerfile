@@ -1,16 +1,24 @@
 FROM python:3.11-slim
-ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
+# DEBUG=0: the image runs the production shape (settings refuse to start without SECRET_KEY).
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DEBUG=0
 WORKDIR /app
 COPY pyproject.toml README.md ./
+# Every local app INSTALLED_APPS names, the project package, the templates and manage.py
+# (tests/test_image.py lays out exactly these and runs collectstatic, check --deploy, migrate).
 COPY config ./config
+COPY catalog ./catalog
 COPY campaigns ./campaigns
 COPY estimates ./estimates
 COPY ledger ./ledger
+COPY mlflow_api ./mlflow_api
+COPY campaign_desk_client ./campaign_desk_client
 COPY templates ./templates
 COPY manage.py ./
 RUN pip install --no-cache-dir . \
- && SECRET_KEY=build DEBUG=0 ALLOWED_HOSTS=build python manage.py collectstatic --noinput
-RUN useradd --create-home desk
+ && SECRET_KEY=build ALLOWED_HOSTS=build python manage.py collectstatic --noinput
+# Uploaded artifacts (MEDIA_ROOT) live in a volume the image's user can write.
+RUN useradd --create-home desk && mkdir -p /app/media && chown desk:desk /app/media
+VOLUME ["/app/media"]
 USER desk
 EXPOSE 8000
 CMD ["gunicorn", "config.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4"]

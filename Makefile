@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
+# Two pytest-xdist workers, one test file each at a time (a file's module-wide fixtures, such as
+# its Celery worker, start once); each worker has its own test database and Celery queue.
+PYTEST_ARGS ?= -n 2 --dist loadfile
 
 .PHONY: run test install install-dev lint typecheck bench worker clean
 

@@ -12,10 +12,43 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+# pytest-xdist's worker id ("gw0", "gw1", ...), empty in a serial run. Each worker has its own
+# test database (pytest-django appends the id); what else the workers share (the Celery queue,
+# the cache's keys, log files) is made per worker below.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+# Tests hash passwords they never check: MD5 makes each a microsecond instead of PBKDF2's
+# ~100 ms (about 170 of them per run before users were made without passwords).
+TEST_PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def _configure_test_settings() -> None:
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+
+    try:
+        settings.PASSWORD_HASHERS = TEST_PASSWORD_HASHERS
+    except ImproperlyConfigured:
+        return  # pure-module runs with -p no:django
+    if not XDIST_WORKER:
+        return
+    # The subprocesses tests start (Celery workers, gunicorn) read these from the environment.
+    queue = f"celery-test-{XDIST_WORKER}"
+    prefix = f"campaign-desk-test-{XDIST_WORKER}"
+    os.environ["CELERY_TASK_DEFAULT_QUEUE"] = queue
+    os.environ["CACHE_KEY_PREFIX"] = prefix
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    settings.CACHES["default"]["KEY_PREFIX"] = prefix
+    from config.celery import app
+
+    app.conf.task_default_queue = queue
+
+
+_configure_test_settings()
 
 
 def on_postgres() -> bool:
@@ -109,7 +142,8 @@ def start_worker(extra_env: dict[str, str] | None = None) -> subprocess.Popen[by
     env["DATABASE_URL"] = _database_url_for_worker()
     env["CELERY_TASK_ALWAYS_EAGER"] = "0"
     env.update(extra_env or {})
-    log = Path(os.environ.get("CELERY_TEST_LOG", "/tmp/campaign-desk-test-worker.log"))
+    default_log = f"/tmp/campaign-desk-test-worker{'-' + XDIST_WORKER if XDIST_WORKER else ''}.log"
+    log = Path(os.environ.get("CELERY_TEST_LOG", default_log))
     hostname = f"test-{os.getpid()}-{time.monotonic_ns()}@localhost"
     proc = subprocess.Popen(
         [
@@ -154,14 +188,39 @@ def stop_worker(proc: subprocess.Popen[bytes]) -> None:
             proc.wait()
 
 
-@pytest.fixture
-def celery_worker(transactional_db: None) -> Iterator[subprocess.Popen[bytes]]:
-    """A real worker process on Redis and the test database (tests must commit their data)."""
+@pytest.fixture(scope="module")
+def module_celery_worker(
+    django_db_setup: None, django_db_blocker: Any
+) -> Iterator[subprocess.Popen[bytes]]:
+    """One worker process per test module (starting one takes seconds), on this xdist worker's
+    own queue and test database."""
+    from config.celery import app
+
+    with django_db_blocker.unblock():
+        app.control.purge()  # messages an earlier module left name rows that are gone
     proc = start_worker()
     try:
         yield proc
     finally:
         stop_worker(proc)
+
+
+@pytest.fixture
+def celery_worker(
+    transactional_db: None, module_celery_worker: subprocess.Popen[bytes]
+) -> subprocess.Popen[bytes]:
+    """A real worker process on Redis and the test database (tests must commit their data)."""
+    if module_celery_worker.poll() is not None:
+        raise RuntimeError("the module's Celery worker died; see its log")
+    return module_celery_worker
+
+
+def queued_messages() -> int:
+    """Messages waiting on this run's Celery queue (the default queue, one per xdist worker)."""
+    from config.celery import app
+
+    with app.connection_for_read() as connection:
+        return int(connection.default_channel.client.llen(app.conf.task_default_queue))
 
 
 def wait_for(predicate, timeout: float = 30.0, interval: float = 0.2):  # type: ignore[no-untyped-def]

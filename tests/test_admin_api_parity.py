@@ -21,8 +21,7 @@ from campaigns.models import (
     Team,
 )
 from campaigns.services import commit_plan
-from campaigns.tests.apiclient import as_user, post
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_user, make_plannable, make_user, post
 from tests.adminforms import form_data
 
 
@@ -166,7 +165,10 @@ class AdminRefusesWhatTheApiRefuses(TestCase):
         data.update(
             {"stop_rules-TOTAL_FORMS": str(n + 1), f"stop_rules-{n}-kind": "input_truncated"}
         )
-        self.client.post(url, data)
+        answer = self.client.post(url, data)
+        # The rest of the form is valid and saved (a redirect to the list); the forged row is
+        # dropped, not silently added.
+        self.assertEqual(answer.status_code, 302, answer.content)
         self.assertEqual(StopRule.objects.filter(campaign=self.committed).count(), before)
 
     def test_observed_hours_while_draft(self) -> None:

@@ -30,7 +30,7 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
 
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
-        make_user("pia", team=self.team, role="planner")
+        make_user("pia", team=self.team, role="planner", password="pw-pia")
 
     def fill(self, name: str, value: str) -> None:
         from selenium.webdriver.common.by import By

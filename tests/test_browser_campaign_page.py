@@ -41,7 +41,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
 
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
-        make_user("pia", team=self.team, role="planner")
+        make_user("pia", team=self.team, role="planner", password="pw-pia")
         if not RentalPlan.objects.exists():
             seed_catalog()  # a live-server test before this one flushed the migrations' rows
         BUILD.mkdir(exist_ok=True)
@@ -246,7 +246,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
     def test_the_demo_campaign_page_fits_the_width_and_half_its_old_height(self) -> None:
         call_command("load_demo", stdout=StringIO())
         demo = Campaign.objects.get(team__name="demo")
-        make_user("dora", team=demo.team, role="planner")
+        make_user("dora", team=demo.team, role="planner", password="pw-dora")
         self.log_in("dora")
         self.browser.get(f"{self.live_server_url}/admin/campaigns/campaign/{demo.pk}/change/")
         self.no_horizontal_scroll("the demo campaign")
@@ -269,11 +269,11 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
     def test_the_compare_runs_page_overlays_the_runs_and_fits_the_width(self) -> None:
         from selenium.webdriver.common.by import By
 
-        from campaigns.tests.apiclient import committed_campaign
+        from campaigns.tests.factories import committed_campaign
         from campaigns.tests.test_compare_runs import add_run
 
-        owner = make_user("olga", team=self.team, role="owner")
-        campaign, _rules = committed_campaign(self.team, owner)
+        owner = make_user("olga", team=self.team, role="owner", password="pw-olga")
+        campaign = committed_campaign(self.team, owner, lots=0, automatic_rules=True)
         for i, (run_id, kind) in enumerate([("base-pilot", "pilot"), ("base-full", "full")]):
             add_run(
                 campaign,

@@ -31,7 +31,7 @@ class TheDocsPageWorksOffline(StaticLiveServerTestCase):
         super().tearDownClass()
 
     def setUp(self) -> None:
-        make_user("vic", team=Team.objects.create(name="nlp"), role="viewer")
+        make_user("vic", team=Team.objects.create(name="nlp"), role="viewer", password="pw-vic")
 
     def test_a_logged_in_user_sees_the_operations_with_the_outside_unreachable(self) -> None:
         from selenium.webdriver.common.by import By

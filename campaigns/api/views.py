@@ -346,15 +346,8 @@ class RunMetrics(RunView):
         """Without `name`: the run's metric names with counts. With it: that series."""
         run = self.get_run()
         name = request.query_params.get("name")
-        if name is None:
-            names = readings.metric_names(run)
-            return _json(
-                200,
-                {
-                    "run_id": run.run_id,
-                    "metrics": [{"name": n, "count": c} for n, c in names],
-                },
-            )
+        # Parameters are checked whether or not `name` is given: an invalid one is a 400 either
+        # way, never silently ignored.
         raw = request.query_params.get("max_points", str(readings.DEFAULT_MAX_POINTS))
         try:
             max_points = int(raw)
@@ -372,6 +365,15 @@ class RunMetrics(RunView):
         x = request.query_params.get("x", "step")
         if x not in ("step", "cost"):
             return _json(400, {"x": [f'"step" (the default) or "cost"; got {x!r}.']})
+        if name is None:
+            names = readings.metric_names(run)
+            return _json(
+                200,
+                {
+                    "run_id": run.run_id,
+                    "metrics": [{"name": n, "count": c} for n, c in names],
+                },
+            )
         found = readings.metric_series(run, name, max_points)
         points: list[dict[str, Any]] = [
             {"step": step, "value": series.as_json_value(value)} for step, value in found.points

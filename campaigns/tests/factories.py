@@ -1,22 +1,65 @@
-"""Small builders for test data: a team with members, and a plannable campaign."""
+"""The one module of test builders and helpers, shared by every app's tests.
+
+Users (without a usable password unless a test signs in through a form), teams' campaigns
+(draft, plannable, committed), runs as the run-logging API records them, API clients that
+authenticate as real callers do, and `celery_eager` for tests that check what a task writes
+rather than its transport.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from rest_framework.authtoken.models import Token
+from rest_framework.test import APIClient
 
-from campaigns.models import Campaign, Membership, PlannedItem, Stage, StopRule, Team
+from campaigns.models import (
+    Campaign,
+    IngestKey,
+    Membership,
+    PlannedItem,
+    Run,
+    RunKind,
+    Stage,
+    StopRule,
+    Team,
+    ThroughputSample,
+)
+from campaigns.services import commit_plan
+from catalog.models import RentalPlan
+from catalog.services import seed_catalog
+
+GOOD_SHA = "a" * 64
+LOT_3_DAYS = "IteraGPU", "RTX 4090, 3 days"
+
+# --- Users and teams ---------------------------------------------------------------------------
 
 
-def make_user(username: str, *, team: Team | None = None, role: str = "planner", **extra: Any):  # type: ignore[no-untyped-def]
+def make_user(  # type: ignore[no-untyped-def]
+    username: str,
+    *,
+    team: Team | None = None,
+    role: str = "planner",
+    password: str | None = None,
+    **extra: Any,
+):
+    """A staff user, a member of `team` with `role`. No usable password unless `password` is
+    given (only the browser tests sign in through the login form; the rest force_login or send
+    a token), so the suite hashes no password it never checks."""
     user = get_user_model().objects.create_user(
-        username=username, password="pw-" + username, is_staff=True, **extra
+        username=username, password=password, is_staff=True, **extra
     )
     if team is not None:
         Membership.objects.create(team=team, user=user, role=role)
     return user
+
+
+# --- Campaigns ---------------------------------------------------------------------------------
 
 
 def make_campaign(team: Team, **fields: Any) -> Campaign:
@@ -61,3 +104,181 @@ def make_plannable(team: Team, **fields: Any) -> Campaign:
         planned_hours=Decimal("22"),
     )
     return campaign
+
+
+def committed_campaign(
+    team: Team,
+    user: Any = None,
+    *,
+    lots: int = 1,
+    automatic_rules: bool = False,
+    **fields: Any,
+) -> Campaign:
+    """The plannable campaign, committed by `user`, with `lots` of the seed's RTX 4090 3-day
+    plan reserved, and with `automatic_rules` one stop rule of each automatic kind (their ids:
+    `rule_ids`)."""
+    campaign = make_plannable(team, **fields)
+    if automatic_rules:
+        StopRule.objects.create(
+            campaign=campaign,
+            kind="metric_threshold",
+            metric="val_loss",
+            comparator="gt",
+            threshold=10,
+        )
+        StopRule.objects.create(campaign=campaign, kind="input_truncated")
+        StopRule.objects.create(campaign=campaign, kind="no_usable_resume")
+    if lots:
+        if not RentalPlan.objects.filter(provider=LOT_3_DAYS[0], name=LOT_3_DAYS[1]).exists():
+            # A TransactionTestCase flushes the catalog its data migration seeded; put it back.
+            seed_catalog()
+        plan = RentalPlan.objects.get(provider=LOT_3_DAYS[0], name=LOT_3_DAYS[1])
+        campaign.lots.create(plan=plan, quantity=lots)
+    commit_plan(campaign=campaign, user=user)
+    return campaign
+
+
+def rule_ids(campaign: Campaign) -> dict[str, int]:
+    """The campaign's stop rules by kind (committed_campaign makes at most one of each)."""
+    return {rule.kind: rule.pk for rule in StopRule.objects.filter(campaign=campaign)}
+
+
+# --- Runs --------------------------------------------------------------------------------------
+
+
+def make_run(
+    campaign: Campaign,
+    run_id: str,
+    *,
+    variant: PlannedItem | None = None,
+    kind: str = "full",
+    status: str = "completed",
+    observed_hours: str | None = None,
+    stop_reason: str = "",
+) -> Run:
+    """A run as POST /runs/ then /finish/ (or /stop/) leave it."""
+    config = {"run": run_id}
+    return Run.objects.create(
+        team=campaign.team,
+        campaign=campaign,
+        run_id=run_id,
+        variant=variant,
+        kind=kind,
+        config=config,
+        config_digest=Run.digest_config(config),
+        status=status,
+        stop_reason=stop_reason,
+        observed_hours=Decimal(observed_hours) if observed_hours is not None else None,
+    )
+
+
+def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> ThroughputSample:
+    """A pilot run of `item` with one throughput sample (10 minutes measured)."""
+    run = Run.objects.create(
+        team=item.campaign.team,
+        campaign=item.campaign,
+        run_id=f"pilot-{item.pk}-{Run.objects.count()}",
+        variant=item,
+        kind=RunKind.PILOT,
+        config={},
+        config_digest="0" * 64,
+    )
+    return ThroughputSample.objects.create(
+        run=run, tokens_per_second=tokens_per_second, gpus=gpus, measured_seconds=600
+    )
+
+
+def deliverable_body(
+    corpus: str = "tickets", revision: str = "abc123", **extra: Any
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "kind": "predictions",
+        "corpus": {"name": corpus, "revision": revision},
+        "files": [{"path": "outputs/predictions.jsonl", "size_bytes": 1024, "sha256": GOOD_SHA}],
+        "expected_ids_ok": True,
+        "reload_verified": True,
+    }
+    body.update(extra)
+    return body
+
+
+def points(*triples: tuple[str, int, Any]) -> dict[str, Any]:
+    return {"points": [{"name": n, "step": s, "value": v} for n, s, v in triples]}
+
+
+# --- API clients -------------------------------------------------------------------------------
+
+
+def token_header(user: Any) -> dict[str, Any]:
+    """`Authorization: Token <key>` as keyword arguments of Django's test client."""
+    token, _ = Token.objects.get_or_create(user=user)
+    return {"HTTP_AUTHORIZATION": f"Token {token.key}"}
+
+
+def as_user(user: Any) -> APIClient:
+    """A client sending `Authorization: Token <key>`, as scripts do."""
+    client = APIClient()
+    client.credentials(**token_header(user))
+    return client
+
+
+def as_key(raw: str) -> APIClient:
+    """A client sending `Authorization: Bearer <ingest key>`, as training loops do."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def ingest_key(campaign: Campaign, user: Any = None) -> str:
+    _key, raw = IngestKey.issue(campaign, user=user)
+    return raw
+
+
+def ingest_client(campaign: Campaign) -> APIClient:
+    return as_key(ingest_key(campaign))
+
+
+def post(client: APIClient, url: str, body: Any = None, *, key: str | None = None) -> Any:
+    """POST `body` as Python's json module writes it (NaN and ±Infinity as bare tokens), with
+    `key` as its Idempotency-Key."""
+    data = b"" if body is None else json.dumps(body).encode()
+    headers = {"Idempotency-Key": key} if key is not None else {}
+    return client.post(url, data=data, content_type="application/json", headers=headers)
+
+
+def patch(client: APIClient, url: str, body: Any) -> Any:
+    return client.patch(url, data=json.dumps(body), content_type="application/json")
+
+
+def clear_cache() -> None:
+    """Empty this process's cache (the throttles' buckets). On Redis only the keys under its own
+    prefix: `cache.clear()` would flush the whole Redis database, and with it the queue and the
+    buckets of the other parallel test workers."""
+    from django.conf import settings
+    from django.core.cache import cache
+
+    if not settings.REDIS_URL:
+        cache.clear()
+        return
+    client = cache._cache.get_client(write=True)  # type: ignore[attr-defined]
+    prefix = settings.CACHES["default"].get("KEY_PREFIX", "")
+    for key in client.scan_iter(match=f"{prefix}:*"):
+        client.delete(key)
+
+
+# --- Celery ------------------------------------------------------------------------------------
+
+
+@contextmanager
+def celery_eager() -> Iterator[None]:
+    """Run `.delay()` inline, as the embedded shape does, even when a broker is configured (the
+    PostgreSQL run): tests in it check what a task writes; the `celery_worker` tests check the
+    transport on a real worker."""
+    from config.celery import app
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    try:
+        yield
+    finally:
+        app.conf.task_always_eager = previous

@@ -83,7 +83,9 @@ class AdminScopingTests(TestCase):
         self.assertContains(page, "Data check has no stage")
         self.assertContains(page, "No lot is reserved")
         self.assertContains(page, 'id="confirm-commit"')
-        self.client.post(commit)
+        answer = self.client.post(commit)
+        # The page again, still asking for the confirmation: not a redirect to a committed plan.
+        self.assertContains(answer, 'id="confirm-commit"')
         self.ours.refresh_from_db()
         self.assertEqual(self.ours.status, "draft")
 
@@ -185,7 +187,7 @@ class AdminPlanningTests(TestCase):
         self.demo.baseline.refresh_from_db()
         self.assertEqual(self.demo.baseline.snapshot, frozen)
 
-    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]  # noqa: C901
         """The change form's current values, as the browser would post them back."""
         data: dict[str, str] = {}
         form = page.context["adminform"].form

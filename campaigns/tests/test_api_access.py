@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from django.conf import settings
-from django.core.cache import cache
 from django.test import TestCase, override_settings
 from rest_framework.test import APIClient
 
@@ -19,16 +18,19 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
-from campaigns.tests.apiclient import (
+from campaigns.tests.factories import (
     as_key,
     as_user,
+    clear_cache,
     committed_campaign,
     ingest_key,
+    make_plannable,
+    make_user,
     patch,
     points,
     post,
+    rule_ids,
 )
-from campaigns.tests.factories import make_plannable, make_user
 
 RUN_WRITES = {
     "metrics/": points(("loss", 1, math.nan)),
@@ -47,7 +49,8 @@ class AccessTestCase(TestCase):
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
         cls.viewer = make_user("vic", team=cls.team, role="viewer")
-        cls.campaign, cls.rules = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
+        cls.rules = rule_ids(cls.campaign)
         cls.draft = make_plannable(cls.team, title="a draft")
         cls.nlp_run = Run.objects.create(
             team=cls.team,
@@ -59,7 +62,9 @@ class AccessTestCase(TestCase):
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
         cls.other_team = Team.objects.create(name="vision")
         cls.stranger = make_user("sam", team=cls.other_team, role="owner")
-        cls.other_campaign, _ = committed_campaign(cls.other_team, cls.stranger)
+        cls.other_campaign = committed_campaign(
+            cls.other_team, cls.stranger, lots=0, automatic_rules=True
+        )
         cls.other_key = ingest_key(cls.other_campaign, cls.stranger)
 
     def assertNothingWrittenToTheRun(self) -> None:
@@ -217,8 +222,8 @@ class IngestKeysAppendRunData(AccessTestCase):
 
 class ThrottlingPerKey(AccessTestCase):
     def setUp(self) -> None:
-        cache.clear()
-        self.addCleanup(cache.clear)
+        clear_cache()
+        self.addCleanup(clear_cache)
 
     def test_each_ingest_key_has_its_own_rate(self) -> None:
         rates = {**settings.REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"], "ingest_key": "3/min"}

@@ -18,8 +18,7 @@ from campaigns.models import (
     Team,
 )
 from campaigns.services import commit_plan
-from campaigns.tests.apiclient import as_user, patch, post
-from campaigns.tests.factories import make_campaign, make_plannable, make_user
+from campaigns.tests.factories import as_user, make_campaign, make_plannable, make_user, patch, post
 
 NEW_CAMPAIGN = {
     "title": "LoRA vs full fine-tuning",

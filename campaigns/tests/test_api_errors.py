@@ -6,8 +6,14 @@ from django.test import TestCase, override_settings
 from rest_framework.test import APIClient
 
 from campaigns.models import MetricPoint, Run, Team
-from campaigns.tests.apiclient import as_key, as_user, committed_campaign, ingest_key, post
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import (
+    as_key,
+    as_user,
+    committed_campaign,
+    ingest_key,
+    make_user,
+    post,
+)
 
 
 class JsonErrors(TestCase):
@@ -15,7 +21,7 @@ class JsonErrors(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
 
     def setUp(self) -> None:
@@ -115,7 +121,7 @@ class ListParameters(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        committed_campaign(cls.team, cls.owner)
+        committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
 
     def test_absurd_limits_and_offsets_are_400s_naming_the_parameter_not_crashes(self) -> None:
         desk = as_user(self.owner)

@@ -19,7 +19,7 @@ from campaigns.models import (
     StopRule,
     Team,
 )
-from campaigns.tests.apiclient import as_key, as_user, committed_campaign, patch, post
+from campaigns.tests.factories import as_key, as_user, committed_campaign, patch, post
 from campaigns.tests.factories import make_plannable, make_user
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
@@ -38,7 +38,9 @@ class PlanEdits(TestCase):
 
     def setUp(self) -> None:
         self.draft = make_plannable(self.team, title="draft")
-        self.committed, _ = committed_campaign(self.team, self.owner, title="committed")
+        self.committed = committed_campaign(
+            self.team, self.owner, lots=0, automatic_rules=True, title="committed"
+        )
         self.client_ = as_user(self.planner)
 
     def url(self, campaign: Campaign, tail: str) -> str:

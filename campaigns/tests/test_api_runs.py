@@ -19,15 +19,17 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
-from campaigns.tests.apiclient import (
+from campaigns.tests.factories import (
     as_key,
     as_user,
     committed_campaign,
     ingest_key,
+    make_plannable,
+    make_user,
     points,
     post,
+    rule_ids,
 )
-from campaigns.tests.factories import make_plannable, make_user
 
 RUN = "/api/v1/runs/lora-r16-s1/"
 
@@ -37,7 +39,8 @@ class RunApiTestCase(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, cls.rules = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
+        cls.rules = rule_ids(cls.campaign)
         cls.baseline = cls.campaign.items.get(name="baseline")
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
 
@@ -89,7 +92,9 @@ class CreatingRuns(RunApiTestCase):
 
     def test_a_run_id_is_unique_across_the_campaigns_of_a_team(self) -> None:
         self.start()
-        other, _ = committed_campaign(self.team, self.owner, title="another question")
+        other = committed_campaign(
+            self.team, self.owner, title="another question", lots=0, automatic_rules=True
+        )
         answer = post(
             as_user(self.owner),
             f"/api/v1/campaigns/{other.pk}/runs/",
@@ -394,7 +399,10 @@ class ThroughputCheckpointsStopAndFinish(RunApiTestCase):
 
     def test_a_stop_names_a_rule_of_the_runs_own_campaign_only(self) -> None:
         self.start()
-        _other, other_rules = committed_campaign(self.team, self.owner, title="other")
+        _other = committed_campaign(
+            self.team, self.owner, title="other", lots=0, automatic_rules=True
+        )
+        other_rules = rule_ids(_other)
         foreign = post(
             self.loop, RUN + "stop/", {"reason": "x", "rule": other_rules["non_finite_loss"]}
         )

@@ -14,10 +14,19 @@ from django.urls import reverse
 
 from campaigns.models import CampaignStatus, Run, RunStatus, Stage, Team
 from campaigns.services import close_campaign
-from campaigns.tests.apiclient import as_key, as_user, committed_campaign, ingest_key, points, post
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import (
+    as_key,
+    as_user,
+    celery_eager,
+    committed_campaign,
+    ingest_key,
+    make_plannable,
+    make_user,
+    points,
+    post,
+    rule_ids,
+)
 from ledger.models import LedgerEntry
-from ledger.tests.helpers import celery_eager
 
 CONCLUSION = "No variant beats the baseline by 1 F1: keep the baseline (a negative result)."
 
@@ -28,7 +37,8 @@ class CloseThroughTheApiTests(TestCase):
         cls.team = Team.objects.create(name="nlp")
         cls.planner = make_user("pia", team=cls.team)
         cls.viewer = make_user("val", team=cls.team, role="viewer")
-        cls.campaign, cls.rules = committed_campaign(cls.team, cls.planner)
+        cls.campaign = committed_campaign(cls.team, cls.planner, lots=0, automatic_rules=True)
+        cls.rules = rule_ids(cls.campaign)
         cls.key = ingest_key(cls.campaign)
         cls.url = f"/api/v1/campaigns/{cls.campaign.pk}/close/"
 
@@ -172,7 +182,7 @@ class CloseInTheAdminTests(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.planner = make_user("pia", team=cls.team)
-        cls.campaign, _rules = committed_campaign(cls.team, cls.planner)
+        cls.campaign = committed_campaign(cls.team, cls.planner, lots=0, automatic_rules=True)
         cls.url = reverse("admin:campaigns_campaign_close", args=[cls.campaign.pk])
 
     def setUp(self) -> None:

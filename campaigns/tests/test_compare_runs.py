@@ -8,8 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from campaigns.models import Campaign, MetricPoint, Run, Team
-from campaigns.tests.apiclient import committed_campaign
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import committed_campaign, make_user
 
 
 def add_run(campaign: Campaign, run_id: str, item_index: int, kind: str, metrics: dict) -> Run:
@@ -35,7 +34,7 @@ class CompareRuns(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.viewer = make_user("vic", team=cls.team, role="viewer")
-        cls.campaign, _rules = committed_campaign(cls.team, cls.viewer)
+        cls.campaign = committed_campaign(cls.team, cls.viewer, lots=0, automatic_rules=True)
         loss = (30, lambda s: 3 - s / 20)
         acc = (30, lambda s: s / 30)
         add_run(cls.campaign, "base-pilot", 0, "pilot", {"loss": loss})

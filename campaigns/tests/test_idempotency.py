@@ -14,15 +14,15 @@ from rest_framework.test import APIClient
 
 from campaigns.models import IdempotencyRecord, MetricPoint, Run, Team
 from campaigns.services import ingest
-from campaigns.tests.apiclient import (
+from campaigns.tests.factories import (
     as_key,
     as_user,
     committed_campaign,
     ingest_key,
+    make_user,
     points,
     post,
 )
-from campaigns.tests.factories import make_user
 
 BATCH = points(*[("loss", s, 2.0) for s in range(50)])
 METRICS = "/api/v1/runs/r-1/metrics/"
@@ -33,7 +33,7 @@ class IdempotencyTestCase(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
         cls.runs_url = f"/api/v1/campaigns/{cls.campaign.pk}/runs/"
 
@@ -176,7 +176,7 @@ class ConcurrentRequestsWithOneKey(TransactionTestCase):
     def setUp(self) -> None:
         team = Team.objects.create(name="nlp")
         owner = make_user("olga", team=team, role="owner")
-        self.campaign, _ = committed_campaign(team, owner)
+        self.campaign = committed_campaign(team, owner, lots=0, automatic_rules=True)
         self.raw_key = ingest_key(self.campaign, owner)
         post(as_key(self.raw_key), f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "r-1"})
 

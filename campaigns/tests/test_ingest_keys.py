@@ -9,8 +9,15 @@ from django.core.management import CommandError, call_command
 from django.test import TestCase
 
 from campaigns.models import IngestKey, Team
-from campaigns.tests.apiclient import as_key, as_user, committed_campaign, ingest_key, post
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import (
+    as_key,
+    as_user,
+    committed_campaign,
+    ingest_key,
+    make_plannable,
+    make_user,
+    post,
+)
 
 
 class IngestKeysApiTestCase(TestCase):
@@ -20,7 +27,7 @@ class IngestKeysApiTestCase(TestCase):
         cls.owner = make_user("olga", team=cls.team, role="owner")
         cls.planner = make_user("paul", team=cls.team, role="planner")
         cls.viewer = make_user("vera", team=cls.team, role="viewer")
-        cls.campaign, _rules = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.baseline = cls.campaign.items.get(name="baseline")
         cls.other_team = Team.objects.create(name="vision")
         cls.stranger = make_user("sam", team=cls.other_team, role="owner")

@@ -9,8 +9,7 @@ from django.test import TestCase
 
 from campaigns.models import Run, RunArtifact, Team
 from campaigns.services import ingest
-from campaigns.tests.apiclient import as_user, committed_campaign, post
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user, committed_campaign, make_user, post, rule_ids
 
 
 class IngestMlflowWritesTestCase(TestCase):
@@ -18,7 +17,8 @@ class IngestMlflowWritesTestCase(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, cls.rules = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
+        cls.rules = rule_ids(cls.campaign)
         cls.baseline = cls.campaign.items.get(name="baseline")
 
     def open(self, run_id: str = "r1") -> Run:

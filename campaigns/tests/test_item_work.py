@@ -10,8 +10,7 @@ from django.apps import apps as django_apps
 from django.test import TestCase
 
 from campaigns.models import PlannedItem, Team, ThroughputSample
-from campaigns.tests.apiclient import as_user, post
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_user, make_plannable, make_user, post
 from estimates.forecasts import _pilot_hours
 
 migration = importlib.import_module("campaigns.migrations.0006_item_work_fields")

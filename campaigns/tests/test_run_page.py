@@ -9,8 +9,14 @@ from django.urls import reverse
 
 from campaigns.charts.curves import curve_svg
 from campaigns.models import Checkpoint, Run, Team, ThroughputSample
-from campaigns.tests.apiclient import as_key, committed_campaign, ingest_key, points, post
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import (
+    as_key,
+    committed_campaign,
+    ingest_key,
+    make_user,
+    points,
+    post,
+)
 
 
 class RunPage(TestCase):
@@ -18,7 +24,7 @@ class RunPage(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _rules = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         item = cls.campaign.items.get(name="baseline")
         loop = as_key(ingest_key(cls.campaign, cls.owner))
         post(

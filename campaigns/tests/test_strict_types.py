@@ -10,15 +10,16 @@ from typing import Any
 from django.test import TestCase
 
 from campaigns.models import Campaign, Checkpoint, Stage, StopRule, Team, ThroughputSample
-from campaigns.tests.apiclient import (
+from campaigns.tests.factories import (
     as_key,
     as_user,
     committed_campaign,
     ingest_key,
+    make_campaign,
+    make_user,
     patch,
     post,
 )
-from campaigns.tests.factories import make_campaign, make_user
 
 
 class PlanningFieldsTakeTheirOwnType(TestCase):
@@ -83,7 +84,7 @@ class RunFieldsTakeTheirOwnType(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
 
     def setUp(self) -> None:

@@ -138,7 +138,7 @@ def _lots(
     return choice, formulas.Money(selection.total, selection.currency), selection.feasible
 
 
-def rank_options(
+def rank_options(  # noqa: C901
     works: Sequence[Work],
     gpus: Sequence[GpuModel],
     *,

@@ -855,7 +855,7 @@ def _explain_unfit_group(
 # --------------------------------------------------------------------------- public entry
 
 
-def select_lots(
+def select_lots(  # noqa: C901
     items: Sequence[PlanItem],
     window_hours: float,
     offers: Sequence[RentalPlanOffer],

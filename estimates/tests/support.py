@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from decimal import Decimal
 from io import StringIO
 from typing import Any
 
 from django.core.management import call_command
 from django.db import transaction
-from rest_framework.authtoken.models import Token
 
-from campaigns.models import Campaign, PlannedItem, Run, RunKind, Stage, ThroughputSample
+from campaigns.models import Campaign, PlannedItem, Stage
 
 # The body of docs/api.md's example.
 API_EXAMPLE: dict[str, Any] = {
@@ -45,25 +42,6 @@ API_EXAMPLE: dict[str, Any] = {
 }
 
 
-def token_header(user: Any) -> dict[str, Any]:
-    token, _ = Token.objects.get_or_create(user=user)
-    return {"HTTP_AUTHORIZATION": f"Token {token.key}"}
-
-
-@contextmanager
-def celery_eager() -> Iterator[None]:
-    """Run `.delay()` inline, as the embedded shape does, even when a broker is configured
-    (the PostgreSQL run): these tests check what a recompute writes, not the transport."""
-    from config.celery import app
-
-    previous = app.conf.task_always_eager
-    app.conf.task_always_eager = True
-    try:
-        yield
-    finally:
-        app.conf.task_always_eager = previous
-
-
 class CommittedTestData:
     """TestCase mixin: setUpTestData's transaction never commits, so the recomputes it queued
     stay pending in every test and would absorb the tests' own (one per transaction and
@@ -85,21 +63,6 @@ def load_seed() -> Campaign:
     """The demo campaign (docs/domain.md §7): 48 sequential hours on one RTX 4090, 72 h window."""
     call_command("load_demo", stdout=StringIO())
     return Campaign.objects.get(team__name="demo")
-
-
-def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> ThroughputSample:
-    run = Run.objects.create(
-        team=item.campaign.team,
-        campaign=item.campaign,
-        run_id=f"pilot-{item.pk}-{Run.objects.count()}",
-        variant=item,
-        kind=RunKind.PILOT,
-        config={},
-        config_digest="0" * 64,
-    )
-    return ThroughputSample.objects.create(
-        run=run, tokens_per_second=tokens_per_second, gpus=gpus, measured_seconds=600
-    )
 
 
 def grow_seed_by_30_hours_with_an_exploratory_item(campaign: Campaign) -> PlannedItem:

@@ -9,9 +9,9 @@ from typing import Any
 from django.test import TestCase
 
 from campaigns.models import IngestKey, Team
-from campaigns.tests.factories import make_campaign, make_user
+from campaigns.tests.factories import make_campaign, make_user, token_header
 from catalog.services import seed_catalog
-from estimates.tests.support import API_EXAMPLE, token_header
+from estimates.tests.support import API_EXAMPLE
 
 PREVIEW = "/api/v1/estimates/preview/"
 HARDWARE = "/api/v1/estimates/hardware/"

@@ -9,11 +9,10 @@ import pytest
 from django.test import TestCase
 from hypothesis import given
 from hypothesis import strategies as st
-from rest_framework.test import APIClient
 
 from campaigns.models import Campaign, Stage, Team
 from campaigns.services import commit_plan
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_user, make_plannable, make_user
 from estimates.domain.calibration import (
     MIN_OBSERVATIONS,
     Observation,
@@ -22,13 +21,6 @@ from estimates.domain.calibration import (
     gpu_in,
 )
 from estimates.forecasts import compute_forecast, panel_context
-
-
-def client_for(user: object) -> APIClient:
-    client = APIClient()
-    client.force_authenticate(user)
-    return client
-
 
 # --- Pure ------------------------------------------------------------------------------------
 
@@ -118,7 +110,7 @@ class CalibrationTests(TestCase):
         return next(i for i in forecast["items"] if i["name"] == "variant A")
 
     def test_two_observations_are_shown_but_not_applied(self) -> None:
-        body = client_for(self.viewer).get(f"/api/v1/teams/{self.team.pk}/calibration/").json()
+        body = as_user(self.viewer).get(f"/api/v1/teams/{self.team.pk}/calibration/").json()
         [group] = body["groups"]
         self.assertEqual(
             (group["stage_kind"], group["gpu"], group["count"]), ("training", "RTX-4090", 2)
@@ -128,7 +120,7 @@ class CalibrationTests(TestCase):
 
     def test_from_three_observations_forecasts_apply_the_median_and_name_the_sources(self) -> None:
         third = observed_campaign(self.team, "third", "28.6")
-        body = client_for(self.viewer).get(f"/api/v1/teams/{self.team.pk}/calibration/").json()
+        body = as_user(self.viewer).get(f"/api/v1/teams/{self.team.pk}/calibration/").json()
         [group] = body["groups"]
         self.assertEqual(group["count"], 3)
         self.assertAlmostEqual(group["median_ratio"], 1.3)
@@ -163,5 +155,5 @@ class CalibrationTests(TestCase):
         self.assertIn("raw 12 h, calibrated 15.60 h", html)
 
     def test_another_teams_calibration_is_not_found(self) -> None:
-        answer = client_for(self.outsider).get(f"/api/v1/teams/{self.team.pk}/calibration/")
+        answer = as_user(self.outsider).get(f"/api/v1/teams/{self.team.pk}/calibration/")
         self.assertEqual(answer.status_code, 404)

@@ -9,10 +9,9 @@ import pytest
 from django.test import TestCase
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import make_user, token_header
 from catalog.services import seed_catalog
 from estimates.domain.formulas import EstimateInputError, chinchilla_fit
-from estimates.tests.support import token_header
 
 URL = "/api/v1/estimates/compute-optimal/"
 

@@ -27,7 +27,7 @@ from campaigns.models import (
     Team,
 )
 from campaigns.services import amend_item, commit_plan, record_decision
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import celery_eager, make_plannable, make_user, pilot, token_header
 from catalog.models import GpuModel, RentalPlan
 from catalog.services import seed_catalog
 from estimates import forecasts
@@ -42,11 +42,8 @@ from estimates.services import _EnqueueRecompute, mark_stale
 from estimates.tasks import sweep_stale_estimates
 from estimates.tests.support import (
     CommittedTestData,
-    celery_eager,
     grow_seed_by_30_hours_with_an_exploratory_item,
     load_seed,
-    pilot,
-    token_header,
 )
 
 SEVEN_DAY_ADVICE = (
@@ -401,8 +398,11 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
 
     def test_deleting_a_draft_campaign_leaves_no_estimate_behind(self) -> None:
         current_estimate(self.campaign)
+        # Django sets a deleted instance's pk to None: keep the id to look for its rows.
+        campaign_id = self.campaign.pk
+        self.assertTrue(Estimate.objects.filter(campaign_id=campaign_id).exists())
         self.campaign.delete()
-        self.assertFalse(Estimate.objects.filter(campaign_id=self.campaign.pk).exists())
+        self.assertFalse(Estimate.objects.filter(campaign_id=campaign_id).exists())
 
 
 class SweepTests(TestCase):
@@ -440,7 +440,7 @@ class PanelAndAdminTests(TestCase):
         seed_catalog()
         cls.seed = load_seed()
         cls.staff = make_user("sam", team=cls.seed.team, role="viewer")
-        cls.root = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
+        cls.root = get_user_model().objects.create_superuser("root", "root@example.com", None)
 
     def test_the_panel_shows_items_totals_the_window_and_the_advice(self) -> None:
         html = forecast_panel_html(self.seed)

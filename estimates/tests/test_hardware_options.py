@@ -9,10 +9,10 @@ from typing import Any
 from django.test import TestCase
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import make_user, token_header
 from catalog.domain.catalog import GIB
 from catalog.services import seed_catalog
-from estimates.tests.support import API_EXAMPLE, CommittedTestData, load_seed, token_header
+from estimates.tests.support import API_EXAMPLE, CommittedTestData, load_seed
 
 URL = "/api/v1/estimates/hardware-options/"
 

@@ -7,8 +7,7 @@ from typing import Any
 from django.test import TestCase
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
-from estimates.tests.support import token_header
+from campaigns.tests.factories import make_user, token_header
 
 URL = "/api/v1/estimates/serving/"
 

@@ -9,13 +9,12 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import GOOD_SHA, celery_eager, committed_campaign, make_user
 from ledger import reports
 from ledger import services as ledger_services
 from ledger.admin import campaign_reports_link, campaign_reports_url
 from ledger.models import LedgerEntry, Report
 from ledger.services import submit_deliverable
-from ledger.tests.helpers import GOOD_SHA, celery_eager, committed_campaign
 
 
 class LedgerAdminTests(TestCase):

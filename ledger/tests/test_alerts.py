@@ -23,12 +23,17 @@ from django.test import TestCase, override_settings
 from django.utils import timezone
 
 from campaigns.models import Checkpoint, Run, Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import (
+    as_user,
+    celery_eager,
+    committed_campaign,
+    ingest_client,
+    make_user,
+)
 from ledger.domain import alerts
 from ledger.models import Alert
 from ledger.services.alerts import scan_alerts
 from ledger.tasks import deliver_alert
-from ledger.tests.helpers import celery_eager, client_for, committed_campaign, ingest_client
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
@@ -136,15 +141,13 @@ class AlertScanTests(TestCase):
             self.assertEqual(scan_alerts(campaign=self.campaign, now=self.near_the_end()), [])
         self.assertFalse(Alert.objects.filter(campaign=self.campaign, resolved_at=None).exists())
 
-        body = client_for(self.planner).get(f"/api/v1/campaigns/{self.campaign.pk}/alerts/")
+        body = as_user(self.planner).get(f"/api/v1/campaigns/{self.campaign.pk}/alerts/")
         self.assertEqual(body.status_code, 200)
         listed = body.json()["results"] if "results" in body.json() else body.json()
         self.assertEqual(len(listed), 2)
         self.assertTrue(all(a["resolved_at"] for a in listed))
         self.assertEqual(
-            client_for(self.outsider)
-            .get(f"/api/v1/campaigns/{self.campaign.pk}/alerts/")
-            .status_code,
+            as_user(self.outsider).get(f"/api/v1/campaigns/{self.campaign.pk}/alerts/").status_code,
             404,
         )
 
@@ -244,11 +247,11 @@ def test_owners_set_the_webhook_and_an_alert_is_posted_signed(
     owner = make_user("olga", team=team, role="owner")
     planner = make_user("pia", team=team)
     url = f"/api/v1/teams/{team.pk}/"
-    refused = client_for(planner).patch(url, {"webhook_url": receiver}, format="json")
+    refused = as_user(planner).patch(url, {"webhook_url": receiver}, format="json")
     assert refused.status_code == 403
-    bad = client_for(owner).patch(url, {"webhook_url": "not a url"}, format="json")
+    bad = as_user(owner).patch(url, {"webhook_url": "not a url"}, format="json")
     assert bad.status_code == 400 and "webhook_url" in bad.json()
-    answer = client_for(owner).patch(
+    answer = as_user(owner).patch(
         url, {"webhook_url": receiver, "webhook_secret": "s3cret"}, format="json"
     )
     assert answer.status_code == 200, answer.json()

@@ -11,8 +11,8 @@ from django.db import DatabaseError, connection, transaction
 from django.test import TestCase
 
 from campaigns.models import PlanBaseline, Team
+from campaigns.tests.factories import committed_campaign
 from ledger.models import LedgerEntry
-from ledger.tests.helpers import committed_campaign
 
 # What django-pgtrigger's Protect triggers obey; a session may set it to whatever it likes.
 IGNORE_ALL = (

@@ -20,12 +20,11 @@ from django.core.management import call_command
 
 from campaigns.models import Campaign, Stage
 from campaigns.services import commit_plan, record_observed_hours
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import GOOD_SHA, celery_eager, make_user
 from ledger import services as ledger_services
 from ledger.charts import report_charts as charts
 from ledger.models import Report
 from ledger.services import post_entry, submit_deliverable
-from ledger.tests.helpers import GOOD_SHA, celery_eager
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -126,7 +125,7 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
     def setUp(self) -> None:
         call_command("load_demo", stdout=StringIO())
         self.campaign = Campaign.objects.get(team__name="demo")
-        self.user = make_user("lena", team=self.campaign.team)
+        self.user = make_user("lena", team=self.campaign.team, password="pw-lena")
         commit_plan(campaign=self.campaign, user=self.user)
         observed = {
             "Install environment": ("3", "the CUDA driver had to be reinstalled"),

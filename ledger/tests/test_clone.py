@@ -11,9 +11,8 @@ from django.urls import reverse
 
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Stage, Team
 from campaigns.services import commit_plan
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_user, committed_campaign, make_plannable, make_user
 from ledger.models import Deliverable
-from ledger.tests.helpers import client_for, committed_campaign
 
 
 def observed(team: Team, title: str, hours: str) -> Campaign:
@@ -54,7 +53,7 @@ class CloneTests(TestCase):
         )
 
     def clone(self, user: object | None = None) -> dict:
-        answer = client_for(user or self.planner).post(
+        answer = as_user(user or self.planner).post(
             f"/api/v1/campaigns/{self.campaign.pk}/clone/", {}, format="json"
         )
         self.assertEqual(answer.status_code, 201, answer.content)
@@ -91,8 +90,8 @@ class CloneTests(TestCase):
 
     def test_viewers_and_other_teams_cannot_clone(self) -> None:
         url = f"/api/v1/campaigns/{self.campaign.pk}/clone/"
-        self.assertEqual(client_for(self.viewer).post(url, {}, format="json").status_code, 403)
-        self.assertEqual(client_for(self.outsider).post(url, {}, format="json").status_code, 404)
+        self.assertEqual(as_user(self.viewer).post(url, {}, format="json").status_code, 403)
+        self.assertEqual(as_user(self.outsider).post(url, {}, format="json").status_code, 404)
         self.assertEqual(Campaign.objects.filter(planned_from=self.campaign).count(), 0)
 
     def test_the_admin_action_plans_the_next_campaign_and_the_page_shows_what_it_inherited(

@@ -8,13 +8,13 @@ from django.test import TestCase
 
 from campaigns.models import PlannedItem, Team
 from campaigns.services import ingest
-from campaigns.tests.factories import make_user
-from ledger.tests.helpers import (
+from campaigns.tests.factories import (
     GOOD_SHA,
-    client_for,
+    as_user,
     committed_campaign,
     deliverable_body,
     make_run,
+    make_user,
 )
 
 STORED_SHA = "b" * 64
@@ -37,7 +37,7 @@ class DeliverableNamingAnArtifact(TestCase):
         )
 
     def setUp(self) -> None:
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
         self.url = f"/api/v1/campaigns/{self.campaign.pk}/deliverables/"
 
     def submit(self, files: list[dict[str, object]]) -> object:

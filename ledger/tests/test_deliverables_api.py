@@ -5,17 +5,17 @@ from __future__ import annotations
 from django.test import TestCase
 
 from campaigns.models import PlannedItem, Team
-from campaigns.tests.factories import make_user
-from ledger.domain.deliverable_checks import REASON_ADAPTER_BASE
-from ledger.models import Deliverable
-from ledger.tests.helpers import (
+from campaigns.tests.factories import (
     GOOD_SHA,
-    client_for,
+    as_user,
     committed_campaign,
     deliverable_body,
     ingest_client,
     make_run,
+    make_user,
 )
+from ledger.domain.deliverable_checks import REASON_ADAPTER_BASE
+from ledger.models import Deliverable
 
 
 class DeliverableApiTests(TestCase):
@@ -38,7 +38,7 @@ class DeliverableApiTests(TestCase):
         make_run(cls.theirs, "their-1")
 
     def setUp(self) -> None:
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
         self.url = f"/api/v1/campaigns/{self.campaign.pk}/deliverables/"
 
     def test_a_complete_deliverable_from_a_finished_run_is_accepted(self) -> None:
@@ -142,10 +142,10 @@ class DeliverableApiTests(TestCase):
         self.assertEqual([r["accepted"] for r in rows], [True, False])
 
     def test_tenancy_roles_and_ingest_keys(self) -> None:
-        self.assertEqual(client_for(self.outsider).get(self.url).status_code, 404)
-        outsider = client_for(self.outsider).post(self.url, deliverable_body(), format="json")
+        self.assertEqual(as_user(self.outsider).get(self.url).status_code, 404)
+        outsider = as_user(self.outsider).post(self.url, deliverable_body(), format="json")
         self.assertEqual(outsider.status_code, 404)
-        viewer = client_for(self.viewer)
+        viewer = as_user(self.viewer)
         self.assertEqual(viewer.get(self.url).status_code, 200)
         self.assertEqual(viewer.post(self.url, deliverable_body(), format="json").status_code, 403)
         key = ingest_client(self.campaign)

@@ -8,9 +8,8 @@ from django.test import TestCase
 
 from campaigns.models import Team
 from campaigns.services import commit_plan
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user, committed_campaign, ingest_client, make_user
 from ledger.models import LedgerEntry, LedgerImmutable
-from ledger.tests.helpers import client_for, committed_campaign, ingest_client
 
 
 def ledger_url(campaign_id: int) -> str:
@@ -29,7 +28,7 @@ class LedgerApiTests(TestCase):
         cls.rental = LedgerEntry.objects.get(campaign=cls.campaign, kind="rental")
 
     def setUp(self) -> None:
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
 
     def post(self, body: dict, client=None):  # type: ignore[no-untyped-def]
         return (client or self.api).post(ledger_url(self.campaign.pk), body, format="json")
@@ -168,7 +167,7 @@ class LedgerApiTests(TestCase):
         self.assertIn("reverses", answer.json())
 
     def test_another_teams_campaign_is_404_for_reads_and_writes(self) -> None:
-        outsider = client_for(self.outsider)
+        outsider = as_user(self.outsider)
         self.assertEqual(outsider.get(ledger_url(self.campaign.pk)).status_code, 404)
         self.assertEqual(outsider.get(ledger_url(self.campaign.pk) + "summary/").status_code, 404)
         answer = self.post(
@@ -179,7 +178,7 @@ class LedgerApiTests(TestCase):
         self.assertEqual(LedgerEntry.objects.filter(campaign=self.campaign).count(), 1)
 
     def test_a_viewer_reads_but_cannot_post(self) -> None:
-        viewer = client_for(self.viewer)
+        viewer = as_user(self.viewer)
         self.assertEqual(viewer.get(ledger_url(self.campaign.pk)).status_code, 200)
         answer = self.post(
             {"kind": "included", "description": "x", "amount": "1.00", "currency": "USD"},

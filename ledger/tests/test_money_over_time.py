@@ -14,10 +14,15 @@ from django.test import TestCase
 from django.utils import timezone
 
 from campaigns.models import Run, StopRule, Team
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import (
+    as_user,
+    committed_campaign,
+    ingest_client,
+    make_plannable,
+    make_user,
+)
 from ledger.models import EntryKind, LedgerEntry
 from ledger.selectors.spend import load_campaign_spend
-from ledger.tests.helpers import client_for, committed_campaign, ingest_client
 
 
 def _started_hours_ago(run_id: str, hours: float) -> None:
@@ -35,7 +40,7 @@ class LotShareTests(TestCase):
 
     def setUp(self) -> None:
         self.loop = ingest_client(self.campaign)
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
 
     def open(self, run_id: str, **body: object) -> dict:
         answer = self.loop.post(
@@ -150,7 +155,7 @@ class HourlyTests(TestCase):
 
     def setUp(self) -> None:
         self.loop = ingest_client(self.campaign)
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
 
     def open(self, run_id: str, **body: object) -> None:
         answer = self.loop.post(
@@ -272,7 +277,7 @@ class SpendOverTimeTests(TestCase):
             f"/api/v1/campaigns/{self.lots.pk}/runs/", {"run_id": "l-1", "gpus": 1}, format="json"
         )
         _started_hours_ago("l-1", 6)
-        body = client_for(self.viewer).get(f"/api/v1/campaigns/{self.lots.pk}/spend/").json()
+        body = as_user(self.viewer).get(f"/api/v1/campaigns/{self.lots.pk}/spend/").json()
         self.assertEqual([p["cumulative"] for p in body["series"]], ["47.14", "47.14"])
         self.assertEqual((body["spent"], body["budget"]), ("47.14", "110.00"))
         self.assertEqual(body["burn_rate_per_hour"], "0.00")
@@ -298,7 +303,7 @@ class SpendOverTimeTests(TestCase):
             format="json",
         )
         _started_hours_ago("h-b", 1)
-        body = client_for(self.viewer).get(f"/api/v1/campaigns/{self.hourly.pk}/spend/").json()
+        body = as_user(self.viewer).get(f"/api/v1/campaigns/{self.hourly.pk}/spend/").json()
         # h-a posted 12.00 to the ledger; h-b accrues 1 h × 2 GPUs × 2.00 = 4.00 on top.
         self.assertEqual([p["cumulative"] for p in body["series"]], ["12.00", "16.00"])
         self.assertEqual(body["burn_rate_per_hour"], "4.00")
@@ -310,7 +315,7 @@ class SpendOverTimeTests(TestCase):
 
     def test_another_teams_campaign_is_not_found_and_ingest_keys_are_refused(self) -> None:
         url = f"/api/v1/campaigns/{self.lots.pk}/spend/"
-        self.assertEqual(client_for(self.outsider).get(url).status_code, 404)
+        self.assertEqual(as_user(self.outsider).get(url).status_code, 404)
         self.assertIn(ingest_client(self.lots).get(url).status_code, (401, 403))
 
     def test_the_campaign_page_draws_the_burn_down_with_its_budget_line(self) -> None:

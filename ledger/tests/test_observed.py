@@ -9,8 +9,13 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import PlanBaseline, Stage, Team
-from campaigns.tests.factories import make_plannable, make_user
-from ledger.tests.helpers import client_for, committed_campaign, ingest_client
+from campaigns.tests.factories import (
+    as_user,
+    committed_campaign,
+    ingest_client,
+    make_plannable,
+    make_user,
+)
 
 
 class ObservedHoursApiTests(TestCase):
@@ -26,7 +31,7 @@ class ObservedHoursApiTests(TestCase):
         cls.digest = PlanBaseline.objects.get(campaign=cls.campaign).digest
 
     def setUp(self) -> None:
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
         self.url = f"/api/v1/campaigns/{self.campaign.pk}/stages/{self.stage.pk}/observed/"
 
     def test_within_10_percent_needs_no_note(self) -> None:
@@ -61,9 +66,11 @@ class ObservedHoursApiTests(TestCase):
         self.assertIn("deviation_note", answer.json())
 
     def test_the_frozen_baseline_is_never_touched(self) -> None:
-        self.api.post(
+        answer = self.api.post(
             self.url, {"observed_hours": "40", "deviation_note": "a GPU died"}, format="json"
         )
+        self.assertEqual(answer.status_code, 200, answer.content)
+        self.assertEqual(answer.json()["observed_hours"], "40.00")
         baseline = PlanBaseline.objects.get(campaign=self.campaign)
         self.assertEqual(baseline.digest, self.digest)
         self.assertEqual(baseline.snapshot["stages"][0]["planned_hours"], "22.00")
@@ -92,11 +99,9 @@ class ObservedHoursApiTests(TestCase):
     def test_another_teams_stage_is_404_and_viewers_and_keys_cannot_write(self) -> None:
         body = {"observed_hours": "22"}
         self.assertEqual(
-            client_for(self.outsider).post(self.url, body, format="json").status_code, 404
+            as_user(self.outsider).post(self.url, body, format="json").status_code, 404
         )
-        self.assertEqual(
-            client_for(self.viewer).post(self.url, body, format="json").status_code, 403
-        )
+        self.assertEqual(as_user(self.viewer).post(self.url, body, format="json").status_code, 403)
         self.assertEqual(
             ingest_client(self.campaign).post(self.url, body, format="json").status_code, 403
         )

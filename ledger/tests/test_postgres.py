@@ -9,8 +9,8 @@ from django.db import DatabaseError, connection, transaction
 from django.test import TestCase
 
 from campaigns.models import Team
+from campaigns.tests.factories import committed_campaign
 from ledger.models import LedgerEntry
-from ledger.tests.helpers import committed_campaign
 
 
 @pytest.mark.postgres

@@ -22,12 +22,12 @@ from django.test import TestCase, override_settings
 from django.utils import timezone
 
 from campaigns.models import Team
+from campaigns.tests.factories import celery_eager, committed_campaign
 from config.celery import app
-from conftest import _database_url_for_worker, start_worker, stop_worker, wait_for
+from conftest import _database_url_for_worker, queued_messages, start_worker, stop_worker, wait_for
 from ledger import reports
 from ledger.models import Report, ReportStatus
 from ledger.tasks import build_closing_report, sweep_stale_reports
-from ledger.tests.helpers import celery_eager, committed_campaign
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,11 +113,6 @@ def test_report_stale_seconds_must_be_a_positive_number_of_seconds() -> None:
         assert "REPORT_STALE_SECONDS must be a positive number of seconds" in refused.stderr
 
 
-def queued() -> int:
-    with app.connection_for_read() as connection:
-        return int(connection.default_channel.client.llen("celery"))
-
-
 def busy(worker: subprocess.Popen[bytes]) -> bool:
     hostname = worker.hostname  # type: ignore[attr-defined]
     inspect = app.control.inspect(destination=[hostname], timeout=1.0)
@@ -155,7 +150,7 @@ def test_a_report_whose_whole_worker_was_killed_mid_build_is_rebuilt_once_by_the
         # The message sits unacknowledged until Redis's visibility timeout: the new worker
         # gets nothing, and the report stays running.
         time.sleep(2)
-        assert not busy(fresh) and queued() == 0
+        assert not busy(fresh) and queued_messages() == 0
         assert Report.objects.get(pk=report.pk).status == ReportStatus.RUNNING
 
         # What beat runs every REPORT_SWEEP_SECONDS, once the report is stale.

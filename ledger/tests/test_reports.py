@@ -25,18 +25,18 @@ from campaigns.models import (
     Stage,
     Team,
 )
-from campaigns.tests.factories import make_user
-from catalog.models import RentalPlan
-from ledger import reports
-from ledger.models import Report
-from ledger.tests.helpers import (
+from campaigns.tests.factories import (
     GOOD_SHA,
+    as_user,
     celery_eager,
-    client_for,
     committed_campaign,
     ingest_client,
     make_run,
+    make_user,
 )
+from catalog.models import RentalPlan
+from ledger import reports
+from ledger.models import Report
 
 
 class ApiRefused(AssertionError):
@@ -218,10 +218,10 @@ class ClosingReportThroughTheApiTests(TestCase):
         cls.planner = make_user("pia", team=cls.team)
         cls.viewer = make_user("vic", team=cls.team, role="viewer")
         cls.outsider = make_user("otto", team=cls.other)
-        cls.built = build_campaign_through_the_api(client_for(cls.planner))
+        cls.built = build_campaign_through_the_api(as_user(cls.planner))
 
     def setUp(self) -> None:
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
         self.cid = self.built["id"]
 
     def request_report(self) -> dict[str, Any]:
@@ -363,7 +363,7 @@ class ClosingReportThroughTheApiTests(TestCase):
 
     def test_viewers_read_reports_but_cannot_start_one_and_keys_cannot_touch_them(self) -> None:
         report = self.request_report()
-        viewer = client_for(self.viewer)
+        viewer = as_user(self.viewer)
         self.assertEqual(viewer.get(f"/api/v1/reports/{report['id']}/").status_code, 200)
         self.assertEqual(viewer.get(report["links"]["json"]).status_code, 200)
         refused = viewer.post(f"/api/v1/campaigns/{self.cid}/reports/", {}, format="json")
@@ -375,7 +375,7 @@ class ClosingReportThroughTheApiTests(TestCase):
 
     def test_another_teams_report_is_404(self) -> None:
         report = self.request_report()
-        outsider = client_for(self.outsider)
+        outsider = as_user(self.outsider)
         for url in (f"/api/v1/reports/{report['id']}/", report["links"]["html"]):
             self.assertEqual(outsider.get(url).status_code, 404)
         answer = outsider.post(f"/api/v1/campaigns/{self.cid}/reports/", {}, format="json")

@@ -5,9 +5,8 @@ from __future__ import annotations
 from django.test import TestCase
 
 from campaigns.models import Campaign, Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user, committed_campaign, deliverable_body, make_user
 from ledger.models import LedgerEntry
-from ledger.tests.helpers import client_for, committed_campaign, deliverable_body
 
 
 class SeedFigureTests(TestCase):
@@ -18,7 +17,7 @@ class SeedFigureTests(TestCase):
         cls.campaign = committed_campaign(cls.team)
 
     def setUp(self) -> None:
-        self.api = client_for(self.planner)
+        self.api = as_user(self.planner)
         self.base = f"/api/v1/campaigns/{self.campaign.pk}"
 
     def deliver(self, **body: object) -> dict:

@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from campaigns.models import PlannedItem, Team
+from campaigns.tests.factories import committed_campaign, ingest_client
 from ledger.charts.quality_per_dollar_chart import ItemValue, best_in_words, loss_like, value_chart
-from ledger.tests.helpers import committed_campaign, ingest_client
 
 
 class LossLikeTests(SimpleTestCase):

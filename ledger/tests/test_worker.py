@@ -8,11 +8,10 @@ from typing import Any
 import pytest
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user, committed_campaign, deliverable_body, make_user
 from conftest import wait_for
 from ledger.models import Report
 from ledger.tasks import build_closing_report
-from ledger.tests.helpers import client_for, committed_campaign, deliverable_body
 
 
 @pytest.mark.celery_worker
@@ -20,7 +19,7 @@ def test_it_builds_the_requested_report_on_a_worker_and_serves_it(celery_worker:
     team = Team.objects.create(name="nlp")
     planner = make_user("pia", team=team)
     campaign = committed_campaign(team)
-    api = client_for(planner)
+    api = as_user(planner)
     delivered = api.post(
         f"/api/v1/campaigns/{campaign.pk}/deliverables/", deliverable_body(), format="json"
     )

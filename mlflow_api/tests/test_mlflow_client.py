@@ -43,8 +43,7 @@ from campaigns.models import (
     Team,
 )
 from campaigns.services import commit_plan
-from campaigns.tests.apiclient import as_key
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import as_key, make_plannable, make_user
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
 

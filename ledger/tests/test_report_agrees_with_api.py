@@ -11,8 +11,7 @@ from django.test import TestCase
 
 from campaigns.models import Checkpoint, Run, Team, ThroughputSample
 from campaigns.services import amend_item
-from campaigns.tests.apiclient import as_user, committed_campaign
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_user, committed_campaign, make_user
 from ledger import reports
 
 
@@ -21,7 +20,7 @@ class ReportTruth(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.baseline = cls.campaign.items.get(name="baseline")
         cls.variant = cls.campaign.items.get(name="variant A")
         # The config as planned before commit (written here without an amendment).
@@ -116,7 +115,7 @@ class ReportGanttDrawsTheReservedLots(TestCase):
     bar is as long as the lot lasts, taken from the lot's row when the baseline froze none."""
 
     def test_the_reserved_lot_is_a_bar_under_the_stages(self) -> None:
-        from ledger.tests.helpers import committed_campaign as with_lot
+        from campaigns.tests.factories import committed_campaign as with_lot
 
         campaign = with_lot(Team.objects.create(name="lots"))
         data = reports.collect(campaign)

@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from campaigns.models import Team
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import make_user, token_header
 from catalog.services import seed_catalog
 from estimates.domain.formulas import LIMITS, AmountOverflowError, break_even_months, hourly_cost
-from estimates.tests.support import API_EXAMPLE, token_header
+from estimates.tests.support import API_EXAMPLE
 
 PREVIEW = "/api/v1/estimates/preview/"
 

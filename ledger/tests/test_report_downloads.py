@@ -6,10 +6,8 @@ from __future__ import annotations
 from django.test import TestCase
 
 from campaigns.models import Team
-from campaigns.tests.apiclient import as_key, as_user, ingest_key
-from campaigns.tests.factories import make_user
+from campaigns.tests.factories import as_key, as_user, committed_campaign, ingest_key, make_user
 from ledger.models import Report, ReportStatus
-from ledger.tests.helpers import committed_campaign
 
 
 class ReportDownloads(TestCase):

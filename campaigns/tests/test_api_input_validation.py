@@ -10,8 +10,15 @@ from django.test import TestCase, override_settings
 
 from campaigns.api.fields import HOURS_MAX
 from campaigns.models import Campaign, PlannedItem, Run, Stage, Team
-from campaigns.tests.apiclient import as_key, as_user, committed_campaign, ingest_key, post
-from campaigns.tests.factories import make_campaign, make_user
+from campaigns.tests.factories import (
+    as_key,
+    as_user,
+    committed_campaign,
+    ingest_key,
+    make_campaign,
+    make_user,
+    post,
+)
 
 
 class HoursAreMeasurements(TestCase):
@@ -19,7 +26,7 @@ class HoursAreMeasurements(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.stage = Stage.objects.get(campaign=cls.campaign)
         cls.draft = make_campaign(cls.team, title="a draft")
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
@@ -149,7 +156,7 @@ class OversizeBodies(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
 
     def test_an_oversize_body_is_a_json_413_naming_the_limit_everywhere(self) -> None:
         desk = as_user(self.owner)
@@ -183,9 +190,13 @@ class IngestKeysMeetOtherCampaignsAsNotFound(TestCase):
         cls.other_team = Team.objects.create(name="vision")
         cls.owner = make_user("olga", team=cls.team, role="owner")
         cls.stranger = make_user("sven", team=cls.other_team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
-        cls.sibling, _ = committed_campaign(cls.team, cls.owner, title="sibling")
-        cls.foreign, _ = committed_campaign(cls.other_team, cls.stranger, title="foreign")
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
+        cls.sibling = committed_campaign(
+            cls.team, cls.owner, title="sibling", lots=0, automatic_rules=True
+        )
+        cls.foreign = committed_campaign(
+            cls.other_team, cls.stranger, title="foreign", lots=0, automatic_rules=True
+        )
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
 
     def setUp(self) -> None:
@@ -227,7 +238,7 @@ class IdentifiersAreTakenAsSent(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         cls.draft = make_campaign(cls.team, title="a draft")
 
     def setUp(self) -> None:
@@ -288,7 +299,7 @@ class EmptyStringsAreNotNull(TestCase):
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.owner = make_user("olga", team=cls.team, role="owner")
-        cls.campaign, _ = committed_campaign(cls.team, cls.owner)
+        cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
 
     def test_empty_hours_or_budget_are_refused_not_read_as_null(self) -> None:
         desk = as_user(self.owner)
