@@ -19,8 +19,15 @@ from campaigns.models import (
     StopRule,
     Team,
 )
-from campaigns.tests.factories import as_key, as_user, committed_campaign, patch, post
-from campaigns.tests.factories import make_plannable, make_user
+from campaigns.tests.factories import (
+    as_key,
+    as_user,
+    committed_campaign,
+    make_plannable,
+    make_user,
+    patch,
+    post,
+)
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 

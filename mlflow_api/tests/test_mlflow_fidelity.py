@@ -16,7 +16,7 @@ from mlflow.utils.search_utils import SearchUtils
 from rest_framework.authtoken.models import Token
 
 from campaigns.models import MetricPoint, Run, RunSegment
-from campaigns.tests.apiclient import as_key
+from campaigns.tests.factories import as_key
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
 
