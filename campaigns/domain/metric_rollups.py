@@ -25,9 +25,11 @@ points, and keeps each bucket's extremes, the non-finite points and the last poi
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from campaigns.domain import downsampling
 
@@ -128,39 +130,78 @@ def merge(old: Bucket, new: Bucket) -> Bucket:
     )
 
 
-def _one(step: int, value: float) -> Bucket:
-    tok = downsampling.token(value)
-    if tok is None:
-        return Bucket(1, step, value, step, value, 0, None, "", None, "")
-    return Bucket(1, None, None, None, None, 1, step, tok, step, tok)
-
-
-def _one_summary(step: int, value: float) -> Summary:
-    finite = math.isfinite(value)
-    v = value if finite else None
-    return Summary(1, step, step, value, v, v, 0 if finite else 1)
-
-
 def summarize(points: Iterable[Point]) -> Summary | None:
-    """The summary of ``points`` in logging order; None when empty."""
-    total: Summary | None = None
+    """The summary of ``points`` in logging order (as merging each in turn); None when empty."""
+    count = non_finite = 0
+    first = last = 0
+    last_value = 0.0
+    low: float | None = None
+    high: float | None = None
+    isfinite = math.isfinite
     for step, value in points:
-        one = _one_summary(step, value)
-        total = one if total is None else merge_summary(total, one)
-    return total
+        if count == 0:
+            first = last = step
+            last_value = value
+        else:
+            if step < first:
+                first = step
+            if step >= last:
+                last, last_value = step, value
+        count += 1
+        if isfinite(value):
+            low = value if low is None or value < low else low
+            high = value if high is None or value > high else high
+        else:
+            non_finite += 1
+    if count == 0:
+        return None
+    return Summary(count, first, last, last_value, low, high, non_finite)
+
+
+def _finest(points: Iterable[Point], k: int) -> dict[int, list[Any]]:
+    """Level ``k``'s buckets as mutable lists in one pass (the ingest's hot loop: no objects
+    per point). Fields in Bucket's order."""
+    out: dict[int, list[Any]] = {}
+    isfinite = math.isfinite
+    for step, value in points:
+        b = out.get(step >> k)
+        if b is None:
+            b = out[step >> k] = [0, None, None, None, None, 0, None, "", None, ""]
+        b[0] += 1
+        if isfinite(value):
+            if b[2] is None or value < b[2] or (value == b[2] and step < b[1]):
+                b[1], b[2] = step, value
+            if b[4] is None or value > b[4] or (value == b[4] and step < b[3]):
+                b[3], b[4] = step, value
+        else:
+            tok = downsampling.token(value) or ""
+            b[5] += 1
+            if b[6] is None or step < b[6]:
+                b[6], b[7] = step, tok
+            if b[8] is None or step >= b[8]:
+                b[8], b[9] = step, tok
+    return out
 
 
 def rollup(
     points: Iterable[Point], levels: Sequence[int] = LEVELS
 ) -> dict[tuple[int, int], Bucket]:
-    """Rollups of ``points`` (logging order) by ``(level, bucket)``."""
-    out: dict[tuple[int, int], Bucket] = {}
-    for step, value in points:
-        one = _one(step, value)
-        for k in levels:
-            key = (k, step >> k)
-            old = out.get(key)
-            out[key] = one if old is None else merge(old, one)
+    """Rollups of ``points`` (logging order) by ``(level, bucket)``, as if each point were
+    merged in turn. The finest level is folded from the points; each coarser one from the level
+    below, whose buckets cover disjoint steps, so their order cannot break a tie."""
+    ordered = sorted(levels)
+    if not ordered:
+        return {}
+    current = {b: Bucket(*fields) for b, fields in _finest(points, ordered[0]).items()}
+    out = {(ordered[0], b): bucket for b, bucket in current.items()}
+    for below, k in itertools.pairwise(ordered):
+        coarser: dict[int, Bucket] = {}
+        for b, bucket in current.items():
+            key = b >> (k - below)
+            old = coarser.get(key)
+            coarser[key] = bucket if old is None else merge(old, bucket)
+        out.update(((k, b), bucket) for b, bucket in coarser.items())
+        current = coarser
     return out
 
 

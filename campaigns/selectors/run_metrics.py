@@ -217,3 +217,21 @@ def _points_of_runs(
     for run_pk, step, value, tok in rows:
         by_run.setdefault(run_pk, []).append((step, nf[tok] if tok else float(value)))
     return by_run
+
+
+def history_page(
+    run: Run, name: str, *, limit: int, after: tuple[int, int] | None = None
+) -> tuple[list[MetricPoint], tuple[int, int] | None]:
+    """One page of a metric's raw points in (step, logging) order, off the ``(run, name,
+    step)`` index: at most ``limit`` points after the ``(step, id)`` cursor ``after``, and the
+    cursor of the next page (None on the last). A keyset page costs what it returns however
+    deep it is (MLflow's get-history pages with ``max_results`` and ``page_token``)."""
+    rows = MetricPoint.objects.filter(run=run, name=name)
+    if after is not None:
+        step, pk = after
+        rows = rows.filter(Q(step__gt=step) | Q(step=step, id__gt=pk))
+    page = list(rows.order_by("step", "id")[: limit + 1])
+    if len(page) <= limit:
+        return page, None
+    page = page[:limit]
+    return page, (page[-1].step, page[-1].pk)

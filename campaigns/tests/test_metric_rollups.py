@@ -9,7 +9,7 @@ from typing import Any
 
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase
 
@@ -35,6 +35,7 @@ def _same(a: list[mr.Point], b: list[mr.Point]) -> bool:
     return [(s, _token(v) or v) for s, v in a] == [(s, _token(v) or v) for s, v in b]
 
 
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(batches)
 def test_folding_batch_by_batch_equals_folding_every_point(parts: list[list[mr.Point]]) -> None:
     every = [p for part in parts for p in part]
@@ -49,7 +50,8 @@ def test_folding_batch_by_batch_equals_folding_every_point(parts: list[list[mr.P
     assert repr(sorted(rollups.items())) == repr(sorted(mr.rollup(every).items()))
 
 
-@given(st.lists(st.tuples(steps, values), min_size=1, max_size=400), st.integers(1, 60))
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.tuples(steps, values), min_size=1, max_size=300), st.integers(1, 60))
 def test_the_series_keeps_the_last_point_and_the_non_finite_ones(
     points: list[mr.Point], max_points: int
 ) -> None:
@@ -78,7 +80,7 @@ class RollupsReadAsRawPoints(TestCase):
         cls.team = Team.objects.create(name="nlp")
         cls.campaign = committed_campaign(cls.team)
 
-    @settings(max_examples=20, deadline=None)
+    @settings(max_examples=20, suppress_health_check=[HealthCheck.too_slow], deadline=None)
     @given(parts=batches, retried=st.integers(0, 5), max_points=st.integers(2, 40))
     def test_the_stored_series_is_the_series_of_the_raw_points(
         self, parts: list[list[mr.Point]], retried: int, max_points: int
@@ -123,3 +125,21 @@ def _token(value: float) -> Any:
     from campaigns.domain.downsampling import token
 
     return token(value) or ""
+
+
+class HistoryPages(TestCase):
+    def test_pages_walk_every_point_once_in_step_order_repeated_steps_included(self) -> None:
+        team = Team.objects.create(name="cv")
+        run = make_run(committed_campaign(team), "paged", status="running")
+        steps = [5, 1, 3, 3, 9, 0, 3, 7]
+        ingest.append_metrics(
+            run, [ingest.Point("m", s, float(i), "") for i, s in enumerate(steps)]
+        )
+        seen, after = [], None
+        while True:
+            page, after = run_metrics.history_page(run, "m", limit=3, after=after)
+            assert len(page) <= 3
+            seen += [(p.step, p.value) for p in page]
+            if after is None:
+                break
+        assert seen == sorted(((s, float(i)) for i, s in enumerate(steps)), key=lambda p: p[0])
