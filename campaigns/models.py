@@ -870,7 +870,8 @@ class RunSegment(models.Model):
 
 
 class MetricPoint(models.Model):
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics")
+    # No index of its own: the (run, name, step) index leads with it.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics", db_index=False)
     # MLflow allows 250 characters (docs/mlflow.md); /api/v1/ keeps its own 100.
     name = models.CharField(max_length=250)
     step = models.BigIntegerField()

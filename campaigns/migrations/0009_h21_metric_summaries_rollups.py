@@ -181,5 +181,16 @@ class Migration(migrations.Migration):
                 name="metric_non_finite",
             ),
         ),
+        # The FK's own index is covered by (run, name, step), which leads with run.
+        migrations.AlterField(
+            model_name="metricpoint",
+            name="run",
+            field=models.ForeignKey(
+                db_index=False,
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="metrics",
+                to="campaigns.run",
+            ),
+        ),
         migrations.RunPython(backfill, migrations.RunPython.noop, elidable=True),
     ]
