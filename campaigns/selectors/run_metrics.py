@@ -229,7 +229,8 @@ def history_page(
     rows = MetricPoint.objects.filter(run=run, name=name)
     if after is not None:
         step, pk = after
-        rows = rows.filter(Q(step__gt=step) | Q(step=step, id__gt=pk))
+        # step >= s bounds the index range scan; the OR only filters the boundary step.
+        rows = rows.filter(Q(step__gt=step) | Q(step=step, id__gt=pk), step__gte=step)
     page = list(rows.order_by("step", "id")[: limit + 1])
     if len(page) <= limit:
         return page, None
