@@ -236,3 +236,12 @@ def history_page(
         return page, None
     page = page[:limit]
     return page, (page[-1].step, page[-1].pk)
+
+
+def latest_points(run: Run, limit: int = 100) -> tuple[dict[str, tuple[int, float]], int]:
+    """The last point of each of the run's first ``limit`` metrics by name (largest step; of
+    equal steps the later-logged) and the run's total point count: from its summaries, one
+    query however long the run."""
+    rows = list(MetricSummary.objects.filter(run=run).order_by("name"))
+    latest = {r.name: (r.last_step, as_summary(r).last_value) for r in rows[:limit]}
+    return latest, sum(r.count for r in rows)
