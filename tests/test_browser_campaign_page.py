@@ -8,6 +8,7 @@ build/.
 
 from __future__ import annotations
 
+import math
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,8 @@ import pytest
 from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
-from campaigns.models import Campaign, Checkpoint, MetricPoint, Team
-from campaigns.tests.factories import make_user
+from campaigns.models import Campaign, Checkpoint, Team
+from campaigns.tests.factories import add_points, make_user
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 from tests.browser import MISSING, start_chromium
@@ -220,10 +221,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
             stop_step=300,
             stop_reason="loss is NaN at step 300",
         )
-        MetricPoint.objects.bulk_create(
-            [MetricPoint(run=run, name="loss", step=s, value=3 - s / 200) for s in range(300)]
-            + [MetricPoint(run=run, name="loss", step=300, value=None, non_finite="NaN")]
-        )
+        add_points(run, [("loss", s, 3 - s / 200) for s in range(300)] + [("loss", 300, math.nan)])
         Checkpoint.objects.create(
             run=run,
             step=200,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import math
 import os
 import statistics
 import sys
@@ -62,10 +63,11 @@ def main() -> int:
         from django.db import connection
         from django.test import Client
         from django.urls import reverse
+        from django.utils import timezone
         from rest_framework.authtoken.models import Token
 
         from campaigns.models import MetricPoint, Run, Team
-        from campaigns.services import commit_plan
+        from campaigns.services import commit_plan, metric_store
         from campaigns.tests.factories import make_plannable, make_user
 
         call_command("migrate", verbosity=0)
@@ -84,21 +86,28 @@ def main() -> int:
         buf = io.StringIO()
         for step in range(args.points):
             if step in nans:
-                buf.write(f"{run.pk}\tloss\t{step}\tNaN\tNaN\t2026-01-01\n")
+                buf.write(f"{run.pk}\tloss\t{step}\tNaN\tNaN\t2026-01-01\t\n")
             else:
                 value = 50.0 if step == spike else 3.0 - step / args.points
-                buf.write(f"{run.pk}\tloss\t{step}\t{value}\t\t2026-01-01\n")
+                buf.write(f"{run.pk}\tloss\t{step}\t{value}\t\t2026-01-01\t\n")
         for step in range(10_000):
-            buf.write(f"{run.pk}\tlr\t{step}\t0.0001\t\t2026-01-01\n")
+            buf.write(f"{run.pk}\tlr\t{step}\t0.0001\t\t2026-01-01\t\n")
         table = MetricPoint._meta.db_table
         started = time.perf_counter()
         with connection.cursor() as cursor:
             with cursor.cursor.copy(
-                f"COPY {table} (run_id, name, step, value, non_finite, created_at) FROM STDIN"
+                f"COPY {table} (run_id, name, step, value, non_finite, created_at, model_id) "
+                "FROM STDIN"
             ) as copy:
                 copy.write(buf.getvalue())
             cursor.execute(f"ANALYZE {table}")
         load_s = time.perf_counter() - started
+        # The metric store's summaries and rollups of the bulk rows, by the ingest's own fold.
+        folded = [
+            ("loss", s, math.nan if s in nans else (50.0 if s == spike else 3.0 - s / args.points))
+            for s in range(args.points)
+        ] + [("lr", s, 0.0001) for s in range(10_000)]
+        metric_store.record_points(run.pk, folded, timezone.now())
 
         token, _ = Token.objects.get_or_create(user=user)
         client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")

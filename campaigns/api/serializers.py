@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.db.models import Max
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -39,7 +38,6 @@ from campaigns.models import (
     Checkpoint,
     DecisionPoint,
     ItemStatus,
-    MetricPoint,
     Outcome,
     PlannedItem,
     Run,
@@ -630,26 +628,19 @@ class RunDetailSerializer(RunSerializer):
     @extend_schema_field(LatestFiguresSerializer)
     def get_latest(self, run: Run) -> dict[str, Any]:
         """The last value of each metric (by step), the last throughput and checkpoint."""
-        points = MetricPoint.objects.filter(run=run)
-        last_steps = dict(
-            points.values_list("name").annotate(step=Max("step")).order_by("name")[:100]
-        )
-        metrics: dict[str, Any] = {}
-        if last_steps:
-            # Of the points at a metric's last step, the one logged last.
-            for point in points.filter(step__in=set(last_steps.values())).order_by("id"):
-                if last_steps.get(point.name) == point.step:
-                    metrics[point.name] = {
-                        "step": point.step,
-                        "value": json_metric_value(point.as_float()),
-                    }
+        # From the run's metric summaries (docs/architecture.md, "Metric store"), not its points.
+        latest, count = readings.latest_points(run)
+        metrics: dict[str, Any] = {
+            name: {"step": step, "value": json_metric_value(value)}
+            for name, (step, value) in latest.items()
+        }
         throughput = run.throughputs.order_by("-created_at", "-id").first()
         checkpoint = run.checkpoints.order_by("-step", "-id").first()
         return {
             "metrics": metrics,
             "throughput": ThroughputSerializer(throughput).data if throughput else None,
             "checkpoint": CheckpointSerializer(checkpoint).data if checkpoint else None,
-            "points": points.count(),
+            "points": count,
         }
 
 

@@ -1,8 +1,10 @@
 """Reading a run's logged data back (docs/api.md: reading a run's metrics).
 
-The reads the API and the run admin page share. Series come off the ``(run, name, step)``
-index in step order as plain tuples (no model instances: a run can hold a million points), and
-are thinned by the pure rule in campaigns/domain/downsampling.py.
+The reads the API and the run admin page share. They cost what they show (docs/architecture.md,
+"Metric store"): names and counts come from the per-(run, metric) summaries; a series of at most
+``max_points`` points comes off the ``(run, name, step)`` index whole, a longer one from one
+level of its rollups plus its non-finite points (campaigns/domain/metric_rollups.py), thinned by
+the pure rule in campaigns/domain/downsampling.py.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from django.db.models import Count, Q, QuerySet
 
 from campaigns.domain import downsampling as series
 from campaigns.domain import item_fate as fates
+from campaigns.domain import metric_rollups as mr
 from campaigns.models import (
     ItemStatus,
     MetricPoint,
+    MetricRollup,
+    MetricSummary,
     PlannedItem,
     Run,
     RunKind,
@@ -41,29 +46,14 @@ class Series:
 
 def metric_names(run: Run) -> list[tuple[str, int]]:
     """The run's metric names with their point counts, by name."""
-    rows = (
-        MetricPoint.objects.filter(run=run)
-        .values_list("name")
-        .annotate(count=Count("id"))
-        .order_by("name")
-    )
+    rows = MetricSummary.objects.filter(run=run).values_list("name", "count").order_by("name")
     return [(name, count) for name, count in rows]
 
 
-def full_series(run: Run, name: str) -> list[series.Point]:
-    """Every point of one metric in step order, non-finite values as floats."""
-    opts = MetricPoint._meta
-    q = connection.ops.quote_name
-    sql = (
-        f"SELECT {q('step')}, {q('value')}, {q('non_finite')} FROM {q(opts.db_table)} "
-        f"WHERE {q('run_id')} = %s AND {q('name')} = %s ORDER BY {q('step')}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [run.pk, name])
-        rows = cursor.fetchall()
-    nf = _NON_FINITE
-    # SQLite keeps NULL for a non-finite value; the token column says which.
-    return [(step, nf[tok] if tok else float(value)) for step, value, tok in rows]
+def full_series(run: Run, name: str, *, non_finite_only: bool = False) -> list[series.Point]:
+    """Every point of one metric in step order (equal steps in logging order), non-finite
+    values as floats; ``non_finite_only``: only those (off their partial index)."""
+    return _points_of_runs([run.pk], name, non_finite_only=non_finite_only).get(run.pk, [])
 
 
 def logged_at(run: Run, name: str, points: Sequence[series.Point]) -> list[tuple[int, Any]]:
@@ -95,8 +85,50 @@ def client_marks(
 def metric_series(run: Run, name: str, max_points: int = DEFAULT_MAX_POINTS) -> Series:
     """One metric of ``run``, downsampled to at most ``max_points``
     (campaigns/domain/downsampling.py)."""
-    points = full_series(run, name)
-    return Series(name=name, count=len(points), points=series.downsample(points, max_points))
+    row = MetricSummary.objects.filter(run=run, name=name).first()
+    if row is None:
+        return Series(name=name, count=0, points=[])
+    if row.count <= max_points:
+        return Series(name=name, count=row.count, points=full_series(run, name))
+    summary = as_summary(row)
+    level = mr.level_for(summary, max_points)
+    buckets = [
+        mr.Bucket(*values)
+        for values in MetricRollup.objects.filter(run=run, summary=row, level=level)
+        .order_by("bucket")
+        .values_list(*_BUCKET_FIELDS)
+    ]
+    nf = full_series(run, name, non_finite_only=True) if row.non_finite < max_points else None
+    points = mr.series_from_rollups(summary, buckets, nf, max_points)
+    return Series(name=name, count=row.count, points=points)
+
+
+_BUCKET_FIELDS = (
+    "count",
+    "min_step",
+    "min_value",
+    "max_step",
+    "max_value",
+    "non_finite",
+    "first_nf_step",
+    "first_nf",
+    "last_nf_step",
+    "last_nf",
+)
+
+
+def as_summary(row: MetricSummary) -> mr.Summary:
+    """The stored summary as the pure rule takes it (the token carries a non-finite last)."""
+    last = mr.value_of(row.last_token) if row.last_token else float(row.last_value or 0.0)
+    return mr.Summary(
+        count=row.count,
+        first_step=row.first_step,
+        last_step=row.last_step,
+        last_value=last,
+        min_value=row.min_value,
+        max_value=row.max_value,
+        non_finite=row.non_finite,
+    )
 
 
 _RUN_STATUSES = ("running", "stopped", "completed", "failed")
@@ -131,9 +163,9 @@ def campaign_metric_names(campaign_id: int) -> list[tuple[str, int]]:
     """The metric names logged by the campaign's runs with the number of runs logging each,
     most common first (ties by name): the compare page's choices, its default the first."""
     rows = (
-        MetricPoint.objects.filter(run__campaign_id=campaign_id)
+        MetricSummary.objects.filter(run__campaign_id=campaign_id)
         .values_list("name")
-        .annotate(runs=Count("run_id", distinct=True))
+        .annotate(runs=Count("run_id"))
         .order_by("-runs", "name")
     )
     return [(name, runs) for name, runs in rows]
@@ -142,29 +174,94 @@ def campaign_metric_names(campaign_id: int) -> list[tuple[str, int]]:
 def campaign_series(
     campaign_id: int, name: str, max_points: int = DEFAULT_MAX_POINTS
 ) -> dict[int, Series]:
-    """One metric of every run of the campaign, by run pk, each downsampled to at most
-    ``max_points`` (campaigns/domain/downsampling.py). One query for all runs, however many there
-    are."""
+    """One metric of every run of the campaign, by run pk, each at most ``max_points`` points
+    (as ``metric_series``). A few queries whatever the number of runs: the summaries, the short
+    series whole, the long ones' rollups by level and their non-finite points."""
+    rows = list(MetricSummary.objects.filter(run__campaign_id=campaign_id, name=name))
+    short = [r.run_id for r in rows if r.count <= max_points]
+    long = [r for r in rows if r.count > max_points]
+    found = {
+        pk: Series(name=name, count=len(pts), points=pts)
+        for pk, pts in _points_of_runs(short, name, non_finite_only=False).items()
+    }
+    if not long:
+        return found
+    nf = _points_of_runs(
+        [r.run_id for r in long if r.non_finite < max_points], name, non_finite_only=True
+    )
+    summaries = {r.pk: as_summary(r) for r in long}
+    levels: dict[int, list[int]] = {}
+    for r in long:
+        levels.setdefault(mr.level_for(summaries[r.pk], max_points), []).append(r.pk)
+    buckets: dict[int, list[mr.Bucket]] = {}
+    for level, pks in levels.items():
+        for summary_id, *values in (
+            MetricRollup.objects.filter(summary_id__in=pks, level=level)
+            .order_by("summary_id", "bucket")
+            .values_list("summary_id", *_BUCKET_FIELDS)
+        ):
+            buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
+    for r in long:
+        non_finite = nf.get(r.run_id, []) if r.non_finite < max_points else None
+        points = mr.series_from_rollups(
+            summaries[r.pk], buckets.get(r.pk, []), non_finite, max_points
+        )
+        found[r.run_id] = Series(name=name, count=r.count, points=points)
+    return found
+
+
+def _points_of_runs(
+    run_pks: Sequence[int], name: str, *, non_finite_only: bool
+) -> dict[int, list[series.Point]]:
+    """Every point (or only the non-finite ones) of one metric of the given runs, by run pk,
+    in step order: one query."""
+    if not run_pks:
+        return {}
     opts = MetricPoint._meta
     q = connection.ops.quote_name
-    run_table = q(Run._meta.db_table)
+    only = f" AND {q('non_finite')} <> ''" if non_finite_only else ""
+    marks = ", ".join(["%s"] * len(run_pks))
     sql = (
-        f"SELECT m.{q('run_id')}, m.{q('step')}, m.{q('value')}, m.{q('non_finite')} "
-        f"FROM {q(opts.db_table)} m JOIN {run_table} r ON r.{q('id')} = m.{q('run_id')} "
-        f"WHERE r.{q('campaign_id')} = %s AND m.{q('name')} = %s "
-        f"ORDER BY m.{q('run_id')}, m.{q('step')}"
+        f"SELECT {q('run_id')}, {q('step')}, {q('value')}, {q('non_finite')} "
+        f"FROM {q(opts.db_table)} WHERE {q('run_id')} IN ({marks}) AND {q('name')} = %s{only} "
+        f"ORDER BY {q('run_id')}, {q('step')}, {q('id')}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [campaign_id, name])
+        cursor.execute(sql, [*run_pks, name])
         rows = cursor.fetchall()
     by_run: dict[int, list[series.Point]] = {}
     nf = _NON_FINITE
     for run_pk, step, value, tok in rows:
         by_run.setdefault(run_pk, []).append((step, nf[tok] if tok else float(value)))
-    return {
-        pk: Series(name=name, count=len(pts), points=series.downsample(pts, max_points))
-        for pk, pts in by_run.items()
-    }
+    return by_run
+
+
+def history_page(
+    run: Run, name: str, *, limit: int, after: tuple[int, int] | None = None
+) -> tuple[list[MetricPoint], tuple[int, int] | None]:
+    """One page of a metric's raw points in (step, logging) order, off the ``(run, name,
+    step)`` index: at most ``limit`` points after the ``(step, id)`` cursor ``after``, and the
+    cursor of the next page (None on the last). A keyset page costs what it returns however
+    deep it is (MLflow's get-history pages with ``max_results`` and ``page_token``)."""
+    rows = MetricPoint.objects.filter(run=run, name=name)
+    if after is not None:
+        step, pk = after
+        # step >= s bounds the index range scan; the OR only filters the boundary step.
+        rows = rows.filter(Q(step__gt=step) | Q(step=step, id__gt=pk), step__gte=step)
+    page = list(rows.order_by("step", "id")[: limit + 1])
+    if len(page) <= limit:
+        return page, None
+    page = page[:limit]
+    return page, (page[-1].step, page[-1].pk)
+
+
+def latest_points(run: Run, limit: int = 100) -> tuple[dict[str, tuple[int, float]], int]:
+    """The last point of each of the run's first ``limit`` metrics by name (largest step; of
+    equal steps the later-logged) and the run's total point count: from its summaries, one
+    query however long the run."""
+    rows = list(MetricSummary.objects.filter(run=run).order_by("name"))
+    latest = {r.name: (r.last_step, as_summary(r).last_value) for r in rows[:limit]}
+    return latest, sum(r.count for r in rows)
 
 
 def threshold_rule(campaign_id: int, name: str) -> StopRule | None:

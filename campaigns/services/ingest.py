@@ -41,6 +41,7 @@ from campaigns.models import (
     StopRule,
     ThroughputSample,
 )
+from campaigns.services import metric_store
 from campaigns.services.artifact_quota import check_artifact_quota
 
 log = logging.getLogger(__name__)
@@ -270,6 +271,7 @@ def store_points(run: Run, points: Sequence[Point], now: Any) -> tuple[list[str]
     """Insert points into the locked, running `run` and apply the metric stop rules to them;
     the run's changed fields (for the caller's one save) and the firing, if any."""
     _insert_points(run, points, now)
+    metric_store.record_points(run.pk, [(p.name, p.step, p.value) for p in points], now)
     specs = rule_specs(run.campaign_id)
     watched = {name for spec in specs for name in spec.metric_names}
     firing = rules.evaluate_points(

@@ -9,6 +9,7 @@ rather than its transport.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from decimal import Decimal
@@ -22,6 +23,7 @@ from campaigns.models import (
     Campaign,
     IngestKey,
     Membership,
+    MetricPoint,
     PlannedItem,
     Run,
     RunKind,
@@ -30,7 +32,7 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
-from campaigns.services import commit_plan
+from campaigns.services import commit_plan, metric_store
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 
@@ -170,6 +172,31 @@ def make_run(
         stop_reason=stop_reason,
         observed_hours=Decimal(observed_hours) if observed_hours is not None else None,
     )
+
+
+def add_points(run: Run, triples: Any, *, when: Any = None) -> None:
+    """Store ``(name, step, value)`` points on ``run`` whatever its status, with their
+    summaries and rollups, as the ingest stores them (no stop rules applied)."""
+    from django.utils import timezone
+
+    when = when or timezone.now()
+    rows = [(name, step, float(value)) for name, step, value in triples]
+    tokens = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
+    MetricPoint.objects.bulk_create(
+        [
+            MetricPoint(
+                run=run,
+                name=name,
+                step=step,
+                value=value if math.isfinite(value) else None,
+                non_finite="" if math.isfinite(value) else tokens[repr(value)],
+                created_at=when,
+            )
+            for name, step, value in rows
+        ],
+        batch_size=2000,
+    )
+    metric_store.record_points(run.pk, rows, when)
 
 
 def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> ThroughputSample:

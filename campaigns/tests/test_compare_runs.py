@@ -7,8 +7,8 @@ from django.test import TestCase
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from campaigns.models import Campaign, MetricPoint, Run, Team
-from campaigns.tests.factories import committed_campaign, make_user
+from campaigns.models import Campaign, Run, Team
+from campaigns.tests.factories import add_points, committed_campaign, make_user
 
 
 def add_run(
@@ -29,10 +29,8 @@ def add_run(
         config=config or {},
         config_digest=Run.digest_config(config or {}),
     )
-    MetricPoint.objects.bulk_create(
-        MetricPoint(run=run, name=name, step=s, value=value(s))
-        for name, (steps, value) in metrics.items()
-        for s in range(steps)
+    add_points(
+        run, [(name, s, value(s)) for name, (steps, value) in metrics.items() for s in range(steps)]
     )
     return run
 

@@ -18,7 +18,7 @@ from campaigns.models import (
     Campaign,
     Checkpoint,
     DecisionPoint,
-    MetricPoint,
+    MetricSummary,
     PlanBaseline,
     PlannedItem,
     Run,
@@ -243,15 +243,13 @@ def _runs(campaign: Campaign) -> tuple[Rows, Rows, Rows]:
             "stopped_at",
         )
     )
+    # The per-(run, metric) summaries, never the points: a row per run and metric however
+    # long the runs (docs/architecture.md, "Metric store").
     metrics = list(
-        MetricPoint.objects.filter(run__campaign=campaign)
+        MetricSummary.objects.filter(run__campaign=campaign)
         .order_by()
         .values("name")
-        .annotate(
-            points=Count("id"),
-            runs=Count("run_id", distinct=True),
-            non_finite=Count("id", filter=~Q(non_finite="")),
-        )
+        .annotate(points=Sum("count"), runs=Count("run_id"), non_finite=Sum("non_finite"))
         .order_by("name")
     )
     return run_groups, ended_runs, metrics

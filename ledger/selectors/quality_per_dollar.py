@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.domain.metric_direction import loss_like
-from campaigns.models import Campaign, MetricPoint, PlannedItem, Run, StopRuleKind
+from campaigns.models import Campaign, MetricSummary, PlannedItem, Run, StopRuleKind
 from campaigns.selectors import run_cost as accrual
 from ledger.charts import quality_per_dollar_chart as drawing
 
@@ -45,12 +45,12 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
             priced = False
             continue
         costs[run.variant_id] = costs.get(run.variant_id, Decimal(0)) + found[0]
-    best_of = Min("value") if lower else Max("value")
+    # From the runs' summaries (finite extremes), not the points.
+    best_of = Min("min_value") if lower else Max("max_value")
     bests = dict(
-        MetricPoint.objects.filter(
-            run__campaign=campaign, run__variant__isnull=False, name=metric, non_finite=""
+        MetricSummary.objects.filter(
+            run__campaign=campaign, run__variant__isnull=False, name=metric
         )
-        .exclude(value=None)
         .values("run__variant_id")
         .annotate(best=best_of)
         .values_list("run__variant_id", "best")

@@ -19,7 +19,6 @@ from django.test.utils import CaptureQueriesContext
 from campaigns.models import (
     Campaign,
     Checkpoint,
-    MetricPoint,
     PlanBaseline,
     PlannedItem,
     Stage,
@@ -27,6 +26,7 @@ from campaigns.models import (
 )
 from campaigns.tests.factories import (
     GOOD_SHA,
+    add_points,
     as_user,
     celery_eager,
     committed_campaign,
@@ -503,10 +503,7 @@ class BoundedQueriesTests(TestCase):
                 observed_hours="1.5",
                 stop_reason="loss is NaN" if status == "stopped" else "",
             )
-            MetricPoint.objects.bulk_create(
-                MetricPoint(run=run, name="loss", step=s, value=1.0 / (s + 1))
-                for s in range(points_per_run)
-            )
+            add_points(run, [("loss", s, 1.0 / (s + 1)) for s in range(points_per_run)])
             Checkpoint.objects.create(
                 run=run,
                 step=10,

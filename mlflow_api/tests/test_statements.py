@@ -17,7 +17,9 @@ from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 M = "/mlflow/api/2.0/mlflow/"
-BUDGET = 8
+# 8 for the call itself, plus the two upserts of the metric store (issue 21: summaries and
+# rollups kept in the ingest transaction, campaigns/services/metric_store.py).
+BUDGET = 10
 
 
 class StatementsPerCall(TransactionTestCase):

@@ -15,7 +15,8 @@ from typing import Any
 import orjson
 from django.http import HttpRequest, HttpResponse
 
-from campaigns.models import MetricPoint, Run
+from campaigns.models import Run
+from campaigns.selectors import run_metrics as readings
 from campaigns.services import ingest, run_log
 from mlflow_api import shapes
 from mlflow_api.auth import Caller
@@ -115,8 +116,36 @@ def metric_history(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run = run_of(caller, data)
     name = text_field(data, "metric_key")
-    points = MetricPoint.objects.filter(run=run, name=name).order_by("step", "id")[:HISTORY_MAX]
-    return answer({"metrics": [shapes.metric(p, run.run_id) for p in points]})
+    # Paged like MLflow's (max_results, page_token; issue 21): a page costs what it holds.
+    limit = _max_results(data.get("max_results"))
+    points, following = readings.history_page(
+        run, name, limit=limit, after=_cursor(data.get("page_token"))
+    )
+    body: dict[str, Any] = {"metrics": [shapes.metric(p, run.run_id) for p in points]}
+    if following is not None:
+        body["next_page_token"] = f"{following[0]}:{following[1]}"
+    return answer(body)
+
+
+def _max_results(raw: Any) -> int:
+    if raw is None or raw == "":
+        return HISTORY_MAX
+    if isinstance(raw, str) and re.fullmatch(r"\d{1,9}", raw):
+        raw = int(raw)
+    if type(raw) is not int or not 1 <= raw <= HISTORY_MAX:
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE", f"max_results is an integer from 1 to {HISTORY_MAX}"
+        )
+    return raw
+
+
+def _cursor(raw: Any) -> tuple[int, int] | None:
+    if raw is None or raw == "":
+        return None
+    found = re.fullmatch(r"(-?\d{1,19}):(\d{1,19})", raw) if isinstance(raw, str) else None
+    if found is None:
+        raise MlflowError("INVALID_PARAMETER_VALUE", "page_token is not one this server gave")
+    return int(found[1]), int(found[2])
 
 
 def _metric_item(m: Any) -> dict[str, Any]:
