@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from campaigns.charts.curves import Overlaid, _value_range, curve_svg, overlay_svg
+from campaigns.charts.axes import value_range as _value_range
+from campaigns.charts.curves import Overlaid, curve_svg, overlay_svg
 from ledger.charts.quality_per_dollar_chart import ItemValue, value_chart
 
 SERIES = {

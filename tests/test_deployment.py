@@ -306,9 +306,11 @@ class BackgroundWorkTests(SimpleTestCase):
         cls.services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
 
     def test_each_queue_has_its_own_worker_service(self) -> None:
-        from django.conf import settings
+        from config.settings import celery_queues
 
-        queues = set(settings.CELERY_TASK_QUEUES)
+        # The production names (under xdist the test settings prefix them per worker).
+        _names, production_queues, _routes = celery_queues("celery")
+        queues = set(production_queues)
         self.assertEqual(queues, {"celery", "delivery", "reports", "forecasts"})
         served: dict[str, str] = {}
         for name, service in self.services.items():
@@ -343,7 +345,8 @@ class BackgroundWorkTests(SimpleTestCase):
         self.assertLess(delivery.time_limit, settings.ALERT_DELIVERY_LEASE_SECONDS)
         self.assertGreater(delivery.soft_time_limit, 2 * settings.ALERT_WEBHOOK_TIMEOUT)
         self.assertEqual(
-            app.amqp.router.route({}, "ledger.deliver_alert")["queue"].name, "delivery"
+            app.amqp.router.route({}, "ledger.deliver_alert")["queue"].name,
+            settings.TASK_QUEUES["delivery"],
         )
 
     def test_web_workers_and_beat_restart_themselves_and_beat_probes_the_broker(self) -> None:

@@ -76,7 +76,7 @@ class TheFiguresAgree(TestCase):
         api = as_user(self.owner).get(f"/api/v1/campaigns/{self.campaign.pk}/").json()
         self.assertEqual(api["plan_figures"], BY_HAND)
 
-        with self.captureOnCommitCallbacks(execute=True), celery_eager():
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
             report = request_report(campaign=self.campaign, user=self.owner)
         report = Report.objects.get(pk=report.pk)
         data = as_user(self.owner).get(f"/api/v1/reports/{report.pk}/json/").json()

@@ -84,7 +84,7 @@ class PagesOfACampaignWithExtremeMetrics(TestCase):
             self.assert_answers(self.api, path)
 
     def test_the_closing_report_in_every_rendering(self) -> None:
-        with self.captureOnCommitCallbacks(execute=True), celery_eager():
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
             report = request_report(campaign=self.campaign, user=self.owner)
         report = Report.objects.get(pk=report.pk)
         self.assertEqual(report.status, "ready", report.error if hasattr(report, "error") else "")

@@ -82,7 +82,11 @@ def load(entries: int, campaigns: int) -> tuple[Any, Decimal]:
     kinds = ("rental", "included", "external")
     seconds = int(timedelta(days=28).total_seconds())
     total = Decimal(0)
-    columns = "(id, campaign_id, kind, description, amount, currency, created_at, reverses_id)"
+    # run_segment: NOT NULL, 1 for an entry that is not a run's (its model default).
+    columns = (
+        "(id, campaign_id, kind, description, amount, currency, created_at, reverses_id, "
+        "run_segment)"
+    )
     with connection.cursor() as cursor:
         raw = cursor.connection
         with raw.cursor().copy(f"COPY ledger_ledgerentry {columns} FROM STDIN") as copy:
@@ -94,12 +98,12 @@ def load(entries: int, campaigns: int) -> tuple[Any, Decimal]:
                     amount = -Decimal(100 + prev % 997) / 100
                     kind, campaign = kinds[prev % 3], ids[prev % campaigns]
                     copy.write_row(
-                        (n, campaign, kind, f"reversal of #{prev}", amount, "USD", at, prev)
+                        (n, campaign, kind, f"reversal of #{prev}", amount, "USD", at, prev, 1)
                     )
                 else:
                     amount = Decimal(100 + n % 997) / 100
                     kind, campaign = kinds[n % 3], ids[n % campaigns]
-                    copy.write_row((n, campaign, kind, f"entry {n}", amount, "USD", at, None))
+                    copy.write_row((n, campaign, kind, f"entry {n}", amount, "USD", at, None, 1))
                 total += amount
         cursor.execute(
             "SELECT setval(pg_get_serial_sequence('ledger_ledgerentry', 'id'), %s)", [entries]

@@ -288,6 +288,8 @@ class TeamMembersAdminTests(TestCase):
         existing = list(self.team.memberships.order_by("id"))
         data = {
             "name": self.team.name,
+            "alert_channels-TOTAL_FORMS": "0",
+            "alert_channels-INITIAL_FORMS": "0",
             "memberships-TOTAL_FORMS": str(len(existing) + len(rows)),
             "memberships-INITIAL_FORMS": str(len(existing)),
             "memberships-MIN_NUM_FORMS": "0",
@@ -334,6 +336,8 @@ class TeamWebhookAdminTests(TestCase):
         self.client.force_login(self.owner)
         data = {
             "name": "nlp",
+            "alert_channels-TOTAL_FORMS": "0",
+            "alert_channels-INITIAL_FORMS": "0",
             "memberships-TOTAL_FORMS": "0",
             "memberships-INITIAL_FORMS": "0",
             "memberships-MIN_NUM_FORMS": "0",

@@ -171,7 +171,7 @@ def _slowly(function: Any, seconds: float) -> Any:
 
 @pytest.mark.postgres
 class ConcurrentRequestsWithOneKey(TransactionTestCase):
-    serialized_rollback = True  # keep the seeded rental plans for the tests that follow
+    # The seeded catalog comes back after the flush (conftest.py re-seeds it on post_migrate).
 
     def setUp(self) -> None:
         team = Team.objects.create(name="nlp")

@@ -125,7 +125,9 @@ class ThePatchSchemaSaysWhatAPatchTakes(TestCase):
         )
         self.assertEqual(answer.status_code, 200)
         schemas = answer.json()["components"]["schemas"]
-        self.assertNotIn("team", schemas["PatchedCampaignRequest"]["properties"])
-        corpus = schemas["PatchedCampaignRequest"]["properties"]["corpus"]["$ref"].split("/")[-1]
+        self.assertNotIn("team", schemas["PatchedCampaignDetailRequest"]["properties"])
+        corpus = schemas["PatchedCampaignDetailRequest"]["properties"]["corpus"]["$ref"].split("/")[
+            -1
+        ]
         self.assertNotIn("required", schemas[corpus])
         self.assertEqual(schemas["CampaignCorpusRequest"]["required"], ["name", "revision"])

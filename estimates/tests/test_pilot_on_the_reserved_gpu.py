@@ -19,7 +19,7 @@ class APilotOnTheReservedGpu(TestCase):
         item = PlannedItem.objects.get(campaign=campaign, name="variant A")
         self.assertEqual(item.gpu, "")
         PlannedItem.objects.filter(pk=item.pk).update(tokens=2_000_000_000)
-        with self.captureOnCommitCallbacks(execute=True), celery_eager():
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
             pilot(item, tokens_per_second=25_000)
         ranked, _excluded = campaign_hardware_options(campaign)
         rtx = next(o for o in ranked if o.gpu == "RTX-4090")

@@ -24,7 +24,7 @@ pytestmark = [
     pytest.mark.postgres,
     pytest.mark.celery_worker,
     # Put the migration-seeded catalog back after the flush, for the tests that follow.
-    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.django_db(transaction=True),  # conftest.py re-seeds the catalog after a flush
 ]
 
 __all__ = ["campaign"]  # the fixture

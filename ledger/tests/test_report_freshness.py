@@ -22,7 +22,7 @@ class AReportBuiltBeforeTheClose(TestCase):
         cls.campaign = committed_campaign(cls.team)
 
     def build(self) -> Report:
-        with self.captureOnCommitCallbacks(execute=True), celery_eager():
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
             report = request_report(campaign=self.campaign, user=self.owner)
         return Report.objects.get(pk=report.pk)
 
@@ -39,7 +39,7 @@ class AReportBuiltBeforeTheClose(TestCase):
         self.client.force_login(self.owner)
         listing = reverse("admin:ledger_report_changelist")
         self.assertContains(self.client.get(listing), "out of date: generated before the close")
-        with self.captureOnCommitCallbacks(execute=True), celery_eager():
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
             answer = self.client.post(
                 listing, {"action": "regenerate", "_selected_action": [report.pk]}, follow=True
             )

@@ -44,8 +44,18 @@ class MlflowLiveCase(LiveServerTestCase):
             "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "0",
             "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "2",
         }
+        # MLflow's fluent API keeps the active experiment in a module global and in
+        # MLFLOW_EXPERIMENT_ID: an earlier test's campaign id must not leak into this one.
+        import mlflow.tracking.fluent as fluent
+
+        fluent._active_experiment_id = None
         with mock.patch.dict(os.environ, env):
-            yield
+            os.environ.pop("MLFLOW_EXPERIMENT_ID", None)
+            os.environ.pop("MLFLOW_EXPERIMENT_NAME", None)
+            try:
+                yield
+            finally:
+                fluent._active_experiment_id = None
 
     def run_row(self, name: str) -> Run:
         """The run the script named `name` (MLflow's run_name; the run id is generated)."""
