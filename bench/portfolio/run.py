@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in rows:
             print(f"{r['team']:6} {r['campaigns']:>9} {r['what']:16} {r['median_ms']:>10} "
                   f"{r['min_ms']:>8} {r['queries']:>8}")  # fmt: skip
-        same = {r["what"]: set() for r in rows}
+        same: dict[str, set[int]] = {r["what"]: set() for r in rows}
         for r in rows:
             same[r["what"]].add(r["queries"])
         constant = all(len(v) == 1 for v in same.values())

@@ -162,7 +162,7 @@ def load(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[Any, float]:
     return runs[0], time.perf_counter() - started
 
 
-def sizes() -> dict[str, int]:
+def sizes() -> dict[str, tuple[Any, Any, Any]]:
     from django.db import connection
 
     from campaigns.models import MetricPoint, MetricRollup, MetricSummary
@@ -180,7 +180,7 @@ def sizes() -> dict[str, int]:
     return out
 
 
-def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[tuple]:
+def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[tuple[Any, ...]]:
     from django.test import Client
     from django.urls import reverse
     from django.utils import timezone
@@ -246,7 +246,12 @@ def setup() -> dict[str, Any]:
 
 
 def report(
-    args: argparse.Namespace, empty: dict, full: dict, load_s: float, size: dict, timings: list
+    args: argparse.Namespace,
+    empty: dict[str, Any],
+    full: dict[str, Any],
+    load_s: float,
+    size: dict[str, Any],
+    timings: list[Any],
 ) -> None:
     print(f"points {args.points:,} over {args.runs:,} runs; bulk load + fold {load_s:.0f} s")
     points = size["campaigns_metricpoint"][2]

@@ -114,7 +114,7 @@ class StopRuleInline(CampaignInline):
 class StageInline(CampaignInline):
     model = Stage
     form = StageForm
-    fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:]]  # type: ignore[assignment]
+    fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:]]
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
 

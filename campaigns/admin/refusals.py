@@ -107,7 +107,7 @@ def _refusing_form(form_class: type[forms.BaseForm], refusals: dict[str, list[Ex
 
 
 def _refusing_formset(formset_class: Any, refusals: dict[str, list[Exception]]) -> Any:
-    class RefusedFormSet(formset_class):  # type: ignore[valid-type,misc]
+    class RefusedFormSet(formset_class):  # type: ignore[misc]
         def full_clean(self) -> None:
             super().full_clean()
             if not self.is_bound:
@@ -154,8 +154,10 @@ class RefusalsAsFieldErrors:
             raise _Refused
         return super().construct_change_message(request, *args, **kwargs)  # type: ignore[misc]
 
-    def get_form(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
-        form = super().get_form(request, obj, **kwargs)  # type: ignore[misc]
+    def get_form(
+        self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        form = super().get_form(request, obj, change=change, **kwargs)  # type: ignore[misc]
         refusals = recorded(request)
         return _refusing_form(form, refusals) if refusals else form
 
