@@ -39,8 +39,8 @@ run: install
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
-	$(BIN)/python -m pytest $(PARALLEL) -m "not celery_worker and not browser" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m "celery_worker or browser" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) -m "not celery_worker and not browser and not serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "celery_worker or browser or serial" $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

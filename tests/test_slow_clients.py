@@ -41,6 +41,8 @@ def _health(port: int, timeout: float) -> float:
     return time.monotonic() - started
 
 
+# A server under 50 slow connections is timed: it runs after the parallel part of the suite.
+@pytest.mark.serial
 def test_fifty_slow_header_connections_leave_the_health_probe_answering() -> None:
     port = _free_port()
     database = Path(tempfile.mkdtemp()) / "slow.sqlite3"
