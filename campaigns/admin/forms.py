@@ -99,9 +99,9 @@ class PlannedItemForm(CampaignChildForm):
         fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS]
         widgets = {
             "name": forms.TextInput(attrs={"size": 12}),
-            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 12}),
-            "config": forms.Textarea(attrs={"rows": 1, "cols": 12}),
-            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 12}),
+            "rationale": forms.Textarea(attrs={"rows": 1, "cols": 8}),
+            "config": forms.Textarea(attrs={"rows": 1, "cols": 8}),
+            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 6}),
             **{
                 f: forms.NumberInput(attrs={"style": "width:4.2em", "step": "any"})
                 for f in WORK_FIELDS

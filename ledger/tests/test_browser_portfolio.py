@@ -32,7 +32,7 @@ class PortfolioInChromiumTests(StaticLiveServerTestCase):
     def setUp(self) -> None:
         team = Team.objects.create(name="nlp-desk")
         self.team = team
-        make_user("lena", team=team, role="owner")
+        make_user("lena", team=team, role="owner", password="pw-lena")
         start = tb.period_bounds("quarter", timezone.now().date())[0]
         set_allowance(team=team, period_kind="quarter", period_start=start.date(),
                       amount=Decimal("1500.00"), currency="USD")  # fmt: skip
