@@ -80,7 +80,6 @@ ITEM_FIELDS = [
     "gpu",
     "config",
     "rationale",
-    "estimate_spec",
 ]
 
 
@@ -90,7 +89,7 @@ class PlannedItemForm(CampaignChildForm):
 
     amendment_reason = forms.CharField(
         required=False,
-        widget=forms.TextInput(attrs={"size": 16}),
+        widget=forms.TextInput(attrs={"size": 8}),
         help_text="After commit: why this item is added or changes (recorded as an amendment).",
     )
 
@@ -172,9 +171,14 @@ class ItemWorkForm(PlannedItemForm):
 
     class Meta:
         model = PlannedItem
-        fields = OTHER_WORK_FIELDS
+        # The estimate spec is a JSON object too wide for the item's row (1366 px).
+        fields = [*OTHER_WORK_FIELDS, "estimate_spec"]
         widgets = {
-            f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"}) for f in WORK_FIELDS
+            **{
+                f: forms.NumberInput(attrs={"style": "width:7em", "step": "any"})
+                for f in WORK_FIELDS
+            },
+            "estimate_spec": forms.Textarea(attrs={"rows": 1, "cols": 24}),
         }
 
 

@@ -87,7 +87,7 @@ class ItemWorkInline(CampaignInline):
 
     model = PlannedItem
     form = ItemWorkForm
-    fields = ["name", *OTHER_WORK_FIELDS, "amendment_reason"]
+    fields = ["name", *OTHER_WORK_FIELDS, "estimate_spec", "amendment_reason"]
     readonly_fields = ["name"]
     verbose_name = "item's work (forecast inputs)"
     verbose_name_plural = "Items' work (forecast inputs beside tokens and samples)"
