@@ -18,14 +18,10 @@ See ``CampaignDesk`` and ``Run`` for the details (batching, retries, stops).
 
 from __future__ import annotations
 
-from campaign_desk_client.client import (
-    ApiError,
-    CampaignDesk,
-    DeskUnavailable,
-    Response,
-    Run,
-    RunStopped,
-)
+from campaign_desk_client.client import CampaignDesk
+from campaign_desk_client.errors import ApiError, DeskUnavailable, RunStopped
+from campaign_desk_client.run import Run
+from campaign_desk_client.wire import Response
 
 __all__ = ["ApiError", "CampaignDesk", "DeskUnavailable", "Response", "Run", "RunStopped"]
 __version__ = "0.1.0"

@@ -29,7 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from campaign_desk_client.client import ApiError, CampaignDesk
+from campaign_desk_client.client import CampaignDesk
+from campaign_desk_client.errors import ApiError
 
 log = logging.getLogger(__name__)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from decimal import Decimal
 
 import pytest
@@ -54,7 +55,18 @@ def test_a_constant_value_gets_an_axis_around_itself() -> None:
 @given(st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=6))
 def test_the_value_axis_is_always_a_finite_nonempty_range(values: list[float]) -> None:
     lo, hi = _value_range(values)
-    assert math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi - lo)
+    # The width itself may overflow (values at ±1.7e308); positions are computed on halves.
+    assert math.isfinite(lo) and math.isfinite(hi) and lo < hi and math.isfinite(hi / 2 - lo / 2)
+    for value in values:
+        if math.isfinite(value):
+            assert lo <= value <= hi
+
+
+def test_a_constant_series_at_the_largest_float_keeps_a_finite_axis() -> None:
+    lo, hi = _value_range([1.6264842648754285e308])  # the case hypothesis found in CI
+    assert math.isfinite(hi) and lo < 1.6264842648754285e308 <= hi
+    lo, hi = _value_range([-sys.float_info.max])
+    assert math.isfinite(lo) and lo <= -sys.float_info.max < hi
 
 
 @given(

@@ -10,7 +10,7 @@ from typing import Any
 from django.test import LiveServerTestCase
 
 from campaign_desk_client import ApiError
-from campaign_desk_client.client import MAX_OBSERVED_HOURS
+from campaign_desk_client.wire import MAX_OBSERVED_HOURS
 from campaigns.api.fields import HOURS_MAX
 from campaigns.models import IngestKey, MetricPoint, Run, Team
 from campaigns.services import commit_plan

@@ -369,7 +369,7 @@ class NoServerErrorElsewhereTests(HypothesisTestCase):
 
 
 def test_a_lot_price_beyond_28_digits_is_shown_rather_than_raising_invalid_operation() -> None:
-    from estimates.domain.lot_selection import _fmt_money
+    from estimates.domain.lot_selection.explanation import _fmt_money
 
     assert _fmt_money(Decimal("1e30"), "USD") == "1E+30 USD"
     assert _fmt_money(Decimal("47.14"), "USD") == "47.14 USD"

@@ -1,0 +1,108 @@
+"""The metric store: raw points, per-(run, metric) summaries and 2^k-step rollups
+(docs/architecture.md §7)."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+from .runs import Run
+
+
+class MetricPoint(models.Model):
+    # No index of its own: the (run, name, step) index leads with it.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics", db_index=False)
+    # MLflow allows 250 characters (docs/mlflow.md); /api/v1/ keeps its own 100.
+    name = models.CharField(max_length=250)
+    step = models.BigIntegerField()
+    # PostgreSQL's double precision keeps NaN and ±Inf; SQLite turns NaN into NULL, so the
+    # token is also kept as text when the value is not finite.
+    value = models.FloatField(null=True)
+    non_finite = models.CharField(max_length=9, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    # What the client said: MLflow's millisecond timestamp (None when not sent) and the logged
+    # model the point describes (MLflow 3's model_id, "" for none).
+    timestamp_ms = models.BigIntegerField(null=True, blank=True)
+    model_id = models.CharField(max_length=40, blank=True, default="")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["run", "name", "step"], name="metric_run_name_step"),
+            # The non-finite points alone (a series read keeps every one): a few rows.
+            models.Index(
+                fields=["run", "name", "step"],
+                name="metric_non_finite",
+                condition=~models.Q(non_finite=""),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}@{self.step}={self.as_float()}"
+
+    def as_float(self) -> float:
+        return (
+            float(self.non_finite.replace("Infinity", "inf"))
+            if self.non_finite
+            else float(self.value or 0.0)
+        )
+
+
+class MetricSummary(models.Model):
+    """One row per (run, metric): what the report, the alert scan and the compare page read
+    instead of the points (docs/architecture.md, "Metric store"). Upserted in the ingest
+    transaction by campaigns/services/metric_store.py; the rule is
+    campaigns/domain/metric_rollups.py. Its id is the metric's small key within the run."""
+
+    # The unique (run, name) constraint is its index.
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, related_name="metric_summaries", db_index=False
+    )
+    name = models.CharField(max_length=250)
+    count = models.BigIntegerField()
+    first_step = models.BigIntegerField()
+    last_step = models.BigIntegerField()
+    # The point at the largest step (the later-logged of equal steps). SQLite keeps NaN as
+    # NULL, so the token says which non-finite value it was, as on the points.
+    last_value = models.FloatField(null=True)
+    last_token = models.CharField(max_length=9, blank=True, default="")
+    min_value = models.FloatField(null=True)  # finite values only
+    max_value = models.FloatField(null=True)
+    non_finite = models.BigIntegerField(default=0)
+    first_at = models.DateTimeField()
+    last_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "name"], name="metric_summary_run_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.count} points"
+
+
+class MetricRollup(models.Model):
+    """One metric's points in a bucket of 2^level steps (bucket = step >> level): count, the
+    finite extremes with their steps, the first and last non-finite point. The series read at
+    max_points takes one level's buckets instead of the points."""
+
+    pk = models.CompositePrimaryKey("run", "summary", "level", "bucket")
+    # The primary key (run first) is their index.
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
+    summary = models.ForeignKey(
+        MetricSummary, on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    level = models.PositiveSmallIntegerField()
+    bucket = models.BigIntegerField()
+    count = models.BigIntegerField()
+    min_step = models.BigIntegerField(null=True)
+    min_value = models.FloatField(null=True)
+    max_step = models.BigIntegerField(null=True)
+    max_value = models.FloatField(null=True)
+    non_finite = models.BigIntegerField(default=0)
+    first_nf_step = models.BigIntegerField(null=True)
+    first_nf = models.CharField(max_length=9, blank=True, default="")
+    last_nf_step = models.BigIntegerField(null=True)
+    last_nf = models.CharField(max_length=9, blank=True, default="")
+
+    def __str__(self) -> str:
+        return f"{self.summary_id}@{self.level}:{self.bucket}"

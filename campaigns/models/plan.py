@@ -1,0 +1,346 @@
+"""The plan of a campaign: items, stop rules, decision points, stages, lots and the amendments
+made after commit (each with its reason)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+from .campaign import Campaign
+from .choices import (
+    CampaignStatus,
+    Comparator,
+    ItemRole,
+    ItemStatus,
+    Outcome,
+    StageKind,
+    StopRuleKind,
+    Tier,
+)
+from .columns import HOURS
+from .errors import PlanFrozen
+
+# The work of an item, which the forecast turns into hours (docs/domain.md §10): fields, not
+# config keys, so they are named, documented and validated (migrated from the config keys).
+WORK_FIELDS = (
+    "tokens",
+    "samples",
+    "tokens_per_sample",
+    "epochs",
+    "assumed_tokens_per_second",
+    "assumed_samples_per_second",
+    "gpus",
+)
+
+
+AMENDABLE_ITEM_FIELDS = (
+    "name",
+    "tier",
+    "config",
+    "planned_hours",
+    "prep_hours",
+    "rationale",
+    *WORK_FIELDS,
+    "estimate_spec",
+)
+
+
+class PlannedItem(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
+    name = models.CharField(max_length=120)
+    role = models.CharField(max_length=20, choices=ItemRole.choices, default=ItemRole.VARIANT)
+    tier = models.CharField(max_length=20, choices=Tier.choices, default=Tier.MANDATORY)
+    config = models.JSONField(default=dict, blank=True)
+    planned_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    prep_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    rationale = models.TextField(blank=True, help_text="Which result would change the choice?")
+    gpu = models.CharField(max_length=40, blank=True, help_text="GPU model it needs, if any.")
+    status = models.CharField(max_length=10, choices=ItemStatus.choices, default=ItemStatus.PLANNED)
+    tokens = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Training tokens per epoch (the work, with epochs); or give samples.",
+    )
+    samples = models.PositiveBigIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Training samples per epoch, when the work is counted in samples.",
+    )
+    tokens_per_sample = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1)],
+        help_text="Tokens in one sample: turns samples into tokens for a tokens/s pilot.",
+    )
+    epochs = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(1_000_000)],
+        help_text="Passes over the data (default 1).",
+    )
+    assumed_tokens_per_second = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(1e12)],
+        help_text="Throughput the planned hours assume, on this item's GPUs, until a pilot "
+        "measures it.",
+    )
+    assumed_samples_per_second = models.FloatField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(0.001), MaxValueValidator(1e12)],
+        help_text="As above, in samples per second.",
+    )
+    gpus = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        validators=[MinValueValidator(1), MaxValueValidator(100_000)],
+        help_text="GPUs the item trains on (default: as many as its pilot).",
+    )
+    # The preview's model / training / hardware objects (docs/domain.md §24.9), validated by the
+    # estimates API's preview serializers: the forecast and the hardware options read it.
+    estimate_spec = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="The estimate's model, training and hardware, as POST /estimates/preview/ "
+        "takes them (e.g. a LoRA fine-tune).",
+    )
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["campaign", "name"], name="item_name_unique"),
+            models.CheckConstraint(
+                condition=models.Q(tier__in=Tier.values), name="item_tier_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(role__in=ItemRole.values), name="item_role_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.tier})"
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "name": self.name,
+            "role": self.role,
+            "tier": self.tier,
+            "config": self.config,
+            "planned_hours": str(self.planned_hours),
+            "prep_hours": str(self.prep_hours),
+            "rationale": self.rationale,
+            "status": self.status,
+        }
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        amending = getattr(self, "_amendment", False)
+        if self.pk is None and not self.campaign.is_draft and not amending:
+            # A new item after commit is an amendment too; it is allowed through amend().
+            raise PlanFrozen("items added after commit must go through an amendment")
+        if self.pk is not None and not self.campaign.is_draft and not amending:
+            stored = PlannedItem.objects.get(pk=self.pk)
+            changed = [f for f in AMENDABLE_ITEM_FIELDS if getattr(stored, f) != getattr(self, f)]
+            if changed:
+                raise PlanFrozen(
+                    f"changes to {', '.join(changed)} after commit need an amendment reason"
+                )
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        if not self.campaign.is_draft:
+            raise PlanFrozen("a committed item is never deleted: cut it with a decision instead")
+        return super().delete(*args, **kwargs)
+
+
+class StopRule(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="stop_rules")
+    kind = models.CharField(max_length=20, choices=StopRuleKind.choices)
+    metric = models.CharField(max_length=100, blank=True)
+    comparator = models.CharField(max_length=2, choices=Comparator.choices, blank=True)
+    threshold = models.FloatField(null=True, blank=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        if self.kind == StopRuleKind.METRIC_THRESHOLD:
+            comparator = self.get_comparator_display()
+            return f"#{self.pk} stop when {self.metric} {comparator} {self.threshold}"
+        return f"#{self.pk} {self.get_kind_display()}"
+
+    def clean(self) -> None:
+        if self.kind == StopRuleKind.METRIC_THRESHOLD:
+            errors = {}
+            if not self.metric.strip():
+                errors["metric"] = "a threshold rule names its metric"
+            if not self.comparator:
+                errors["comparator"] = "a threshold rule needs a comparator (lt, le, gt, ge)"
+            if self.threshold is None:
+                errors["threshold"] = "a threshold rule needs a threshold"
+            if errors:
+                raise ValidationError(errors)
+        if self.kind == StopRuleKind.CUSTOM and not (self.description or "").strip():
+            raise ValidationError({"description": "a custom rule is written out in words"})
+        # A budget rule's threshold is a fraction of the budget (docs/domain.md §18): 0.8 stops
+        # at 80% spent.
+        budget_rule = self.kind == StopRuleKind.BUDGET_OVERRUN and self.threshold is not None
+        if budget_rule and not 0 < self.threshold <= 10:  # type: ignore[operator]
+            raise ValidationError(
+                {
+                    "threshold": "a budget rule's threshold is a fraction of the budget, "
+                    "above 0 and at most 10 (1.0 = the whole budget)"
+                }
+            )
+
+    def _refuse_if_frozen(self) -> None:
+        campaign_status = Campaign.objects.filter(pk=self.campaign_id).values_list(
+            "status", flat=True
+        )
+        if campaign_status and campaign_status[0] != CampaignStatus.DRAFT:
+            raise PlanFrozen("stop rules are immutable once the plan is committed")
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        self._refuse_if_frozen()
+        super().save(*args, **kwargs)
+
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        self._refuse_if_frozen()
+        return super().delete(*args, **kwargs)
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "kind": self.kind,
+            "metric": self.metric,
+            "comparator": self.comparator,
+            "threshold": self.threshold,
+            "description": self.description,
+        }
+
+
+class DecisionPoint(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="decisions")
+    label = models.CharField(max_length=120, default="after the pilot")
+    outcome = models.CharField(max_length=10, choices=Outcome.choices, default=Outcome.PENDING)
+    rationale = models.TextField(blank=True)
+    cut_variants = models.ManyToManyField(PlannedItem, blank=True, related_name="cut_by")
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Decision {self.label}: {self.outcome}"
+
+
+class Stage(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="stages")
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=20, choices=StageKind.choices)
+    machine = models.BooleanField(default=True, help_text="Occupies a GPU (else human time).")
+    resource = models.CharField(
+        max_length=60, blank=True, help_text="Which GPU or lot it occupies, e.g. 'rtx4090-a'."
+    )
+    variant = models.ForeignKey(
+        PlannedItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="stages"
+    )
+    planned_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    depends_on = models.ManyToManyField("self", symmetrical=False, blank=True, related_name="+")
+    observed_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
+    deviation_note = models.TextField(blank=True)
+    observed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.planned_hours} h)"
+
+    def clean(self) -> None:
+        if self.machine and not self.resource:
+            raise ValidationError({"resource": "a machine stage names the GPU or lot it occupies"})
+        if self.kind == StageKind.HUMAN_PREP and self.machine:
+            raise ValidationError({"machine": "human preparation does not occupy a GPU"})
+        if self.kind == StageKind.ANALYSIS and self.machine:
+            raise ValidationError({"machine": "analysis is human time: it does not occupy a GPU"})
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "id": self.pk,
+            "name": self.name,
+            "kind": self.kind,
+            "machine": self.machine,
+            "resource": self.resource,
+            "variant": self.variant_id,
+            "planned_hours": str(self.planned_hours),
+            "depends_on": sorted(s.pk for s in self.depends_on.all()),
+        }
+
+    def needs_deviation_note(self, observed: Decimal) -> bool:
+        """More than 10% away from the plan needs an explanation."""
+        planned = Decimal(self.planned_hours)
+        if planned == 0:
+            return observed != 0
+        return abs(observed - planned) > planned * Decimal("0.10")
+
+
+class LotReservation(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="lots")
+    plan = models.ForeignKey("catalog.RentalPlan", on_delete=models.PROTECT, related_name="+")
+    quantity = models.PositiveIntegerField(default=1, validators=[MinValueValidator(1)])
+    start = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.quantity} × {self.plan}"
+
+    @property
+    def total_price(self) -> Decimal:
+        # A lot is priced per lot: its GPU count never multiplies the price again.
+        return self.plan.price * self.quantity
+
+    def as_plan(self) -> dict[str, Any]:
+        return {
+            "plan": str(self.plan),
+            "quantity": self.quantity,
+            "price": str(self.plan.price),
+            "currency": self.plan.currency,
+            "total": str(self.total_price),
+            "start": self.start.isoformat() if self.start else None,
+        }
+
+
+class Amendment(models.Model):
+    campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="amendments")
+    item = models.ForeignKey(
+        PlannedItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="amendments"
+    )
+    changes = models.JSONField()
+    reason = models.TextField()
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    made_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["made_at", "id"]
+
+    def __str__(self) -> str:
+        return f"Amendment to {self.item}: {self.reason[:40]}"
