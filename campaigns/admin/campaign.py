@@ -253,11 +253,31 @@ class CampaignAdmin(TeamScopedAdmin):
             *super().get_urls(),
         ]
 
-    def _writable_campaign(self, request: HttpRequest, object_id: str) -> Campaign:
+    def _campaign_for(self, request: HttpRequest, object_id: str, roles: Any) -> Campaign:
+        """The campaign, if the caller holds one of ``roles`` in its team; else 404 (the same
+        answer as a missing id, so another team's campaigns cannot be told apart)."""
         campaign: Campaign | None = self.get_object(request, object_id)
-        if campaign is None or not caller_has_role(request, campaign.team_id, WRITERS):
+        if campaign is None or not caller_has_role(request, campaign.team_id, roles):
             raise Http404("No such campaign.")
         return campaign
+
+    def _writable_campaign(self, request: HttpRequest, object_id: str) -> Campaign:
+        return self._campaign_for(request, object_id, WRITERS)
+
+    def _campaign_page(
+        self, request: HttpRequest, campaign: Campaign, template: str, title: str, **extra: Any
+    ) -> TemplateResponse:
+        """One of the campaign's own admin pages (commit, close, compare, hardware): the admin's
+        context, the campaign, its change page's address and what the page adds."""
+        context = {
+            **self.admin_site.each_context(request),
+            "title": title,
+            "campaign": campaign,
+            "opts": self.model._meta,
+            "change_url": reverse("admin:campaigns_campaign_change", args=[campaign.pk]),
+            **extra,
+        }
+        return TemplateResponse(request, f"admin/campaigns/campaign/{template}", context)
 
     def commit_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The confirmation page: the plan's warnings and what commit freezes; commit only on
@@ -270,39 +290,31 @@ class CampaignAdmin(TeamScopedAdmin):
         if not campaign.is_draft:
             messages.warning(request, f"“{campaign}” is already committed.")
             return HttpResponseRedirect(change_url)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Commit “{campaign}”?",
-            "campaign": campaign,
-            "problems": campaign.commit_problems(),
-            "warnings": commit_warnings(campaign),
-            "opts": self.model._meta,
-            "change_url": change_url,
-        }
-        return TemplateResponse(request, "admin/campaigns/campaign/commit.html", context)
+        return self._campaign_page(
+            request,
+            campaign,
+            "commit.html",
+            f"Commit “{campaign}”?",
+            problems=campaign.commit_problems(),
+            warnings=commit_warnings(campaign),
+        )
 
     def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Compare runs (``?metric=``; campaign_pages.compared_runs). Readers of the campaign's
         team only (else 404). Queries: the campaign, then those of compared_runs."""
-        campaign: Campaign | None = self.get_object(request, object_id)
-        if campaign is None or not caller_has_role(request, campaign.team_id, READERS):
-            raise Http404("No such campaign.")
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Compare runs of “{campaign}”",
-            "campaign": campaign,
-            "opts": self.model._meta,
-            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
+        campaign = self._campaign_for(request, object_id, READERS)
+        return self._campaign_page(
+            request,
+            campaign,
+            "compare.html",
+            f"Compare runs of “{campaign}”",
             **compared_runs(campaign, request.GET.get("metric")),
-        }
-        return TemplateResponse(request, "admin/campaigns/campaign/compare.html", context)
+        )
 
     def ingest_key_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The campaign page's "Issue an ingest key" button (POST; owners): the key is shown
         once in the banner, as the list's action shows it."""
-        campaign: Campaign | None = self.get_object(request, object_id)
-        if campaign is None or not caller_has_role(request, campaign.team_id, OWNERS):
-            raise Http404("No such campaign.")
+        campaign = self._campaign_for(request, object_id, OWNERS)
         change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
         if request.method != "POST":
             return HttpResponseRedirect(change_url)
@@ -312,17 +324,10 @@ class CampaignAdmin(TeamScopedAdmin):
 
     def hardware_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Every hardware option of the campaign (the page's panel shows the first three)."""
-        campaign: Campaign | None = self.get_object(request, object_id)
-        if campaign is None or not caller_has_role(request, campaign.team_id, READERS):
-            raise Http404("No such campaign.")
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Hardware options of “{campaign}”",
-            "campaign": campaign,
-            "opts": self.model._meta,
-            "change_url": reverse("admin:campaigns_campaign_change", args=[object_id]),
-        }
-        return TemplateResponse(request, "admin/campaigns/campaign/hardware.html", context)
+        campaign = self._campaign_for(request, object_id, READERS)
+        return self._campaign_page(
+            request, campaign, "hardware.html", f"Hardware options of “{campaign}”"
+        )
 
     def close_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Close the campaign with its conclusion: the same form as the API's close."""
@@ -336,18 +341,16 @@ class CampaignAdmin(TeamScopedAdmin):
         ):
             messages.success(request, f"“{campaign}” is closed.")
             return HttpResponseRedirect(change_url)
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Close “{campaign}”",
-            "campaign": campaign,
-            "form": form,
-            "opts": self.model._meta,
-            "change_url": change_url,
-            "running_runs": list(
+        return self._campaign_page(
+            request,
+            campaign,
+            "close.html",
+            f"Close “{campaign}”",
+            form=form,
+            running_runs=list(
                 campaign.runs.filter(status="running").values_list("run_id", flat=True)
             ),
-        }
-        return TemplateResponse(request, "admin/campaigns/campaign/close.html", context)
+        )
 
     def _commit(self, request: HttpRequest, campaign: Campaign) -> bool:
         try:
