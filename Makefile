@@ -5,9 +5,10 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 # Two pytest-xdist workers, one test file each at a time (a file's module-wide fixtures, such as
-# its Celery worker, start once); each worker has its own test database and Celery queue.
-# Two xdist workers for the bulk of the suite; the tests that start a Celery worker or a
-# browser run after it, one at a time (they share a broker, a worker process and the screen).
+# its Celery worker, start once); each worker has its own test database, Celery queue, cache
+# prefix and live-server port. The tests that start a Celery worker or a browser run in a second
+# pass, still two at a time (their timings are looser than the first pass's CPU-bound tests
+# allow); only the tests marked `serial` (they time a server under load) run alone.
 PARALLEL ?= -n 2 --dist loadfile
 PYTEST_ARGS ?=
 
@@ -40,7 +41,8 @@ run: install
 
 test: install-dev
 	$(BIN)/python -m pytest $(PARALLEL) -m "not celery_worker and not browser and not serial" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m "celery_worker or browser or serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) -m "(celery_worker or browser) and not serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -m "serial" $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .
