@@ -402,10 +402,15 @@ class HardwareOptionsView(APIView):
         offers = [o for o in offers if o.currency == currency]
         # The caller's rates first; without a rate of the caller's own, the catalog's published
         # hourly rates, with their provenance (docs/domain.md §24.8).
-        rates, notes = ({}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
+        rates, notes, instances = (
+            ({}, {}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
+        )
         rates = {**rates, **(data.get("rates") or {})}
-        for name in data.get("rates") or {}:
-            notes.pop(name, None)
+        for given in data.get("rates") or {}:
+            # The caller's own rate (by name or alias): their terms, not the provider's.
+            for name in {given, catalog.canonical_name(given) or given}:
+                notes.pop(name, None)
+                instances.pop(name, None)
         ranked: list[options.HardwareOption] = []
         for work, candidate in works:
             found, _ = options.rank_options(
@@ -414,6 +419,7 @@ class HardwareOptionsView(APIView):
                 offers=offers,
                 rates=rates,
                 rate_notes=notes,
+                rate_instances=instances,
                 fallback_rate=cost.get("hourly_rate_per_gpu"),
                 currency=currency,
                 window_hours=data.get("window_hours"),

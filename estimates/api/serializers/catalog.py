@@ -25,6 +25,7 @@ class HourlyRateSerializer(StrictModelSerializer[HourlyRate]):
             "source",
             "as_of",
             "illustrative",
+            "gpus_per_instance",
             "price_note",
         ]
         read_only_fields = fields

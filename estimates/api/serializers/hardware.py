@@ -18,6 +18,7 @@ class PeakFlopsSerializer(StrictSerializer):
     bf16 = ranged("hardware.custom.peak_flops", required=False)
     fp16 = ranged("hardware.custom.peak_flops", required=False)
     fp8 = ranged("hardware.custom.peak_flops", required=False)
+    fp4 = ranged("hardware.custom.peak_flops", required=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:

@@ -4,6 +4,7 @@ checked by the same serializers, the formulas' input built from them, and the an
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from rest_framework import serializers
@@ -159,6 +160,9 @@ class CommunicationSerializer(serializers.Serializer[Any]):
     bandwidth_bytes_per_second = StrictFloatField(allow_null=True)
     link = StrictCharField(help_text='"card-to-card" or "node-to-node".')
     scaling_efficiency = StrictFloatField(help_text="compute / (compute + exposed).")
+    global_batch_size = StrictFloatField(
+        help_text="Samples per optimizer step: micro-batch x accumulation x data-parallel."
+    )
 
 
 class EstimateResultSerializer(serializers.Serializer[Any]):
@@ -194,55 +198,15 @@ class EstimateResultSerializer(serializers.Serializer[Any]):
     recommendations = serializers.ListField(child=StrictCharField())
 
 
-def _communication(comm: formulas.Communication | None) -> dict[str, Any] | None:
-    if comm is None:
-        return None
-    return {
-        "bytes_per_step": comm.bytes_per_step,
-        "seconds_per_step": comm.seconds_per_step,
-        "exposed_seconds_per_step": comm.exposed_seconds_per_step,
-        "compute_seconds_per_step": comm.compute_seconds_per_step,
-        "steps": comm.steps,
-        "bandwidth_bytes_per_second": comm.bandwidth_bytes_per_second,
-        "link": comm.link,
-        "scaling_efficiency": comm.scaling_efficiency,
-    }
-
-
-def _sections_json(result: formulas.EstimateResult) -> dict[str, Any]:
-    """DeepSpeed's estimate, energy and checkpointing: null when not asked for."""
-    deepspeed, energy, failures = result.deepspeed, result.energy, result.checkpointing
-    return {
-        "deepspeed": None
-        if deepspeed is None
-        else {
-            "per_gpu_bytes": deepspeed.per_gpu_bytes,
-            "cpu_bytes": deepspeed.cpu_bytes,
-            "version": deepspeed.version,
-        },
-        "cpu_memory_bytes": result.cpu_memory_bytes,
-        "energy": None
-        if energy is None
-        else {
-            "gpu_kwh": energy.gpu_kwh,
-            "facility_kwh": energy.facility_kwh,
-            "kg_co2e": energy.kg_co2e,
-        },
-        "checkpointing": None
-        if failures is None
-        else {
-            "young_interval_minutes": failures.young_interval_minutes,
-            "daly_interval_minutes": failures.daly_interval_minutes,
-            "expected_lost_hours": failures.expected_lost_hours,
-            "wall_hours_with_failures": failures.wall_hours_with_failures,
-        },
-    }
+def _section(value: Any) -> dict[str, Any] | None:
+    """A result section (communication, DeepSpeed's estimate, energy, checkpointing, memory) as
+    the answer's JSON object: the dataclasses' field names are the API's; null when not asked."""
+    return None if value is None else dataclasses.asdict(value)
 
 
 def result_json(
     result: formulas.EstimateResult, gpu: catalog.GpuModel, precision: str
 ) -> dict[str, Any]:
-    memory = result.memory
     return {
         "training_flops": result.training_flops,
         "pf_days": result.pf_days,
@@ -250,7 +214,10 @@ def result_json(
         "executed_flops": result.executed_flops,
         "mfu": result.mfu,
         "hfu": result.hfu,
-        **_sections_json(result),
+        "deepspeed": _section(result.deepspeed),
+        "cpu_memory_bytes": result.cpu_memory_bytes,
+        "energy": _section(result.energy),
+        "checkpointing": _section(result.checkpointing),
         # "adapter" only for lora/qlora: a full run's answer keeps its two keys.
         "checkpoint_size_bytes": {
             "weights": result.checkpoint_weights_bytes,
@@ -262,20 +229,14 @@ def result_json(
             else {"adapter": result.checkpoint_adapter_bytes}
         ),
         "trainable_parameters": result.trainable_parameters,
-        "communication": _communication(result.communication),
+        "communication": _section(result.communication),
         "narayanan_flops": result.narayanan_flops,
         "tokens": result.tokens,
         "gpu_hours": result.gpu_hours,
         "wall_hours": result.wall_hours,
         "training_wall_hours": result.training_wall_hours,
         "overhead_hours": result.overhead_hours,
-        "memory_per_device_bytes": {
-            "weights": memory.weights,
-            "gradients": memory.gradients,
-            "optimizer": memory.optimizer,
-            "activations": memory.activations,
-            "total": memory.total,
-        },
+        "memory_per_device_bytes": _section(result.memory),
         "device_memory_bytes": result.device_memory_bytes,
         "fits_in_memory": result.fits_in_memory,
         "activations_counted": result.activations_counted,

@@ -44,6 +44,19 @@ class TrainingSpecSerializer(StrictSerializer):
         help_text="Forward FLOPs of one sample, for models that are not transformers (with "
         "samples).",
     )
+    activation_bytes_per_sample = ranged(
+        "training.activation_bytes_per_sample",
+        optional=True,
+        help_text="Activation bytes one sample keeps for the backward pass on a device, as "
+        "measured for the run's checkpointing and precision (CNNs, LSTMs; docs/domain.md §24.5); "
+        "overrides the transformer formula.",
+    )
+    gradient_accumulation_steps = ranged(
+        "training.gradient_accumulation_steps",
+        default=1,
+        help_text="Micro-batches per optimizer step: the global batch is micro_batch_size x this "
+        "x the data-parallel replicas; memory follows the micro-batch (docs/domain.md §24.10).",
+    )
     chunked_loss = StrictBooleanField(
         required=False,
         allow_null=True,
