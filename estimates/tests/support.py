@@ -85,6 +85,20 @@ class AsPlanner:
                 test.assertLessEqual(set(errors), set(body[section]), errors)
 
 
+class OnTheDemoCampaign:
+    """TestCase mixin: the seeded catalog, the demo campaign (``load_seed``) and its owner."""
+
+    campaign: Any
+    owner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()  # type: ignore[misc]
+        seed_catalog()
+        cls.campaign = load_seed()
+        cls.owner = cls.campaign.team.memberships.filter(role="owner").first().user
+
+
 class CommittedTestData:
     """TestCase mixin: setUpTestData's transaction never commits, so the recomputes it queued
     stay pending in every test and would absorb the tests' own (one per transaction and

@@ -15,7 +15,7 @@ from hypothesis.extra.django import TestCase as HypothesisTestCase
 from campaigns.models import Team
 from campaigns.tests.factories import make_user, token_header
 from catalog.services import seed_catalog
-from estimates.tests.support import FUZZ, OPTIONS, PREVIEW, AsPlanner
+from estimates.tests.support import FUZZ, OPTIONS, PREVIEW, AsPlanner, OnTheDemoCampaign
 
 # Llama 3.1 8B with LoRA as torchtune's single-device recipe runs it (docs/domain.md §24).
 LORA_8B: dict[str, Any] = {
@@ -223,20 +223,9 @@ class NoServerErrorForTheFineTuningFieldsTests(AsPlanner, HypothesisTestCase):
             self.assert_200_or_a_400_naming_what_was_sent(self.post(body, url), body)
 
 
-class ItemEstimateSpecTests(TestCase):
+class ItemEstimateSpecTests(OnTheDemoCampaign, TestCase):
     """An item's estimate_spec (docs/domain.md §24.9): checked by the preview serializers,
     read by the forecast and the campaign's hardware options; the demo's LoRA items carry it."""
-
-    campaign: Any
-    owner: Any
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        from estimates.tests.support import load_seed
-
-        seed_catalog()
-        cls.campaign = load_seed()
-        cls.owner = cls.campaign.team.memberships.filter(role="owner").first().user
 
     def test_the_demos_lora_items_carry_their_spec_and_the_forecast_fits_them_on_the_4090(
         self,

@@ -13,25 +13,15 @@ from django.test import TestCase
 from campaigns.tests.factories import token_header
 from catalog.domain import catalog
 from catalog.models import GpuModel, HourlyRate
-from catalog.services import seed_catalog
 from estimates.templatetags.estimates_hardware import hardware_options_panel
-from estimates.tests.support import AsPlanner, load_seed
+from estimates.tests.support import AsPlanner, OnTheDemoCampaign
 
 MIB = 2**20
 
 
-class CampaignOptionsPriceHourlyRatesTests(TestCase):
+class CampaignOptionsPriceHourlyRatesTests(OnTheDemoCampaign, TestCase):
     """The demo campaign has RTX 4090 and B200 lots; the H100 SXM only Lambda's and AWS's
     published hourly rates, per GPU of an 8-GPU instance (their pricing pages)."""
-
-    campaign: Any
-    owner: Any
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        seed_catalog()
-        cls.campaign = load_seed()
-        cls.owner = cls.campaign.team.memberships.filter(role="owner").first().user
 
     def ranked(self) -> list[dict[str, Any]]:
         answer = self.client.get(
