@@ -10,7 +10,9 @@ from catalog.domain.catalog import GIB, GpuModel
 from estimates.domain.formulas import (
     EstimateInput,
     EstimateInputError,
+    EstimateResult,
     HardwareSpec,
+    Lever,
     ModelSpec,
     PilotSpec,
     TrainingSpec,
@@ -90,19 +92,19 @@ def test_a_negative_activation_size_is_refused_naming_the_field() -> None:
 
 # NVIDIA NeMo performance summary (DGX-H100, LLAMA3-8B pre-training): 8 GPUs, GBS 128, MBS 1,
 # sequence 8192, TP 1, PP 1, CP 2, GA 32.
-NEMO_8B = {
-    "parameters": 8.03e9,
-    "layers": 32,
-    "hidden_size": 4096,
-    "attention_heads": 32,
-    "key_value_heads": 8,
-    "vocab_size": 128256,
-}
+NEMO_8B = ModelSpec(
+    parameters=8.03e9,
+    layers=32,
+    hidden_size=4096,
+    attention_heads=32,
+    key_value_heads=8,
+    vocab_size=128256,
+)
 
 
 def nemo_8b(accumulation: int) -> EstimateInput:
     return EstimateInput(
-        model=ModelSpec(**NEMO_8B),
+        model=NEMO_8B,
         training=TrainingSpec(
             tokens=1e10,
             sequence_length=8192,
@@ -167,11 +169,11 @@ def test_zero_2_reduce_scatters_every_micro_batch_so_accumulation_saves_no_traff
 # ------------------------------------------------------------------ §24.7 measured speed-ups
 
 
-def lever(result, name: str):
+def lever(result: EstimateResult, name: str) -> Lever:
     return next(lever for lever in result.levers if lever.name == name)
 
 
-def dense_8b(gpu: str, precision: str = "bf16", pilot: PilotSpec | None = None):
+def dense_8b(gpu: str, precision: str = "bf16", pilot: PilotSpec | None = None) -> EstimateResult:
     return estimate(
         EstimateInput(
             model=ModelSpec(parameters=8e9),
