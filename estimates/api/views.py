@@ -39,6 +39,7 @@ from estimates.api.serializers import (
 )
 from estimates.domain import formulas
 from estimates.domain import hardware_options as options
+from estimates.domain.formulas.levers import precision_speedup
 from estimates.forecasts import current_estimate
 from estimates.models import EstimateStatus, plan_offer
 from estimates.selectors.hardware_options import campaign_hardware_options, published_rates
@@ -138,15 +139,17 @@ class ComputeOptimalView(APIView):
                     "budget.amount", f"buys {flops:.3g} FLOPs, beyond the 1e32 handled"
                 )
             split = formulas.chinchilla_fit(flops=flops, parameters=data.get("parameters"))
-            speedup = None
+            speedup, basis = None, ""
             if gpu is not None and lower is not None and budget is not None:
-                speedup = gpu.peak_flops[lower] / gpu.peak_flops[budget["precision"]]
+                # The measured speed-up where there is one (docs/domain.md §24.7).
+                speedup, basis = precision_speedup(gpu, budget["precision"], lower)
             levers = formulas.scaling_levers(
                 split.parameters,
                 split.tokens,
                 epochs=data["epochs"],
                 precision_speedup=speedup,
                 lower_precision=lower,
+                speedup_basis=basis,
             )
         except formulas.EstimateInputError as error:
             raise serializers.ValidationError(nested_error(error.field, error.message)) from None
