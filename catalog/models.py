@@ -142,6 +142,13 @@ class HourlyRate(models.Model):
     source = models.CharField(max_length=300)
     as_of = models.DateField(null=True, blank=True)
     illustrative = models.BooleanField(default=False)
+    # The GPUs the provider rents together at this rate (an 8-GPU instance: 8): a job on fewer
+    # still pays for all of them (docs/domain.md §24.8).
+    gpus_per_instance = models.PositiveIntegerField(
+        default=1,
+        validators=[MinValueValidator(1)],
+        help_text="GPUs rented together at this rate (8 for an 8-GPU instance).",
+    )
 
     class Meta:
         ordering = ["gpu__name", "rate_per_gpu_hour"]

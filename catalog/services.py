@@ -60,6 +60,8 @@ def seed_catalog(apps: Any = None) -> None:
         )
     if HourlyRate is None:
         return
+    # Before catalog 0004 an hourly rate has no instance size.
+    has_instances = "gpus_per_instance" in {f.name for f in HourlyRate._meta.get_fields()}
     for rate in catalog.HOURLY_RATES:
         HourlyRate.objects.update_or_create(
             provider=rate.provider,
@@ -70,5 +72,6 @@ def seed_catalog(apps: Any = None) -> None:
                 "source": rate.source[:300],
                 "as_of": rate.as_of,
                 "illustrative": rate.illustrative,
-            },
+            }
+            | ({"gpus_per_instance": rate.gpus_per_instance} if has_instances else {}),
         )

@@ -7,13 +7,14 @@ Rules and units
 * ``memory_bytes`` is an int in bytes. Vendors print GPU memory as "80GB"; for these cards that
   figure is binary (nvidia-smi shows 81920 MiB for an A100-80GB), so it is stored as GiB x 2**30.
   Usable memory is a little lower (ECC, CUDA context); formulas add no headroom of their own.
-* ``peak_flops`` maps a precision name ("fp32", "tf32", "bf16", "fp16", "fp8") to the **dense**
-  peak in FLOP/s of one GPU, from the vendor datasheet or architecture whitepaper named in
+* ``peak_flops`` maps a precision name ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4") to the
+  **dense** peak in FLOP/s of one GPU, from the vendor datasheet or architecture whitepaper named in
   ``source``. Datasheets often print the 2:4 structured-sparsity figure (marked "*"): those are
   halved here, because training does not run on 2:4 sparse matrices. Tensor-core figures are the
   ones with FP32 accumulate, as mixed-precision training uses. A precision missing from the
   mapping has no tensor-core support on that card (e.g. no bf16 before Ampere, no fp8 before
-  Ada/Hopper).
+  Ada/Hopper, no fp4 before Blackwell / CDNA 4). "fp4" is the 4-bit tensor-core format (NVFP4 /
+  MXFP4): no training runs in it end to end, but the FP4 cost lever needs to know the card has it.
 * Money is ``decimal.Decimal`` with its currency beside it, never a float. A rental plan's price
   is per lot: a lot that includes two GPUs costs its price once, not twice.
 """
@@ -30,7 +31,7 @@ from typing import Final
 from catalog.domain.gpu_names import normalize_gpu
 
 GIB: Final = 2**30
-PRECISIONS: Final = ("fp32", "tf32", "bf16", "fp16", "fp8")
+PRECISIONS: Final = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
 
 
 @dataclass(frozen=True)
@@ -216,13 +217,15 @@ _CATALOG: Final = (
         "B200",
         180,
         "NVIDIA HGX B200 datasheet, per GPU: FP32 75, TF32 2.2 PF*, FP16/BF16 4.5 PF*, "
-        "FP8 9 PF* with sparsity; halved for dense; 180 GB HBM3e per GPU (1.4 TB per 8)",
+        "FP8 9 PF* with sparsity; halved for dense; FP4 18 PF*, 9 PF dense; 180 GB HBM3e per GPU "
+        "(1.4 TB per 8)",
         tdp=1000,
         fp32=75.0,
         tf32=1100.0,
         bf16=2250.0,
         fp16=2250.0,
         fp8=4500.0,
+        fp4=9000.0,
     ),
     _gpu(
         "RTX-3090",
@@ -287,48 +290,55 @@ _CATALOG: Final = (
         "B300",
         288,
         "NVIDIA HGX B300 datasheet, per GPU: TF32 2.2 PF*, FP16/BF16 4.5 PF*, FP8 9 PF* with "
-        "sparsity; halved for dense; 288 GB HBM3e per GPU (2.3 TB per 8); FP32 75 TFLOPS",
+        "sparsity; halved for dense; FP4 144 PF* / 108 PF dense per 8 (13.5 PF per GPU); 288 GB "
+        "HBM3e per GPU (2.3 TB per 8); FP32 75 TFLOPS",
         tdp=1100,
         fp32=75.0,
         tf32=1100.0,
         bf16=2250.0,
         fp16=2250.0,
         fp8=4500.0,
+        fp4=13500.0,
     ),
     _gpu(
         "GB200",
         186,
         "NVIDIA GB200 NVL72 datasheet, per Blackwell GPU (/72): FP32 80, TF32 2.5 PF*, "
-        "FP16/BF16 5 PF*, FP8 10 PF* with sparsity; halved for dense; 13.4 TB HBM3e / 72",
+        "FP16/BF16 5 PF*, FP8 10 PF*, FP4 20 PF* with sparsity; halved for dense; 13.4 TB HBM3e "
+        "/ 72",
         tdp=1200,
         fp32=80.0,
         tf32=1250.0,
         bf16=2500.0,
         fp16=2500.0,
         fp8=5000.0,
+        fp4=10000.0,
     ),
     _gpu(
         "RTX-5090",
         32,
         "NVIDIA Blackwell GB202 (RTX 5090) architecture whitepaper: FP32 104.8, BF16/FP16 "
-        "tensor with FP32 accumulate 209.5, FP8 419 TFLOPS dense; 32 GB GDDR7, 575 W",
+        "tensor with FP32 accumulate 209.5, FP8 419, FP4 1,676 TFLOPS dense (3,352 AI TOPS with "
+        "sparsity); 32 GB GDDR7, 575 W",
         tdp=575,
         fp32=104.8,
         tf32=104.8,
         bf16=209.5,
         fp16=209.5,
         fp8=419.0,
+        fp4=1676.0,
     ),
     _gpu(
         "MI355X",
         288,
         "AMD Instinct MI355X datasheet: 288 GB HBM3E; FP32 vector 157.3, FP16/BF16 2,516.6, "
-        "FP8 5,033.2 TFLOPS dense (sparsity figures double these); 1,400 W",
+        "FP8 5,033.2, MXFP4 10,066.4 TFLOPS dense (sparsity figures double these); 1,400 W",
         tdp=1400,
         fp32=157.3,
         bf16=2516.6,
         fp16=2516.6,
         fp8=5033.2,
+        fp4=10066.4,
     ),
     # TPUs: Google publishes bf16 matrix peak per chip only (fp32 matmuls run as bf16 passes).
     _gpu(
@@ -488,6 +498,8 @@ class HourlyRateSpec:
     source: str
     as_of: date | None
     illustrative: bool = False
+    # GPUs rented together at this rate: a job on fewer pays for all of them.
+    gpus_per_instance: int = 1
 
 
 # docs/domain.md §24.8. Prices change often: each carries the date it was read, and answers
@@ -500,14 +512,17 @@ HOURLY_RATES: Final = (
         "USD",
         "Lambda pricing page, on-demand 8x NVIDIA H100 SXM 80GB: 2.99 USD per GPU-hour",
         date(2025, 1, 15),
+        gpus_per_instance=8,
     ),
     HourlyRateSpec(
         "AWS",
         "H100-SXM",
         Decimal("12.29"),
         "USD",
-        "AWS EC2 on-demand, p5.48xlarge (8x H100 80GB), us-east-1: 98.32 USD per hour / 8",
+        "AWS EC2 on-demand, p5.48xlarge (8x H100 80GB), us-east-1: 98.32 USD per hour / 8; "
+        "superseded by AWS's June 2025 cut of P5 on-demand prices (up to 45%)",
         date(2024, 6, 1),
+        gpus_per_instance=8,
     ),
     HourlyRateSpec(
         "CoreWeave",
@@ -516,6 +531,7 @@ HOURLY_RATES: Final = (
         "USD",
         "CoreWeave pricing page, NVIDIA HGX H200 (8 GPUs): 50.44 USD per hour / 8",
         date(2025, 1, 15),
+        gpus_per_instance=8,
     ),
 )
 

@@ -39,6 +39,7 @@ from estimates.api.serializers import (
 )
 from estimates.domain import formulas
 from estimates.domain import hardware_options as options
+from estimates.domain.formulas.levers import precision_speedup
 from estimates.forecasts import current_estimate
 from estimates.models import EstimateStatus, plan_offer
 from estimates.selectors.hardware_options import campaign_hardware_options, published_rates
@@ -138,15 +139,17 @@ class ComputeOptimalView(APIView):
                     "budget.amount", f"buys {flops:.3g} FLOPs, beyond the 1e32 handled"
                 )
             split = formulas.chinchilla_fit(flops=flops, parameters=data.get("parameters"))
-            speedup = None
+            speedup, basis = None, ""
             if gpu is not None and lower is not None and budget is not None:
-                speedup = gpu.peak_flops[lower] / gpu.peak_flops[budget["precision"]]
+                # The measured speed-up where there is one (docs/domain.md §24.7).
+                speedup, basis = precision_speedup(gpu, budget["precision"], lower)
             levers = formulas.scaling_levers(
                 split.parameters,
                 split.tokens,
                 epochs=data["epochs"],
                 precision_speedup=speedup,
                 lower_precision=lower,
+                speedup_basis=basis,
             )
         except formulas.EstimateInputError as error:
             raise serializers.ValidationError(nested_error(error.field, error.message)) from None
@@ -402,10 +405,15 @@ class HardwareOptionsView(APIView):
         offers = [o for o in offers if o.currency == currency]
         # The caller's rates first; without a rate of the caller's own, the catalog's published
         # hourly rates, with their provenance (docs/domain.md §24.8).
-        rates, notes = ({}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
+        rates, notes, instances = (
+            ({}, {}, {}) if cost.get("hourly_rate_per_gpu") else published_rates(currency)
+        )
         rates = {**rates, **(data.get("rates") or {})}
-        for name in data.get("rates") or {}:
-            notes.pop(name, None)
+        for given in data.get("rates") or {}:
+            # The caller's own rate (by name or alias): their terms, not the provider's.
+            for name in {given, catalog.canonical_name(given) or given}:
+                notes.pop(name, None)
+                instances.pop(name, None)
         ranked: list[options.HardwareOption] = []
         for work, candidate in works:
             found, _ = options.rank_options(
@@ -414,6 +422,7 @@ class HardwareOptionsView(APIView):
                 offers=offers,
                 rates=rates,
                 rate_notes=notes,
+                rate_instances=instances,
                 fallback_rate=cost.get("hourly_rate_per_gpu"),
                 currency=currency,
                 window_hours=data.get("window_hours"),

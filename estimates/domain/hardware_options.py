@@ -10,7 +10,9 @@ most powerful hardware without comparing its price against the real load):
   assumption (memory bandwidth, interconnect and kernels differ), and each option says so.
 * A GPU without the work's precision, or with less memory per device than the work needs,
   is not an option; it is listed with the reason instead.
-* Price: an hourly rate per GPU (given per GPU name, else a fallback) costs GPUs x hours x rate;
+* Price: an hourly rate per GPU (given per GPU name, else a fallback) costs GPUs x hours x rate,
+  the GPUs rounded up to the provider's instance size where it rents them together (an 8-GPU
+  instance bills eight for a one-GPU job, docs/domain.md §24.8);
   rental plans cost the cheapest lot combination (``plans.select_lots``, priced per lot). The
   cheaper of the two is the option's plan. Money is Decimal with its currency, to cents.
 * Ranking: ascending total cost; options without any price come last, by GPU-hours.
@@ -22,7 +24,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal
+from typing import Literal, TypeVar
 
 from catalog.domain import catalog
 from catalog.domain.catalog import GpuModel
@@ -31,6 +33,7 @@ from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
 
 TimeSource = Literal["pilot", "projected", "assumed", "observed"]
+_V = TypeVar("_V")
 _NO_WINDOW_HOURS = 1e9
 
 
@@ -154,6 +157,7 @@ class _Pricing:
     window_hours: float | None
     offers: Sequence[plans.RentalPlanOffer]
     rate_notes: Mapping[str, str]
+    rate_instances: Mapping[str, int]
 
 
 def rank_options(
@@ -167,28 +171,28 @@ def rank_options(
     window_hours: float | None = None,
     measured_on: Mapping[str, str] | None = None,
     rate_notes: Mapping[str, str] | None = None,
+    rate_instances: Mapping[str, int] | None = None,
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
 
     Source: the projection rule above (same utilization carried to another peak, as
     ``formulas.wall_hours`` assumes) and ``plans.select_lots`` / ``formulas.hourly_cost`` for
     the price. ``rates`` maps a GPU name to its price per GPU-hour (``rate_notes`` to where
-    that price comes from, said in the plan's description); ``measured_on`` maps a work
+    that price comes from, said in the plan's description; ``rate_instances`` to the GPUs rented
+    together at it); ``measured_on`` maps a work
     key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
     works run one after another: wall hours add up, and ``fits_window`` compares them with the
     window (for lots, the selection's own feasibility).
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
     pricing = _Pricing(
-        # A rate may name the GPU by an alias ("H100-80GB" for the H100 SXM).
-        rates={normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rates or {}).items()},
+        rates=_by_gpu(rates),
         fallback_rate=fallback_rate,
         currency=currency,
         window_hours=window_hours,
         offers=offers,
-        rate_notes={
-            normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (rate_notes or {}).items()
-        },
+        rate_notes=_by_gpu(rate_notes),
+        rate_instances=_by_gpu(rate_instances),
     )
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []
@@ -200,6 +204,11 @@ def rank_options(
         options.append(_option(candidate, placed, sources, pricing, measured_on or {}))
     options.sort(key=ranking)
     return options, excluded
+
+
+def _by_gpu(values: Mapping[str, _V] | None) -> dict[str, _V]:
+    # A rate may name the GPU by an alias ("H100-80GB" for the H100 SXM).
+    return {normalize_gpu(catalog.canonical_name(k) or k): v for k, v in (values or {}).items()}
 
 
 def _place(
@@ -311,7 +320,7 @@ def _cheapest(
 ) -> tuple[PlanChoice, formulas.Money | None, bool | None]:
     """The cheaper of the hourly rate and the rental lots, or no plan without any price."""
     window_hours = pricing.window_hours
-    priced = _hourly_price(candidate, wall, gpu_hours, pricing)
+    priced = _hourly_price(candidate, placed, wall, gpu_hours, pricing)
     if pricing.offers and placed:
         # Without a window, lots are only bounded by their own durations.
         lots_window = window_hours if window_hours is not None else _NO_WINDOW_HOURS
@@ -327,15 +336,26 @@ def _cheapest(
     return plan, None, None if window_hours is None else wall <= window_hours
 
 
+def _billed_gpu_hours(placed: Sequence[tuple[Work, float]], instance: int) -> float:
+    """GPU-hours paid for: each work's GPUs rounded up to whole instances of ``instance``."""
+    return sum(h * math.ceil(w.gpus / instance) * instance for w, h in placed)
+
+
 def _hourly_price(
-    candidate: GpuModel, wall: float, gpu_hours: float, pricing: _Pricing
+    candidate: GpuModel,
+    placed: Sequence[tuple[Work, float]],
+    wall: float,
+    gpu_hours: float,
+    pricing: _Pricing,
 ) -> list[tuple[PlanChoice, formulas.Money, bool | None]]:
     own_rate = pricing.rates.get(normalize_gpu(candidate.name))
     rate = own_rate if own_rate is not None else pricing.fallback_rate
     if rate is None:
         return []
+    instance = pricing.rate_instances.get(normalize_gpu(candidate.name), 1) if own_rate else 1
+    billed = _billed_gpu_hours(placed, instance) if placed and instance > 1 else gpu_hours
     try:
-        choice, money = _hourly(gpu_hours, rate, pricing.currency)
+        choice, money = _hourly(billed, rate, pricing.currency)
     except formulas.EstimateInputError:
         return []  # beyond the largest amount handled: not a usable price
     if own_rate is None:
@@ -346,6 +366,10 @@ def _hourly_price(
             rate_per_gpu_hour=rate,
         )
     note = pricing.rate_notes.get(normalize_gpu(candidate.name)) if own_rate is not None else None
+    if billed > gpu_hours:
+        # Said, because the rate alone would price the GPUs the job does not use at nothing.
+        billing = f"rented {instance} GPUs at a time: {billed:,.4g} GPU-hours billed"
+        note = f"{note}; {billing}" if note else billing
     if note:
         choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
     window = pricing.window_hours

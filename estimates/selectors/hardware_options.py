@@ -2,8 +2,9 @@
 
 Reads the persisted forecast (``forecasts.current_estimate``: pilot-driven hours where a pilot
 was measured) and the items' configs, and ranks with
-``estimates.domain.hardware_options.rank_options`` against
-the rental plans in the campaign's currency. Writes nothing.
+``estimates.domain.hardware_options.rank_options`` against the rental plans and the catalog's
+published hourly rates in the campaign's currency (each hourly option names its provider and
+date, docs/domain.md §24.8). Writes nothing.
 """
 
 from __future__ import annotations
@@ -82,37 +83,46 @@ def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, st
 def campaign_hardware_options(
     campaign: Campaign,
 ) -> tuple[list[options.HardwareOption], list[options.Excluded]]:
-    """Every catalog GPU that fits all the campaign's remaining items, ranked by total cost."""
+    """Every catalog GPU that fits all the campaign's remaining items, ranked by total cost: the
+    cheaper of its rental lots and its cheapest published hourly rate."""
     works, measured_on = campaign_works(campaign)
     gpus = [row.as_spec() for row in GpuModel.objects.order_by("name")]
     offers = [
         plan_offer(plan)
         for plan in RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
     ]
+    rates, notes, instances = published_rates(campaign.currency)
     return options.rank_options(
         works,
         gpus,
         offers=offers,
+        rates=rates,
+        rate_notes=notes,
+        rate_instances=instances,
         currency=campaign.currency,
         window_hours=float(campaign.window_hours),
         measured_on=measured_on,
     )
 
 
-def published_rates(currency: str) -> tuple[dict[str, Decimal], dict[str, str]]:
-    """The catalog's cheapest published hourly rate per GPU in ``currency``, and its provenance
-    in words (docs/domain.md §24.8)."""
+def published_rates(
+    currency: str,
+) -> tuple[dict[str, Decimal], dict[str, str], dict[str, int]]:
+    """The catalog's cheapest published hourly rate per GPU in ``currency``, its provenance in
+    words, and the GPUs the provider rents together at it (docs/domain.md §24.8)."""
     rates: dict[str, Decimal] = {}
     notes: dict[str, str] = {}
+    instances: dict[str, int] = {}
     today = timezone.now().date()
     for rate in HourlyRate.objects.select_related("gpu").filter(currency=currency):
         name = rate.gpu.name
         if name in rates and rates[name] <= rate.rate_per_gpu_hour:
             continue
         rates[name] = rate.rate_per_gpu_hour
+        instances[name] = rate.gpus_per_instance
         when = "undated" if rate.as_of is None else f"as of {rate.as_of.isoformat()}"
         warning = catalog.price_note(rate.illustrative, rate.as_of, today)
         notes[name] = f"{rate.provider}'s published rate, {when}" + (
             f"; {warning}" if warning else ""
         )
-    return rates, notes
+    return rates, notes, instances

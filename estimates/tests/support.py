@@ -8,8 +8,20 @@ from typing import Any
 
 from django.core.management import call_command
 from django.db import transaction
+from hypothesis import HealthCheck, settings
 
-from campaigns.models import Campaign, PlannedItem, Stage
+from campaigns.models import Campaign, PlannedItem, Stage, Team
+from campaigns.tests.factories import make_user, token_header
+from catalog.services import seed_catalog
+
+PREVIEW = "/api/v1/estimates/preview/"
+OPTIONS = "/api/v1/estimates/hardware-options/"
+# The fuzzing budget of the "no 500 for any finite input" tests: each example is a request.
+FUZZ = settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 # The body of docs/api.md's example.
 API_EXAMPLE: dict[str, Any] = {
@@ -40,6 +52,51 @@ API_EXAMPLE: dict[str, Any] = {
     "pilot": {"tokens_per_second": 25000, "gpus": 8},
     "cost": {"hourly_rate_per_gpu": "1.50", "currency": "USD", "extra": "0.00"},
 }
+
+
+class AsPlanner:
+    """TestCase mixin: the seeded catalog and a planner of their own team posting JSON to the
+    estimates API, and the check every "no 500" test makes of an answer."""
+
+    planner: Any
+    client: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()  # type: ignore[misc]
+        seed_catalog()
+        team = Team.objects.create(name=cls.__name__)
+        cls.planner = make_user(cls.__name__.lower()[:30], team=team, role="planner")
+
+    def post(self, body: Any, url: str = PREVIEW) -> Any:
+        return self.client.post(
+            url, body, content_type="application/json", **token_header(self.planner)
+        )
+
+    def assert_200_or_a_400_naming_what_was_sent(self, answer: Any, body: dict[str, Any]) -> None:
+        """No 500: a 200, or a 400 whose errors name only sections and fields of ``body``."""
+        test: Any = self
+        test.assertIn(answer.status_code, (200, 400), answer.content)
+        if answer.status_code != 400:
+            return
+        for section, errors in answer.json().items():
+            test.assertIn(section, body)
+            if isinstance(errors, dict) and isinstance(body[section], dict):
+                test.assertLessEqual(set(errors), set(body[section]), errors)
+
+
+class OnTheDemoCampaign:
+    """TestCase mixin: the seeded catalog, the demo campaign (``load_seed``) and its owner."""
+
+    campaign: Any
+    owner: Any
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()  # type: ignore[misc]
+        seed_catalog()
+        cls.campaign = load_seed()
+        cls.owner = cls.campaign.team.memberships.filter(role="owner").first().user
 
 
 class CommittedTestData:

@@ -8,16 +8,14 @@ import copy
 from typing import Any
 
 from django.test import TestCase
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.django import TestCase as HypothesisTestCase
 
 from campaigns.models import Team
 from campaigns.tests.factories import make_user, token_header
 from catalog.services import seed_catalog
-
-PREVIEW = "/api/v1/estimates/preview/"
-OPTIONS = "/api/v1/estimates/hardware-options/"
+from estimates.tests.support import FUZZ, OPTIONS, PREVIEW, AsPlanner, OnTheDemoCampaign
 
 # Llama 3.1 8B with LoRA as torchtune's single-device recipe runs it (docs/domain.md §24).
 LORA_8B: dict[str, Any] = {
@@ -163,21 +161,10 @@ number = st.one_of(finite, st.integers(min_value=-(10**30), max_value=10**30))
 maybe = st.one_of(st.none(), number)
 
 
-class NoServerErrorForTheFineTuningFieldsTests(HypothesisTestCase):
+class NoServerErrorForTheFineTuningFieldsTests(AsPlanner, HypothesisTestCase):
     """Any finite value of the new fields: a 200 or a 400 naming a field sent."""
 
-    planner: Any
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        seed_catalog()
-        cls.planner = make_user("ft-hyp", team=Team.objects.create(name="nlp"), role="planner")
-
-    @settings(
-        max_examples=60,
-        deadline=None,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    )
+    @FUZZ
     @given(
         method=st.sampled_from(["full", "lora", "qlora"]),
         rank=maybe,
@@ -191,6 +178,8 @@ class NoServerErrorForTheFineTuningFieldsTests(HypothesisTestCase):
         context_parallel=number,
         pilot_length=maybe,
         flops_per_sample=maybe,
+        activation_bytes=maybe,
+        accumulation=maybe,
         count=number,
     )
     def test_no_finite_input_answers_500(self, **values: Any) -> None:
@@ -221,33 +210,22 @@ class NoServerErrorForTheFineTuningFieldsTests(HypothesisTestCase):
                 "flops_per_sample": values["flops_per_sample"],
                 "method": "full",
             }
+        for field, key in (
+            ("activation_bytes_per_sample", "activation_bytes"),
+            ("gradient_accumulation_steps", "accumulation"),
+        ):
+            if values[key] is not None:
+                body["training"][field] = values[key]
         body["pilot"] = {"tokens_per_second": 3000}
         if values["pilot_length"] is not None:
             body["pilot"]["sequence_length"] = values["pilot_length"]
         for url in (PREVIEW, OPTIONS):
-            answer = self.client.post(
-                url, body, content_type="application/json", **token_header(self.planner)
-            )
-            self.assertIn(answer.status_code, (200, 400), answer.content)
-            if answer.status_code == 400:
-                for section in answer.json():
-                    self.assertIn(section, body)
+            self.assert_200_or_a_400_naming_what_was_sent(self.post(body, url), body)
 
 
-class ItemEstimateSpecTests(TestCase):
+class ItemEstimateSpecTests(OnTheDemoCampaign, TestCase):
     """An item's estimate_spec (docs/domain.md §24.9): checked by the preview serializers,
     read by the forecast and the campaign's hardware options; the demo's LoRA items carry it."""
-
-    campaign: Any
-    owner: Any
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        from estimates.tests.support import load_seed
-
-        seed_catalog()
-        cls.campaign = load_seed()
-        cls.owner = cls.campaign.team.memberships.filter(role="owner").first().user
 
     def test_the_demos_lora_items_carry_their_spec_and_the_forecast_fits_them_on_the_4090(
         self,

@@ -107,6 +107,11 @@ def activation_levers(inp: EstimateInput, memory: MemoryBreakdown) -> list[tuple
     if memory.activations <= 0:
         return []
     levers: list[tuple[str, Change]] = []
+    if training.activation_bytes_per_sample is not None:
+        # Activations given per sample: only the micro-batch changes them here.
+        if training.micro_batch_size > 1:
+            levers.append(("micro-batch size 1 with gradient accumulation", with_micro_batch_1))
+        return levers
     if not training.flash_attention and not training.activation_checkpointing:
         levers.append(("FlashAttention (no s x s attention scores stored)", with_flash))
     if training.micro_batch_size > 1:

@@ -39,6 +39,8 @@ LIMITS: Final[Mapping[str, tuple[float, float]]] = MappingProxyType(
         "training.lora.rank": (1, 100_000),
         "training.trainable_parameters": (1.0, 1e15),
         "training.flops_per_sample": (1.0, 1e18),
+        "training.activation_bytes_per_sample": (1.0, 1e15),
+        "training.gradient_accumulation_steps": (1, 1_000_000),
         "hardware.expert_parallel": (1, 65_536),
         "hardware.context_parallel": (1, 65_536),
         "pilot.sequence_length": (1, 16_777_216),

@@ -10,8 +10,13 @@ Rules (docs/domain.md §24.6):
 * Data parallelism all-reduces the trainable parameters' gradients once per optimizer step
   (ZeRO 1-2: a reduce-scatter plus an all-gather, the same bytes); ZeRO-3 also all-gathers the
   16-bit weights for the forward and again for the backward (Rajbhandari et al. 2020: 1.5x the
-  all-reduce volume). Without a gradient-accumulation input, one step is micro_batch x
-  sequence x data-parallel tokens: an upper bound on the steps, stated as such.
+  all-reduce volume). One optimizer step is the global batch: micro_batch x
+  gradient_accumulation_steps x data-parallel replicas sequences (docs/domain.md §24.10).
+* Gradient accumulation: plain data parallelism (ZeRO 0-1) all-reduces once per optimizer
+  step, during the last micro-batch's backward (DDP's no_sync before it), so only that
+  backward can hide it; ZeRO 2-3 keep only their gradient shard and reduce-scatter after every
+  micro-batch, each behind its own backward. ZeRO-3's gathers, the expert all-to-alls and the
+  context ring run every micro-batch.
 * Expert parallelism moves each token's hidden state to its experts and back, forward and
   backward: 4 all-to-alls of micro_batch x sequence x hidden x 2 bytes, (n - 1) / n of it off
   the GPU. Context parallelism passes the key/value blocks around the ring: 2 x (cp - 1) / cp
@@ -32,7 +37,7 @@ from typing import Final
 from catalog.domain.catalog import GpuModel
 from estimates.domain.formulas.adapters import trainable_parameters
 from estimates.domain.formulas.checks import positive, positive_int
-from estimates.domain.formulas.specs import EstimateInput, tokens_per_epoch
+from estimates.domain.formulas.specs import EstimateInput, samples_per_epoch, tokens_per_epoch
 from estimates.domain.formulas.work import memory_parameters
 
 # The share of a step's compute the gradient all-reduce can hide behind (the backward pass).
@@ -52,6 +57,8 @@ class Communication:
     bandwidth_bytes_per_second: float | None
     scaling_efficiency: float
     link: str
+    # Samples (sequences) per optimizer step: micro-batch x accumulation x data-parallel.
+    global_batch_size: float = 0.0
 
 
 def all_reduce_seconds(size_bytes: float, gpus: int, bus_bandwidth: float) -> float:
@@ -108,17 +115,22 @@ def step_traffic(
     expert_parallel: int,
     context_parallel: int,
     kv_bytes_per_layer: float,
+    accumulation: int = 1,
 ) -> StepTraffic:
-    """Per-GPU bytes of one step (docs/domain.md §24.6); ``token_bytes`` = b s h x 2."""
+    """Per-GPU bytes of one optimizer step of ``accumulation`` micro-batches (docs/domain.md
+    §24.6, §24.10); ``token_bytes`` = b s h x 2 of one micro-batch."""
     dp = data_parallel
     ring = 2.0 * (dp - 1) / dp if dp > 1 else 0.0
-    gradients = trainable_bytes * ring
+    reductions = accumulation if zero_stage >= 2 else 1
+    gradients = trainable_bytes * ring * reductions
     gathers = 2.0 * weight_bytes * (dp - 1) / dp if zero_stage >= 3 and dp > 1 else 0.0
     ep = expert_parallel
     experts = 4.0 * token_bytes * (ep - 1) / ep if ep > 1 else 0.0
     cp = context_parallel
     context = 3.0 * 2.0 * kv_bytes_per_layer * (cp - 1) / cp if cp > 1 else 0.0
-    return StepTraffic(gradients, gathers, experts, context)
+    return StepTraffic(
+        gradients, gathers * accumulation, experts * accumulation, context * accumulation
+    )
 
 
 def communication(
@@ -127,16 +139,27 @@ def communication(
     link: str,
     compute_seconds_per_step: float,
     steps: float,
+    overlap_share: float = BACKWARD_SHARE,
+    global_batch_size: float = 0.0,
 ) -> Communication:
-    """Seconds per step at ``bandwidth``, what the backward pass cannot hide, the efficiency."""
+    """Seconds per step at ``bandwidth``, what the backward pass cannot hide, the efficiency;
+    ``overlap_share`` is the part of the step's compute the gradient traffic can hide behind."""
     if bandwidth is None or traffic.total <= 0:
         return Communication(
-            traffic.total, 0.0, 0.0, compute_seconds_per_step, steps, bandwidth, 1.0, link
+            traffic.total,
+            0.0,
+            0.0,
+            compute_seconds_per_step,
+            steps,
+            bandwidth,
+            1.0,
+            link,
+            global_batch_size,
         )
     seconds = traffic.total / bandwidth
     # The gradient all-reduce hides behind the backward pass; expert and context traffic sit
     # on the critical path between layers, counted exposed (an upper bound).
-    hidden = min(traffic.gradients / bandwidth, BACKWARD_SHARE * compute_seconds_per_step)
+    hidden = min(traffic.gradients / bandwidth, overlap_share * compute_seconds_per_step)
     exposed = seconds - hidden
     total = compute_seconds_per_step + exposed
     efficiency = compute_seconds_per_step / total if total > 0 else 1.0
@@ -149,6 +172,7 @@ def communication(
         bandwidth,
         efficiency,
         link,
+        global_batch_size,
     )
 
 
@@ -166,6 +190,7 @@ def job_communication(
     layers = model.layers or 0
     hidden = model.hidden_size or 0
     local_tokens = training.micro_batch_size * training.sequence_length / cp
+    accumulation = training.gradient_accumulation_steps
     heads = model.attention_heads or 1
     kv_width = (model.key_value_heads or heads) * hidden / heads
     traffic = step_traffic(
@@ -177,11 +202,25 @@ def job_communication(
         expert_parallel=hardware.expert_parallel,
         context_parallel=cp,
         kv_bytes_per_layer=local_tokens * 2.0 * kv_width * 2.0 * layers,
+        accumulation=accumulation,
     )
-    tokens = tokens_per_epoch(training) * training.epochs
-    step_tokens = training.micro_batch_size * training.sequence_length * replicas
-    steps = max(1.0, tokens / step_tokens) if tokens > 0 else 1.0
+    global_batch = training.micro_batch_size * accumulation * replicas
+    steps = _optimizer_steps(inp, global_batch)
     bandwidth, link = link_bandwidth(gpu, gpus, hardware.gpus_per_node)
     if gpus <= 1:
         bandwidth = None
-    return communication(traffic, bandwidth, link, compute_seconds / steps, steps)
+    # ZeRO 0-1 reduce once, behind the last micro-batch's backward only (module docstring).
+    overlap = BACKWARD_SHARE / (accumulation if hardware.zero_stage < 2 else 1)
+    return communication(
+        traffic, bandwidth, link, compute_seconds / steps, steps, overlap, float(global_batch)
+    )
+
+
+def _optimizer_steps(inp: EstimateInput, global_batch: int) -> float:
+    """Optimizer steps of the run: samples over the global batch (tokens over its tokens)."""
+    training = inp.training
+    tokens = tokens_per_epoch(training) * training.epochs
+    if tokens > 0:
+        return max(1.0, tokens / (global_batch * training.sequence_length))
+    samples = samples_per_epoch(training) * training.epochs
+    return max(1.0, samples / global_batch) if samples > 0 else 1.0

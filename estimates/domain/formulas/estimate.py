@@ -127,6 +127,8 @@ def estimate(inp: EstimateInput) -> EstimateResult:
 
 def _activations_counted(inp: EstimateInput) -> bool:
     model = inp.model
+    if inp.training.activation_bytes_per_sample is not None:
+        return True
     return bool(model.layers and model.hidden_size and model.attention_heads)
 
 

@@ -54,13 +54,52 @@ FP8_SPEEDUP_SOURCE: Final = (
 )
 
 
+# docs/domain.md §24.7: NVFP4 training's measured end-to-end speed-up over bf16, not the 4x of
+# the peaks: NVIDIA's NeMo Megatron-Bridge recipe (Llama 3 8B, 1T tokens, GB200 NVL72, the
+# last layers kept in bf16) ran at 1,850 model TFLOP/s per GPU against 1,165 in bf16.
+FP4_MEASURED_SPEEDUP: Final = 1850.0 / 1165.0
+FP4_SPEEDUP_SOURCE: Final = (
+    "measured: NVIDIA's NVFP4 pretraining of Llama 3 8B on GB200 NVL72 (NeMo Megatron-Bridge), "
+    "1,850 vs 1,165 model TFLOP/s per GPU in bf16, 1.59x end to end"
+)
+# The measured speed-ups, by the precision a 16-bit run moves to.
+MEASURED_SPEEDUPS: Final = {
+    "fp8": (FP8_MEASURED_SPEEDUP, FP8_SPEEDUP_SOURCE),
+    "fp4": (FP4_MEASURED_SPEEDUP, FP4_SPEEDUP_SOURCE),
+}
+
+
 def precision_speedup(gpu: GpuModel, precision: str, lower: str) -> tuple[float, str]:
     """How much faster ``lower`` runs than ``precision`` on ``gpu``, and on what basis: the
-    measured FP8 figure, never more than the peaks' ratio; else the peaks' ratio."""
+    measured FP8 or FP4 figure, never more than the peaks' ratio; else the peaks' ratio."""
     peak_ratio = gpu.peak_flops[lower] / gpu.peak_flops[precision]
-    if lower == "fp8":
-        return min(FP8_MEASURED_SPEEDUP, peak_ratio), FP8_SPEEDUP_SOURCE
+    if lower in MEASURED_SPEEDUPS:
+        measured, source = MEASURED_SPEEDUPS[lower]
+        return min(measured, peak_ratio), source
     return peak_ratio, "assuming throughput follows peak FLOP/s"
+
+
+def at_lower_precision(
+    inp: EstimateInput, gpu: GpuModel, lower: str
+) -> tuple[EstimateInput, float, str]:
+    """The run at ``lower`` precision going ``speedup`` times faster, whether its time comes from a
+    pilot (its throughput x speedup) or from the peak (the utilization scaled so that
+    peak(lower) x utilization' = peak(precision) x utilization x speedup)."""
+    training, hardware = inp.training, inp.hardware
+    speedup, basis = precision_speedup(gpu, training.precision, lower)
+    peak_ratio = gpu.peak_flops[lower] / gpu.peak_flops[training.precision]
+    changed = replace(
+        inp,
+        training=replace(training, precision=lower),
+        hardware=replace(hardware, utilization=hardware.utilization * speedup / peak_ratio),
+        pilot=scaled_pilot(inp.pilot, speedup),
+    )
+    return changed, speedup, basis
+
+
+def fp4_lever_applies(gpu: GpuModel, precision: str) -> bool:
+    """The FP4 lever: a 16-bit run on a card with a 4-bit tensor-core format (§24.7)."""
+    return precision in ("bf16", "fp16") and gpu.supports("fp4")
 
 
 def scaled_pilot(pilot: PilotSpec | None, speedup: float) -> PilotSpec | None:
@@ -110,21 +149,7 @@ def cost_levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
             kaplan_loss_ratio(0.5, KAPLAN_ALPHA_DATA),
         )
     )
-    lower = lower_precision(gpu, training.precision)
-    if lower is not None:
-        speedup, basis = precision_speedup(gpu, training.precision, lower)
-        options.append(
-            (
-                "lower_precision",
-                f"{lower} instead of {training.precision} ({basis}, x{speedup:.3g})",
-                replace(
-                    inp,
-                    training=replace(training, precision=lower),
-                    pilot=scaled_pilot(inp.pilot, speedup),
-                ),
-                None,
-            )
-        )
+    options.extend(_precision_options(inp, gpu))
     if training.epochs >= 2:
         options.append(
             (
@@ -149,6 +174,25 @@ def cost_levers(inp: EstimateInput, gpu: GpuModel) -> tuple[Lever, ...]:
             )
         )
     return tuple(levers)
+
+
+def _precision_options(
+    inp: EstimateInput, gpu: GpuModel
+) -> list[tuple[str, str, EstimateInput, float | None]]:
+    """The next lower precision (fp8 from 16 bits) and, on a card with one, FP4, each at its
+    measured speed-up (docs/domain.md §24.7)."""
+    precision = inp.training.precision
+    targets = [("lower_precision", lower_precision(gpu, precision))]
+    if fp4_lever_applies(gpu, precision):
+        targets.append(("fp4_precision", "fp4"))
+    options: list[tuple[str, str, EstimateInput, float | None]] = []
+    for name, lower in targets:
+        if lower is None:
+            continue
+        changed, speedup, basis = at_lower_precision(inp, gpu, lower)
+        description = f"{lower} instead of {precision} ({basis}, x{speedup:.3g})"
+        options.append((name, description, changed, None))
+    return options
 
 
 def lever_text(lever: Lever, core: Core) -> str:

@@ -274,6 +274,11 @@ def job_memory(inp: EstimateInput, cfg: MemConfig) -> MemoryBreakdown:
 
 def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
     model, hardware = inp.model, inp.hardware
+    given = inp.training.activation_bytes_per_sample
+    if given is not None:
+        # Stated per sample for the run's own checkpointing and layout (§24.5): the micro-batch
+        # is the only choice it scales with here.
+        return math.ceil(given * cfg.micro_batch)
     if not (model.layers and model.hidden_size and model.attention_heads):
         return 0
     # Megatron enables sequence parallelism with tensor parallelism; assumed here. Context

@@ -6,6 +6,8 @@ Units: as the estimate's; GiB are 2**30 bytes, GB/s are 10**9 bytes per second.
 
 from __future__ import annotations
 
+import math
+
 from estimates.domain.formulas.adapters import (
     bits_per_weight,
     lora_targets,
@@ -36,8 +38,7 @@ def method_notes(inp: EstimateInput) -> list[str]:
     if training.flops_per_sample is not None:
         notes.append(
             f"FLOPs from {training.flops_per_sample:.3g} forward FLOPs per sample x 3 (the "
-            "backward pass is twice the forward); activation memory is not counted without "
-            "model.layers, model.hidden_size and model.attention_heads."
+            f"backward pass is twice the forward); {_activation_words(inp)}"
         )
     logits = logits_bytes(inp, training.micro_batch_size)
     if logits:
@@ -46,6 +47,20 @@ def method_notes(inp: EstimateInput) -> list[str]:
             f"The logits at vocabulary {model.vocab_size:,} take {gib(logits)}: {kind} loss."
         )
     return notes
+
+
+def _activation_words(inp: EstimateInput) -> str:
+    given = inp.training.activation_bytes_per_sample
+    if given is not None:
+        return (
+            f"activations {gib(math.ceil(given))} per sample as given, x micro-batch "
+            f"{inp.training.micro_batch_size} (the figure must match the run's own "
+            "checkpointing and precision)."
+        )
+    return (
+        "activation memory is not counted: give training.activation_bytes_per_sample (or "
+        "model.layers, model.hidden_size and model.attention_heads for a transformer)."
+    )
 
 
 def _adapter_notes(inp: EstimateInput) -> list[str]:

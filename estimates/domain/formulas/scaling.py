@@ -106,13 +106,15 @@ def scaling_levers(
     epochs: float = 1.0,
     precision_speedup: float | None = None,
     lower_precision: str | None = None,
+    speedup_basis: str = "assuming throughput follows peak FLOP/s",
 ) -> tuple[ScalingLever, ...]:
     """What halving the model, the data, the epochs or the precision does to cost and loss.
 
     Source: Kaplan et al. (2020), eqs. (1.1)-(1.2), as docs/domain.md §10 quotes them: loss ~
     N^-0.076 and D^-0.095, each when the other is not the bottleneck; cost follows FLOPs (6 N D)
     at a fixed utilization and hourly rate. A lower precision changes no FLOP count: its cost ratio
-    assumes throughput follows peak FLOP/s, and Kaplan projects no loss for it. These are
+    is 1 / ``precision_speedup`` (measured where there is a figure, docs/domain.md §24.7, said in
+    ``speedup_basis``), and Kaplan projects no loss for it. These are
     projections from a power law fitted on other models, not measurements.
     """
     n = positive(parameters, "parameters")
@@ -160,7 +162,8 @@ def scaling_levers(
         levers.append(
             ScalingLever(
                 "lower_precision",
-                f"{lower_precision} (assuming throughput follows peak FLOP/s, x{speedup:.2g})",
+                f"{lower_precision} ({speedup_basis or 'assuming throughput follows peak FLOP/s'}, "
+                f"x{speedup:.3g})",
                 flops,
                 1.0 / speedup,
                 None,

@@ -87,6 +87,12 @@ class TrainingSpec:
     flops_per_sample: float | None = None
     # Logits memory (§24.2): None counts them for adapters only (full loss), as before otherwise.
     chunked_loss: bool | None = None
+    # Activation bytes one sample keeps for the backward pass on a device, as measured or
+    # published (§24.5): for models the transformer formula does not describe (CNNs, LSTMs).
+    activation_bytes_per_sample: float | None = None
+    # Micro-batches per optimizer step (§24.10): memory follows the micro-batch, the optimizer
+    # step and the gradient all-reduce the global batch (micro x accumulation x data parallel).
+    gradient_accumulation_steps: int = 1
 
 
 @dataclass(frozen=True)

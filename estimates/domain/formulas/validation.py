@@ -221,8 +221,13 @@ def _check_training(training: TrainingSpec) -> None:
     _check_work(training)
     _check_adapter(training)
     in_range(positive(training.epochs, "epochs"), "training.epochs")
-    for name in ("sequence_length", "micro_batch_size"):
+    for name in ("sequence_length", "micro_batch_size", "gradient_accumulation_steps"):
         in_range(positive_int(getattr(training, name), name), f"training.{name}")
+    if training.activation_bytes_per_sample is not None:
+        in_range(
+            positive(training.activation_bytes_per_sample, "activation_bytes_per_sample"),
+            "training.activation_bytes_per_sample",
+        )
     check_choice(training.precision, PRECISIONS, "precision")
     check_choice(training.optimizer, OPTIMIZERS, "optimizer")
 

@@ -1,0 +1,104 @@
+"""POST /estimates/hardware-options/ (and a campaign's options): the request, the ranked answer."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from rest_framework import serializers
+
+from campaigns.api.fields import (
+    MoneyField,
+    StrictBooleanField,
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+)
+from estimates.api.serializers.base import MoneySerializer, money_json, ranged
+from estimates.api.serializers.preview import EstimatePreviewSerializer
+from estimates.api.serializers.training import PilotSpecSerializer
+from estimates.domain import hardware_options as options
+
+
+class OptionPilotSerializer(PilotSpecSerializer):
+    gpu = StrictCharField(
+        max_length=60,
+        required=False,
+        help_text="The GPU the pilot ran on (default: hardware.gpu).",
+    )
+
+
+class HardwareOptionsRequestSerializer(EstimatePreviewSerializer):
+    pilot = OptionPilotSerializer(required=False, allow_null=True)
+    rates = serializers.DictField(
+        child=MoneyField(max_digits=14, decimal_places=4, min_value=Decimal("0")),
+        required=False,
+        help_text='GPU name -> price per GPU-hour, e.g. {"H100-SXM": "2.50"}.',
+    )
+    window_hours = ranged(
+        "window_hours",
+        optional=True,
+        help_text="Calendar window the job must fit in (fits_window).",
+    )
+
+
+class PlanChoiceSerializer(serializers.Serializer[Any]):
+    kind = StrictCharField(help_text='"hourly", "lots" or "none".')
+    description = StrictCharField()
+    rate_per_gpu_hour = StrictCharField(allow_null=True)
+    lots = serializers.ListField(child=StrictCharField())
+
+
+class HardwareOptionSerializer(serializers.Serializer[Any]):
+    gpu = StrictCharField()
+    count = StrictIntegerField()
+    fits_in_memory = StrictBooleanField()
+    wall_hours = StrictFloatField()
+    gpu_hours = StrictFloatField()
+    time_source = StrictCharField(help_text='"pilot", "projected" or "assumed".')
+    assumption = StrictCharField()
+    plan = PlanChoiceSerializer()
+    total_cost = MoneySerializer(allow_null=True)
+    fits_window = StrictBooleanField(allow_null=True)
+
+
+class ExcludedSerializer(serializers.Serializer[Any]):
+    gpu = StrictCharField()
+    reason = StrictCharField()
+
+
+class HardwareOptionsSerializer(serializers.Serializer[Any]):
+    options = HardwareOptionSerializer(many=True, help_text="Ranked by ascending total cost.")
+    excluded = ExcludedSerializer(many=True)
+
+
+def option_json(option: options.HardwareOption) -> dict[str, Any]:
+    plan = option.plan
+    return {
+        "gpu": option.gpu,
+        "count": option.count,
+        "fits_in_memory": option.fits_in_memory,
+        "wall_hours": option.wall_hours,
+        "gpu_hours": option.gpu_hours,
+        "time_source": option.time_source,
+        "assumption": option.assumption,
+        "plan": {
+            "kind": plan.kind,
+            "description": plan.description,
+            "rate_per_gpu_hour": None
+            if plan.rate_per_gpu_hour is None
+            else str(plan.rate_per_gpu_hour),
+            "lots": list(plan.lots),
+        },
+        "total_cost": money_json(option.total_cost),
+        "fits_window": option.fits_window,
+    }
+
+
+def options_json(
+    ranked: list[options.HardwareOption], excluded: list[options.Excluded]
+) -> dict[str, Any]:
+    return {
+        "options": [option_json(o) for o in ranked],
+        "excluded": [{"gpu": e.gpu, "reason": e.reason} for e in excluded],
+    }
