@@ -1,8 +1,8 @@
 """Names people read refuse the Unicode bidirectional controls (docs/domain.md §25).
 
 The embedding and override controls U+202A–U+202E and the isolates U+2066–U+2069 reorder the
-characters shown after them without being seen themselves: a run named "loss\u202eexe.txt"
-displays as "lossxt.exe", and a campaign title can make a page or a report read other than what
+characters shown after them without being seen themselves: a run named "loss\\u202etxt.exe"
+displays as "lossexe.txt", and a campaign title can make a page or a report read other than what
 is stored. A campaign's title and the names of items, runs, teams and stages refuse them; the
 marks a right-to-left script needs (U+200E, U+200F, U+061C) stay allowed. Pure: no Django, no I/O.
 """
