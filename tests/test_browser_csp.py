@@ -60,7 +60,10 @@ class PagesUnderThePolicy(StaticLiveServerTestCase):
         from selenium.webdriver.support.ui import WebDriverWait
 
         self.browser.get(f"{self.live_server_url}{path}")
-        WebDriverWait(self.browser, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ready))
+        found = WebDriverWait(self.browser, 30).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, ready)
+        )
+        self.browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", found[0])
         self.browser.save_screenshot(str(BUILD / f"{name}.png"))
         width, inner = self.browser.execute_script(
             "return [document.documentElement.scrollWidth, window.innerWidth];"
