@@ -86,7 +86,7 @@ class PagesUnderThePolicy(StaticLiveServerTestCase):
 
         c = self.campaign.pk
         # fits=False: a committed campaign's items table, with its amendment-reason column, is
-        # 1407 px wide at 1366 (on main before this policy too; a draft's page fits:
+        # 1407 px wide at 1366 (on main before this policy too, open in issue 18; a draft fits:
         # tests/test_browser_campaign_page.py). The policy is what this test checks.
         self.visit(
             "campaign-page",
