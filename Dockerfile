@@ -1,5 +1,6 @@
 FROM python:3.11-slim
-# DEBUG=0: the image runs the production shape (settings refuse to start without SECRET_KEY).
+# DEBUG=0: the production shape. Give it SECRET_KEY: its user cannot write a key file in /app,
+# so without one it refuses to start (config/secret_key.py); compose requires it.
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DEBUG=0
 WORKDIR /app
 COPY pyproject.toml README.md ./

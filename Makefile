@@ -29,8 +29,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# The demo on this machine only: plain HTTP on loopback (LOCAL_HTTP=1), DEBUG off as in
+# production, the static files collected for WhiteNoise, this installation's SECRET_KEY
+# generated into .secret_key on the first run (config/secret_key.py).
+run: export LOCAL_HTTP ?= 1
 run: install
 	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py collectstatic --noinput --verbosity 0
 	$(BIN)/python manage.py load_demo --history
 	@echo ""
 	@echo "  Campaign Desk is serving on http://$(HOST):$(PORT)/"
@@ -64,4 +69,4 @@ bench: install-dev
 	$(BIN)/python bench/campaign_page/run.py
 
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 .secret_key staticfiles build .pytest_cache .mypy_cache .ruff_cache

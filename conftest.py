@@ -34,6 +34,18 @@ def _configure_test_settings() -> None:
         settings.PASSWORD_HASHERS = TEST_PASSWORD_HASHERS
     except ImproperlyConfigured:
         return  # pure-module runs with -p no:django
+    # The suite talks plain HTTP to its test client and live servers, as `make run` does
+    # (LOCAL_HTTP, config/settings.py): no redirect to HTTPS, cookies without Secure.
+    settings.LOCAL_HTTP = True
+    settings.SECURE_SSL_REDIRECT = False
+    settings.SESSION_COOKIE_SECURE = settings.CSRF_COOKIE_SECURE = False
+    settings.SECURE_HSTS_SECONDS = 0
+    # DEBUG is off by default, which names collectstatic's hashed copies; the suite runs without
+    # a collectstatic and serves static files from the apps (live servers use the finders).
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
     if not XDIST_WORKER:
         return
     # The subprocesses tests start (Celery workers, gunicorn) read these from the environment.

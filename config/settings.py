@@ -6,12 +6,15 @@ production shape that docker-compose.yml runs.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import dj_database_url
 import django_stubs_ext
 from django.core.exceptions import ImproperlyConfigured
+
+from config.secret_key import installation_secret_key
 
 # Lets admin and form classes be subscripted (ModelAdmin[Campaign]) for mypy at run time.
 django_stubs_ext.monkeypatch()
@@ -37,16 +40,22 @@ def env_list(name: str, default: str) -> list[str]:
     return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
-DEBUG = env_bool("DEBUG", True)
+# Off unless the environment turns it on: an installation that forgot to configure itself must
+# not show tracebacks and settings to whoever asks (README, Production notes).
+DEBUG = env_bool("DEBUG", False)
 
-SECRET_KEY = os.environ.get("SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off.")
-    # Only ever used by the embedded development shape (DEBUG on, no SECRET_KEY given).
-    SECRET_KEY = "django-insecure-campaign-desk-development-only"
+# The environment's key, else this installation's own, generated once into SECRET_KEY_FILE
+# (git-ignored, 0600; config/secret_key.py). Processes that share no disk (containers) must be
+# given SECRET_KEY, or each would sign with its own.
+SECRET_KEY = os.environ.get("SECRET_KEY", "") or installation_secret_key(
+    Path(os.environ.get("SECRET_KEY_FILE") or BASE_DIR / ".secret_key")
+)
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver" if DEBUG else "")
+# `make run` serves plain HTTP on 127.0.0.1 (LOCAL_HTTP=1): no redirect to HTTPS and cookies
+# without the Secure flag. Anything reachable by others runs behind TLS with it unset.
+LOCAL_HTTP = env_bool("LOCAL_HTTP", False)
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
@@ -67,10 +76,12 @@ INSTALLED_APPS = [
     "estimates",
     "ledger",
     "mlflow_api",
+    "axes",  # login lockout (below)
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -127,6 +138,8 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
+# With DEBUG off pages name collectstatic's hashed, compressed copies, served by WhiteNoise:
+# `make run` and the image collect them first; the tests read the sources (conftest.py).
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -158,7 +171,7 @@ LOGIN_URL = "admin:login"
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
-if not DEBUG:
+if not DEBUG and not LOCAL_HTTP:
     SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", True)
     # The health probe of docker-compose speaks plain HTTP inside the network.
     SECURE_REDIRECT_EXEMPT = [r"^api/v1/health/$"]
@@ -171,6 +184,49 @@ if not DEBUG:
     SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
     if not SECURE_HSTS_PRELOAD:
         SILENCED_SYSTEM_CHECKS = ["security.W021"]
+
+# --- Content-Security-Policy (django-csp), on every page the site serves ---
+# Scripts only from our own static files (no inline script, no handler attribute, no eval): a
+# name or note that slipped through escaping still could not run. Styles allow inline: the
+# admin's and our templates' style attributes, and Swagger UI's, which its script sets.
+# The closing report's HTML rendering sends its own, stricter policy (ledger/api/views.py).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    }
+}
+
+# --- Login lockout (django-axes) ---
+# Wrong passwords for one username from one client address: after LOGIN_FAILURE_LIMIT of them
+# that pair is refused, the right password included, for LOGIN_LOCKOUT_MINUTES (each further
+# try restarts the wait), with a 429 page (templates/admin/locked_out.html). A success before
+# the limit forgets the failures. By pair, so that a stranger cannot lock a user out from
+# everywhere. The client address is the one the proxy saw (config/client_ip.py).
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "admin/locked_out.html"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
+# Only failures are kept (a row per username and address); successful logins are not logged.
+AXES_DISABLE_ACCESS_LOG = True
+AUTHENTICATION_BACKENDS = [
+    # First: refuses a locked-out pair before any backend checks the password.
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Last: turns the backend's refusal into the lockout page.
+MIDDLEWARE.append("axes.middleware.AxesMiddleware")
 
 # --- REST framework ---
 REST_FRAMEWORK = {
@@ -460,6 +516,7 @@ LOGIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/admin/login/"
 if OIDC_RP_CLIENT_ID:
     AUTHENTICATION_BACKENDS = [
+        "axes.backends.AxesStandaloneBackend",
         "ledger.sso.DeskOIDCBackend",
         "django.contrib.auth.backends.ModelBackend",
     ]

@@ -37,4 +37,6 @@ def start_chromium(width: int = 1400, height: int = 1000, extra_flags: tuple[str
         *extra_flags,
     ):
         options.add_argument(flag)
+    # The console's messages (CSP violations among them) for driver.get_log("browser").
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(executable_path=str(CHROMEDRIVER)), options=options)

@@ -197,3 +197,20 @@ def test_every_point_is_stored_once_through_a_redis_kill_and_dropped_database_co
     stored = MetricPoint.objects.filter(run=Run.objects.get(team=team, run_id="r1"))
     assert stored.count() == 2 * steps
     assert stored.values("name", "step").distinct().count() == 2 * steps
+
+
+@pytest.mark.django_db
+def test_a_database_error_is_up_or_down_for_anyone_and_its_text_only_for_staff() -> None:
+    """Issue 19, Low: the health endpoint showed the database's error text (its host, its user)
+    to anonymous callers. They get up or down only; a staff session sees which and why."""
+    staff = make_user("olga")
+    down = OperationalError('connection to server at "10.0.0.5", port 5432 failed: role "desk"')
+    with mock.patch("campaigns.dependencies._database", side_effect=down):
+        anonymous = APIClient().get("/api/v1/health/")
+        detailed = APIClient()
+        detailed.force_login(staff)
+        details = detailed.get("/api/v1/health/")
+    assert anonymous.status_code == 503
+    assert anonymous.json() == {"status": "unavailable"}
+    assert b"10.0.0.5" not in anonymous.content and b"desk" not in anonymous.content
+    assert "10.0.0.5" in details.json()["dependencies"]["database"]["error"]

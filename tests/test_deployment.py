@@ -4,8 +4,10 @@ database roles, and `check --deploy`."""
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -157,19 +159,70 @@ class DeployCheckTests(SimpleTestCase):
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("no issues", result.stdout)
 
-    def test_it_refuses_to_start_without_a_secret_key_when_debug_is_off(self) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
-        env.update({"DEBUG": "0", "ALLOWED_HOSTS": "x"})
-        result = subprocess.run(
-            [sys.executable, "manage.py", "check"],
+
+class DefaultsWithoutEnvironmentTests(SimpleTestCase):
+    """Issue 19 (Medium 14): without environment DEBUG was on and SECRET_KEY a constant in the
+    source. Now DEBUG is off and the installation generates its own key, once, into a file
+    only its owner can read (config/secret_key.py; README, Production notes)."""
+
+    def settings_of(self, expression: str, **env: str) -> subprocess.CompletedProcess[str]:
+        base = {
+            k: v
+            for k, v in os.environ.items()
+            if k not in {"DEBUG", "SECRET_KEY", "SECRET_KEY_FILE", "LOCAL_HTTP"}
+        }
+        return subprocess.run(
+            [sys.executable, "-c", f"from config import settings as s; print({expression})"],
             cwd=ROOT,
-            env=env,
+            env={**base, **env},
             capture_output=True,
             text=True,
             check=False,
         )
-        self.assertNotEqual(result.returncode, 0)
-        self.assertIn("SECRET_KEY must be set", result.stderr)
+
+    def test_debug_is_off_unless_the_environment_turns_it_on(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            key = f"{tmp}/key"
+            self.assertEqual(
+                self.settings_of("s.DEBUG", SECRET_KEY_FILE=key).stdout.strip(), "False"
+            )
+            on = self.settings_of("s.DEBUG", SECRET_KEY_FILE=key, DEBUG="1")
+            self.assertEqual(on.stdout.strip(), "True")
+
+    def test_the_key_is_generated_once_into_a_private_file_and_shared(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "data" / "secret_key"
+            first = self.settings_of("s.SECRET_KEY", SECRET_KEY_FILE=str(path))
+            second = self.settings_of("s.SECRET_KEY", SECRET_KEY_FILE=str(path))
+            self.assertEqual(first.returncode, 0, first.stderr)
+            key = first.stdout.strip()
+            self.assertEqual(second.stdout.strip(), key)  # every process signs with one key
+            self.assertGreaterEqual(len(key), 50)
+            self.assertNotIn("insecure", key)
+            self.assertEqual(path.read_text().strip(), key)
+            self.assertEqual(stat.S_IMODE(path.stat().st_mode), 0o600)
+            other = Path(tmp) / "other"
+            self.assertNotEqual(
+                self.settings_of("s.SECRET_KEY", SECRET_KEY_FILE=str(other)).stdout.strip(), key
+            )  # per installation
+
+    def test_the_environments_key_wins_and_writes_no_file(self) -> None:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "secret_key"
+            given = "e" * 20 + "-a-key-from-the-environment-0123456789"
+            answer = self.settings_of("s.SECRET_KEY", SECRET_KEY=given, SECRET_KEY_FILE=str(path))
+            self.assertEqual(answer.stdout.strip(), given)
+            self.assertFalse(path.exists())
+
+    def test_a_place_it_cannot_write_is_a_clear_error(self) -> None:
+        answer = self.settings_of("s.SECRET_KEY", SECRET_KEY_FILE="/proc/campaign-desk/key")
+        self.assertNotEqual(answer.returncode, 0)
+        self.assertIn(
+            "SECRET_KEY is not set and /proc/campaign-desk/key cannot be written", answer.stderr
+        )
+
+    def test_the_default_file_is_git_ignored(self) -> None:
+        self.assertIn(".secret_key", (ROOT / ".gitignore").read_text().split())
 
 
 def settings_in(env: dict[str, str], expression: str) -> str:

@@ -61,6 +61,7 @@ OP = f"http://127.0.0.1:{PORT}/o"
     OIDC_TEAM_ROLES="desk-a:owner=desk-a-owners,desk-a:planner=ml|desk-a-planners,"
     "desk-b:viewer=all-staff",
     AUTHENTICATION_BACKENDS=[
+        "axes.backends.AxesStandaloneBackend",  # as config/settings.py installs them
         "ledger.sso.DeskOIDCBackend",
         "django.contrib.auth.backends.ModelBackend",
     ],

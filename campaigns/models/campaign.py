@@ -13,7 +13,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from catalog.validators import currency_validator
+from catalog.validators import currency_validator, no_bidi_controls
 
 from .choices import CampaignStatus, ItemStatus, Tier
 from .columns import HOURS, MONEY
@@ -34,7 +34,7 @@ class CampaignQuerySet(models.QuerySet["Campaign"]):
 
 class Campaign(models.Model):
     team = models.ForeignKey(Team, on_delete=models.PROTECT, related_name="campaigns")
-    title = models.CharField(max_length=200)
+    title = models.CharField(max_length=200, validators=[no_bidi_controls])
     question = models.TextField(
         help_text="The decision this campaign buys, e.g. 'does variant A or B beat the baseline "
         "on corpus X by at least T?'"

@@ -11,6 +11,8 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from catalog.validators import no_bidi_controls
+
 from .campaign import Campaign
 from .choices import (
     CampaignStatus,
@@ -52,7 +54,7 @@ AMENDABLE_ITEM_FIELDS = (
 
 class PlannedItem(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="items")
-    name = models.CharField(max_length=120)
+    name = models.CharField(max_length=120, validators=[no_bidi_controls])
     role = models.CharField(max_length=20, choices=ItemRole.choices, default=ItemRole.VARIANT)
     tier = models.CharField(max_length=20, choices=Tier.choices, default=Tier.MANDATORY)
     config = models.JSONField(default=dict, blank=True)
@@ -250,7 +252,7 @@ class DecisionPoint(models.Model):
 
 class Stage(models.Model):
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="stages")
-    name = models.CharField(max_length=120)
+    name = models.CharField(max_length=120, validators=[no_bidi_controls])
     kind = models.CharField(max_length=20, choices=StageKind.choices)
     machine = models.BooleanField(default=True, help_text="Occupies a GPU (else human time).")
     resource = models.CharField(

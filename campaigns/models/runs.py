@@ -9,6 +9,8 @@ from typing import Any
 from django.core.validators import MinValueValidator
 from django.db import models
 
+from catalog.validators import no_bidi_controls
+
 from .campaign import Campaign
 from .choices import RunKind, RunStatus
 from .columns import HOURS
@@ -44,7 +46,9 @@ class Run(models.Model):
     tags = models.JSONField(default=dict, blank=True)
     # MLflow's run name: display text, any characters, renamable; `run_id` stays the
     # identifier (docs/mlflow.md).
-    run_name = models.CharField(max_length=500, blank=True, default="")
+    run_name = models.CharField(
+        max_length=500, blank=True, default="", validators=[no_bidi_controls]
+    )
     # Dataset inputs as MLflow logs them: [{"dataset": {name, digest, source_type, source,
     # schema, profile}, "tags": [{key, value}]}], one per (name, digest).
     inputs = models.JSONField(default=list, blank=True)

@@ -7,9 +7,11 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from catalog.validators import no_bidi_controls
+
 
 class Team(models.Model):
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[no_bidi_controls])
     created_at = models.DateTimeField(auto_now_add=True)
     # Alerts are also POSTed here, signed with the secret (docs/domain.md §19); owners set both.
     webhook_url = models.URLField(

@@ -43,10 +43,13 @@ def upload(media: Path) -> Any:
         assert made.status_code == 201, made.json()
     client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
 
-    def put(run_id: str, path: str, body: bytes, **extra: Any) -> Any:
-        url = f"/mlflow/api/2.0/mlflow-artifacts/artifacts/{campaign.pk}/{run_id}/artifacts/{path}"
-        return client.generic("PUT", url, body, content_type="text/plain", **extra)
+    def url(run_id: str, path: str) -> str:
+        return f"/mlflow/api/2.0/mlflow-artifacts/artifacts/{campaign.pk}/{run_id}/artifacts/{path}"
 
+    def put(run_id: str, path: str, body: bytes, content_type: str = "text/plain", **extra: Any):  # type: ignore[no-untyped-def]
+        return client.generic("PUT", url(run_id, path), body, content_type=content_type, **extra)
+
+    put.get = lambda run_id, path: client.get(url(run_id, path))  # type: ignore[attr-defined]
     return put
 
 
@@ -97,3 +100,17 @@ def test_an_upload_past_its_deadline_leaves_no_partial_file(upload: Any, media: 
     answer = upload("r1", "slow.bin", b"z" * 1000)
     assert answer.status_code == 408
     assert RunArtifact.objects.count() == 0 and _files(media) == []
+
+
+@pytest.mark.django_db
+def test_a_download_is_an_attachment_that_is_not_sniffed_nor_run(upload: Any) -> None:
+    """Issue 19, Low: artifacts were served inline with the uploader's content type, so an
+    uploaded HTML page opened from its link ran its script on the site's origin."""
+    page = b"<html><script>alert(document.cookie)</script></html>"
+    assert upload("r1", "plots/report.html", page, content_type="text/html").status_code == 200
+    answer = upload.get("r1", "plots/report.html")
+    assert answer.status_code == 200
+    assert b"".join(answer.streaming_content) == page  # the bytes as uploaded
+    assert answer["Content-Disposition"] == 'attachment; filename="report.html"'
+    assert answer["X-Content-Type-Options"] == "nosniff"
+    assert answer["Content-Security-Policy"].startswith("sandbox")

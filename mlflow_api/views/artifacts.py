@@ -101,6 +101,21 @@ def _too_large() -> MlflowError:
     )
 
 
+def _download(stored: RunArtifact) -> FileResponse:
+    """An artifact as a file to save, never a page: the uploader chose its bytes and its content
+    type, so a browser opening the link must neither render nor sniff it (an HTML or SVG file
+    would run its script on this site's origin), and if it did, the policy runs nothing."""
+    response = FileResponse(
+        default_storage.open(stored.storage_name, "rb"),
+        as_attachment=True,
+        filename=posixpath.basename(stored.path),
+        content_type=stored.content_type or "application/octet-stream",
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Security-Policy"] = "sandbox; default-src 'none'"
+    return response
+
+
 @endpoint("GET", "PUT")
 def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBase:
     run, relative = _artifact_target(caller, path)
@@ -108,10 +123,7 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBas
         stored = RunArtifact.objects.filter(run=run, path=relative).first()
         if stored is None:
             raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"no artifact {relative!r}")
-        return FileResponse(
-            default_storage.open(stored.storage_name, "rb"),
-            content_type=stored.content_type or "application/octet-stream",
-        )
+        return _download(stored)
     caller.require_write(run.team_id)
     relative = _safe(relative)
     # 411 without Content-Length, 413 over ARTIFACT_MAX_BYTES or a quota (mlflow_api/uploads).

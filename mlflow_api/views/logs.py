@@ -26,7 +26,9 @@ from mlflow_api.views.wire import (
     MAX_KEY,
     MAX_PARAM_VALUE,
     MAX_TAG_VALUE,
+    RUN_NAME_TAG,
     answer,
+    checked_run_name,
     endpoint,
     key_values,
     read_body,
@@ -82,7 +84,10 @@ def log_param(request: HttpRequest, caller: Caller) -> HttpResponse:
 def set_tag(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     value = text_field(data, "value", required=False, limit=MAX_TAG_VALUE)
-    return _write(caller, data, tags={text_field(data, "key"): value})
+    key = text_field(data, "key")
+    if key == RUN_NAME_TAG:
+        checked_run_name(value, "value")
+    return _write(caller, data, tags={key: value})
 
 
 @endpoint("POST")

@@ -43,6 +43,7 @@ from mlflow_api.views.lookups import (
 from mlflow_api.views.wire import (
     MAX_TAG_VALUE,
     answer,
+    checked_run_name,
     endpoint,
     key_values,
     read_body,
@@ -131,9 +132,11 @@ def run_create(request: HttpRequest, caller: Caller) -> HttpResponse:
     tags = key_values(data.get("tags"), "tags", MAX_TAG_VALUE)
     if data.get("user_id") and "mlflow.user" not in tags:
         tags["mlflow.user"] = text_field(data, "user_id")
+    name = checked_run_name(
+        text_field(data, "run_name", required=False, limit=MAX_RUN_NAME), "run_name"
+    )
     item = _item(caller, campaign, tags)
     kind = _kind(caller, tags)
-    name = text_field(data, "run_name", required=False, limit=MAX_RUN_NAME)
     name = name or tags.get("mlflow.runName", "")[:MAX_RUN_NAME]
     run_id = _run_id(tags)
     name = name or run_id
@@ -192,7 +195,9 @@ def run_update(request: HttpRequest, caller: Caller) -> HttpResponse:
         raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found")
     status = str(data.get("status") or "")
     try:
-        name = text_field(data, "run_name", required=False, limit=MAX_RUN_NAME)
+        name = checked_run_name(
+            text_field(data, "run_name", required=False, limit=MAX_RUN_NAME), "run_name"
+        )
         if name:
             run = run_lifecycle.rename_run(run, name=name)
         if status == "RUNNING":

@@ -16,6 +16,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
+from catalog.domain.display_text import bidi_refusal
 from mlflow_api.auth import authenticate
 from mlflow_api.errors import MlflowError
 
@@ -124,4 +125,19 @@ def key_values(items: Any, field: str, value_limit: int) -> dict[str, str]:
         out[key] = (
             "" if value is None else text_field(item, "value", required=False, limit=value_limit)
         )
+        if key == RUN_NAME_TAG:
+            checked_run_name(out[key], f"{field}: {RUN_NAME_TAG}")
     return out
+
+
+# MLflow's client names a run by this tag as well as by `run_name`.
+RUN_NAME_TAG = "mlflow.runName"
+
+
+def checked_run_name(name: str, field: str) -> str:
+    """A run's display name, refused (400 naming `field`) with a bidirectional control in it
+    (docs/domain.md §25; the REST API and the admin refuse it through the model's validator)."""
+    refusal = bidi_refusal(name)
+    if refusal is not None:
+        raise MlflowError("INVALID_PARAMETER_VALUE", f"parameter '{field}': {refusal}")
+    return name

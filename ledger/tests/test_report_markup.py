@@ -1,0 +1,83 @@
+"""Text people typed stays text in the closing report (issue 19, Low; docs/domain.md §16): the
+Markdown rendering passed raw HTML and `javascript:` links through, so a viewer that renders
+Markdown ran or linked what a planner wrote in a title, a note or an expense. Checked on the
+stored Markdown, on it rendered by a Markdown renderer that allows raw HTML and any link target
+(as many do), and on the HTML rendering."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.test import TestCase
+from markdown_it import MarkdownIt
+
+from campaigns.models import Campaign, Team
+from campaigns.tests.factories import committed_campaign, make_user
+from ledger import reports
+from ledger.services import post_entry
+from ledger.templatetags.ledger_report import md_cell, md_text
+
+SCRIPT = "<script>alert('title')</script>"
+IMAGE = '<img src=x onerror="alert(1)">'
+LINK = "[open the results](javascript:alert(document.cookie))"
+AUTOLINK = "<javascript:alert(2)>"
+REFERENCE = "[x]\n\n[x]: javascript:alert(3)"
+
+
+def permissive_html(markdown: str) -> str:
+    """Markdown as a renderer with raw HTML on and no check on link targets shows it."""
+    renderer = MarkdownIt("commonmark", {"html": True}).enable("table")
+    renderer.validateLink = lambda url: True  # type: ignore[method-assign]
+    return renderer.render(markdown)
+
+
+class TheReportKeepsTypedTextAsText(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        team = Team.objects.create(name="nlp")
+        owner = make_user("olga", team=team, role="owner")
+        campaign = committed_campaign(team, owner)
+        Campaign.objects.filter(pk=campaign.pk).update(
+            title=f"Typed {SCRIPT}", question=f"Which? {IMAGE}", conclusion=f"See {LINK} {AUTOLINK}"
+        )
+        campaign.refresh_from_db()
+        post_entry(
+            campaign=campaign,
+            kind="included",
+            description=f"storage {LINK} | {IMAGE}",
+            amount=Decimal("5.00"),
+            currency="USD",
+        )
+        cls.data = reports.collect(campaign)
+
+    def test_the_markdown_holds_no_tag_and_no_link(self) -> None:
+        markdown = reports.render_markdown(self.data)
+        for raw in (SCRIPT, IMAGE, LINK, AUTOLINK, "<script", "<img"):
+            self.assertNotIn(raw, markdown)
+        self.assertNotRegex(markdown, r"(?<!\\)\]\(javascript:")  # only as "\](javascript:"
+        self.assertIn("&lt;script&gt;alert('title')&lt;/script&gt;", markdown)
+        self.assertIn("\\[open the results\\](javascript:alert(document.cookie))", markdown)
+
+    def test_rendered_it_shows_the_characters_and_runs_and_links_nothing(self) -> None:
+        html = permissive_html(reports.render_markdown(self.data))
+        self.assertNotIn("<script", html)
+        self.assertNotIn("<img", html)
+        self.assertNotIn('href="javascript:', html)
+        self.assertIn("Typed &lt;script&gt;alert('title')&lt;/script&gt;", html)
+        self.assertIn("[open the results](javascript:alert(document.cookie))", html)
+
+    def test_the_html_rendering_escapes_them_too(self) -> None:
+        html = reports.render_html(self.data)
+        self.assertNotIn(SCRIPT, html)
+        self.assertNotIn("<img src=x", html)
+        self.assertNotIn('href="javascript:', html)
+        self.assertIn("&lt;script&gt;", html)
+
+    def test_the_filters_make_any_link_or_tag_inert(self) -> None:
+        for text in (SCRIPT, IMAGE, LINK, AUTOLINK, REFERENCE, "\\[x](javascript:alert(4))"):
+            with self.subTest(text=text):
+                for shown in (md_text(text), md_cell(text)):
+                    html = permissive_html(shown)
+                    self.assertNotIn("<a ", html)
+                    self.assertNotIn("<script", html)
+                    self.assertNotIn("<img", html)
