@@ -125,6 +125,11 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# The campaign page posts every row of its plan tables (campaigns/admin/inlines.py: 50 rows a
+# page of items, of their work and of stages, about 35 fields a plan row): Django's default
+# of 1,000 fields refused the save of any plan past about 28 items with a 400 (issue 21).
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 5000
+
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 STORAGES = {
