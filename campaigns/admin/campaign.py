@@ -30,6 +30,7 @@ from campaigns.admin.forms import (
 )
 from campaigns.admin.inline_writes import INLINE_WRITERS
 from campaigns.admin.inlines import (
+    ROWS_PER_PAGE,
     DecisionPointInline,
     IngestKeyInline,
     ItemWorkInline,
@@ -37,8 +38,8 @@ from campaigns.admin.inlines import (
     PlannedItemInline,
     StageInline,
     StopRuleInline,
+    rows_page,
 )
-from campaigns.admin.inlines import ROWS_PER_PAGE, rows_page
 from campaigns.admin.refusals import refusal_of
 from campaigns.admin.shared_choices import shared_choice_lists
 from campaigns.admin.tenancy import (

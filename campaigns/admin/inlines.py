@@ -36,8 +36,9 @@ from campaigns.models import (
 )
 
 # The tables that grow with the plan show this many rows a page (issue 21: 200 items once
-# rendered 600 rows, 17 s and several MB); ``?page=N`` shows rows N·50-49 to N·50 of each.
-ROWS_PER_PAGE = 50
+# rendered 600 rows, 17 s and several MB; each row costs a form and a dozen widgets to
+# render); ``?page=N`` shows rows (N-1)·25+1 to N·25 of each.
+ROWS_PER_PAGE = 25
 
 
 def rows_page(request: HttpRequest) -> int:

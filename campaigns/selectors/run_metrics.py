@@ -284,9 +284,7 @@ def run_series(
     rows = list(MetricSummary.objects.filter(run=run, name__in=list(names)))
     long = [r for r in rows if r.count > max_points]
     whole = [r.name for r in rows if r.count <= max_points]
-    points = _points_of_names(
-        run.pk, whole, [r.name for r in long if r.non_finite < max_points]
-    )
+    points = _points_of_names(run.pk, whole, [r.name for r in long if r.non_finite < max_points])
     found = {
         r.name: Series(name=r.name, count=r.count, points=points.get(r.name, []))
         for r in rows
@@ -328,5 +326,7 @@ def _points_of_names(
     by_name: dict[str, list[series.Point]] = {}
     nf = _NON_FINITE
     for name, step, value, tok in rows:
-        by_name.setdefault(name, []).append((step, nf[tok] if tok else float(value)))
+        # The value column is null only for a non-finite point, which has its token.
+        point = nf[tok] if tok or value is None else float(value)
+        by_name.setdefault(name, []).append((step, point))
     return by_name

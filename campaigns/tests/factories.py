@@ -8,6 +8,7 @@ rather than its transport.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Iterator
@@ -131,7 +132,7 @@ def grow_plan(campaign: Campaign, items: int) -> None:
     through = Stage.depends_on.through
     through.objects.bulk_create(
         through(from_stage_id=later.pk, to_stage_id=earlier.pk)
-        for earlier, later in zip(stages, stages[1:], strict=False)
+        for earlier, later in itertools.pairwise(stages)
     )
 
 
