@@ -88,7 +88,10 @@ class LargePlanAt1366(StaticLiveServerTestCase):
         self.log_in()
         url = f"{self.live_server_url}/admin/campaigns/campaign/{self.campaign.pk}/change/"
         b.get(f"{url}?page=3")
-        self.assertIn("rows 51–75 of 200", b.find_element(By.ID, "row-pages").text)
+        pager = b.find_element(By.ID, "row-pages")
+        self.assertIn("rows 51–75 of 200", pager.text)
+        b.execute_script("arguments[0].scrollIntoView({block: 'start'});", pager)
+        b.save_screenshot(str(BUILD / "large-plan-pager.png"))
         row = self.stage_prefix("train-v60")
         # Filled from the page's one list: every item (and the blank choice), every stage.
         self.assertEqual(self.options(f"{row}-variant"), 201)
