@@ -105,6 +105,11 @@ class LargePlanAt1366(StaticLiveServerTestCase):
         after.deselect_all()
         after.select_by_visible_text("train-v3 (2.00 h)")
         after.select_by_visible_text("train-v30 (2.00 h)")
+        # A row added on the page has the full lists too (a clone of the filled empty row).
+        add = b.find_element(By.CSS_SELECTOR, "#stages-group .add-row a")
+        b.execute_script("arguments[0].click();", add)
+        added = b.find_elements(By.CSS_SELECTOR, "#stages-group tr.dynamic-stages")[-1]
+        self.assertEqual(self.options(f"{added.get_attribute('id')}-variant"), 201)
         button = b.find_element(By.NAME, "_continue")
         b.execute_script("arguments[0].click();", button)
         WebDriverWait(b, 60).until(
