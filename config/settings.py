@@ -136,6 +136,12 @@ TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
 
+# The campaign page posts every row of its plan tables (campaigns/admin/inlines.py: a page of
+# 25 items, their work and 25 stages, about 35 fields a plan row, and the other tables):
+# Django's default of 1,000 fields refused the save of any plan past about 28 items with a
+# 400 (issue 21).
+DATA_UPLOAD_MAX_NUMBER_FIELDS = 5000
+
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", BASE_DIR / "staticfiles"))
 # With DEBUG off pages name collectstatic's hashed, compressed copies, served by WhiteNoise:

@@ -20,6 +20,7 @@ from campaigns.admin.campaign_pages import (
     error_links,
     ingest_key_banner,
     plan_overview,
+    row_pages,
 )
 from campaigns.admin.forms import (
     CAMPAIGN_FIELDS,
@@ -29,6 +30,7 @@ from campaigns.admin.forms import (
 )
 from campaigns.admin.inline_writes import INLINE_WRITERS
 from campaigns.admin.inlines import (
+    ROWS_PER_PAGE,
     DecisionPointInline,
     IngestKeyInline,
     ItemWorkInline,
@@ -36,8 +38,10 @@ from campaigns.admin.inlines import (
     PlannedItemInline,
     StageInline,
     StopRuleInline,
+    rows_page,
 )
 from campaigns.admin.refusals import refusal_of
+from campaigns.admin.shared_choices import shared_choice_lists
 from campaigns.admin.tenancy import (
     OWNERS,
     READERS,
@@ -149,9 +153,9 @@ class CampaignAdmin(TeamScopedAdmin):
     ) -> Any:
         # The plan's tables need the width: no app list beside them (breadcrumbs lead back).
         context["is_nav_sidebar_enabled"] = False
-        context["error_links"] = error_links(
-            context.get("adminform"), context.get("inline_admin_formsets") or []
-        )
+        inline_formsets = context.get("inline_admin_formsets") or []
+        context["error_links"] = error_links(context.get("adminform"), inline_formsets)
+        context["shared_choices"] = shared_choice_lists(inline_formsets)
         return super().render_change_form(request, context, add, change, form_url, obj)
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
@@ -212,7 +216,11 @@ class CampaignAdmin(TeamScopedAdmin):
         campaign = self.get_object(request, object_id)
         if campaign is None:
             raise Http404("No such campaign.")
-        extra_context = {**(extra_context or {}), **plan_overview(campaign)}
+        extra_context = {
+            **(extra_context or {}),
+            **plan_overview(campaign),
+            **row_pages(campaign, rows_page(request), ROWS_PER_PAGE),
+        }
         writer = caller_has_role(request, campaign.team_id, WRITERS)
         extra_context["can_commit"] = campaign.is_draft and writer
         extra_context["can_close"] = not campaign.is_draft and not campaign.is_closed and writer
@@ -222,6 +230,15 @@ class CampaignAdmin(TeamScopedAdmin):
         )
         # Already found above: go straight to Django's view, skipping the mixin's second lookup.
         return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
+
+    def response_change(self, request: HttpRequest, obj: Any) -> HttpResponse:
+        response = super().response_change(request, obj)
+        page = rows_page(request)
+        # "Save and continue editing" comes back to the page of rows that was saved.
+        if page > 1 and isinstance(response, HttpResponseRedirect) and "_continue" in request.POST:
+            joiner = "&" if "?" in response["Location"] else "?"
+            response["Location"] = f"{response['Location']}{joiner}page={page}"
+        return response
 
     def get_urls(self) -> list[Any]:
         return [

@@ -70,6 +70,25 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
     return context
 
 
+def row_pages(campaign: Campaign, page: int, per_page: int) -> dict[str, Any]:
+    """The pager above the plan's tables when they hold more rows than one page shows (the
+    items' and the stages' tables are paged alike: campaigns/admin/inlines.py). Two counts."""
+    rows = max(campaign.items.count(), campaign.stages.count())
+    pages = max(1, -(-rows // per_page))
+    if pages == 1:
+        return {}
+    page = min(page, pages)
+    return {
+        "row_pages": {
+            "page": page,
+            "pages": list(range(1, pages + 1)),
+            "first": (page - 1) * per_page + 1,
+            "last": min(rows, page * per_page),
+            "rows": rows,
+        }
+    }
+
+
 def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
     """One metric (``requested``, default the one most runs log) of every run of the campaign
     on shared axes, a distinct colour per run (pilots dashed), each series downsampled

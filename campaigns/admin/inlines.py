@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
@@ -24,6 +23,7 @@ from campaigns.admin.forms import (
     StageForm,
     StopRuleForm,
 )
+from campaigns.admin.shared_choices import SharedChoicesSelect, SharedChoicesSelectMultiple
 from campaigns.admin.tenancy import WRITERS, caller_has_role, choices_once, object_id_of
 from campaigns.models import (
     Campaign,
@@ -35,12 +35,41 @@ from campaigns.models import (
     StopRule,
 )
 
+# The tables that grow with the plan show this many rows a page (issue 21: 200 items once
+# rendered 600 rows, 17 s and several MB; each row costs a form and a dozen widgets to
+# render); ``?page=N`` shows rows (N-1)·25+1 to N·25 of each.
+ROWS_PER_PAGE = 25
+
+
+def rows_page(request: HttpRequest) -> int:
+    """The page of rows asked for (1 when absent or not a positive number)."""
+    try:
+        return max(1, int(request.GET.get("page", "1")))
+    except ValueError:
+        return 1
+
 
 class CampaignInline(admin.TabularInline[Any, Any]):
     # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
     extra = 1
     # The plan's rows are written while drafting and frozen with the plan at commit.
     frozen_after_commit = True
+    # The rows of a table that grows with the plan come a page at a time (ROWS_PER_PAGE).
+    paged = False
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
+        rows = super().get_queryset(request)
+        if not self.paged:
+            return rows
+        start = (rows_page(request) - 1) * ROWS_PER_PAGE
+        # The page's ids as a subquery (a sliced queryset cannot be filtered by the formset);
+        # a POST carries the same ?page, so it validates the rows its page showed.
+        page = (
+            rows.filter(campaign_id=object_id_of(request))
+            .order_by("id")
+            .values("id")[start : start + ROWS_PER_PAGE]
+        )
+        return rows.filter(pk__in=page)
 
     def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
         if obj is None:
@@ -73,6 +102,7 @@ class PlannedItemInline(CampaignInline):
     form = PlannedItemForm
     fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS, "status", "amendment_reason"]
     readonly_fields = ["status"]
+    paged = True
     # After commit an item may still be added or amended, with a reason.
     frozen_after_commit = False
 
@@ -95,6 +125,7 @@ class ItemWorkInline(CampaignInline):
     extra = 0
     can_delete = False
     frozen_after_commit = False
+    paged = True
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # items are added in the table above
@@ -117,13 +148,16 @@ class StageInline(CampaignInline):
     fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:]]
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
+    paged = True
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_add_permission(request, obj) and (obj is None or obj.is_draft)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        # Each row shows its dependencies: one query for all rows, not one per row.
-        return super().get_queryset(request).prefetch_related("depends_on")
+        # Each row shows its item and its dependencies (read-only once committed): one query
+        # for all rows, not one per row.
+        rows = super().get_queryset(request)
+        return rows.select_related("variant").prefetch_related("depends_on")
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
@@ -139,14 +173,18 @@ class StageInline(CampaignInline):
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "variant":
             kwargs["queryset"] = PlannedItem.objects.filter(campaign_id=object_id_of(request))
+            # Every item once in the page, not on every row (campaigns/admin/shared_choices.py).
+            kwargs["widget"] = SharedChoicesSelect("stage-variant")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "depends_on":
             kwargs["queryset"] = Stage.objects.filter(campaign_id=object_id_of(request))
-            # One line tall (ctrl/cmd-click for several): a stage row stays one row.
-            kwargs["widget"] = forms.SelectMultiple(
-                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+            # One line tall (ctrl/cmd-click for several): a stage row stays one row. Every
+            # stage once in the page, not on every row (campaigns/admin/shared_choices.py).
+            kwargs["widget"] = SharedChoicesSelectMultiple(
+                "stage-depends_on",
+                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"},
             )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
@@ -167,8 +205,9 @@ class DecisionPointInline(CampaignInline):
             kwargs["queryset"] = PlannedItem.objects.filter(
                 campaign_id=object_id_of(request)
             ).exclude(tier="mandatory")
-            kwargs["widget"] = forms.SelectMultiple(
-                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+            kwargs["widget"] = SharedChoicesSelectMultiple(
+                "decision-cut_variants",
+                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"},
             )
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 

@@ -273,3 +273,60 @@ def threshold_rule(campaign_id: int, name: str) -> StopRule | None:
         .order_by("id")
         .first()
     )
+
+
+def run_series(
+    run: Run, names: Sequence[str], max_points: int = DEFAULT_MAX_POINTS
+) -> dict[str, Series]:
+    """Several metrics of one run, by name, each as ``metric_series`` reads it: the run
+    page's curves in a few queries whatever their number (the summaries, the short series
+    whole and the long ones' non-finite points in one, the long ones' rollups by level)."""
+    rows = list(MetricSummary.objects.filter(run=run, name__in=list(names)))
+    long = [r for r in rows if r.count > max_points]
+    whole = [r.name for r in rows if r.count <= max_points]
+    points = _points_of_names(run.pk, whole, [r.name for r in long if r.non_finite < max_points])
+    found = {
+        r.name: Series(name=r.name, count=r.count, points=points.get(r.name, []))
+        for r in rows
+        if r.count <= max_points
+    }
+    summaries = {r.pk: as_summary(r) for r in long}
+    levels: dict[int, list[int]] = {}
+    for r in long:
+        levels.setdefault(mr.level_for(summaries[r.pk], max_points), []).append(r.pk)
+    buckets: dict[int, list[mr.Bucket]] = {}
+    for level, pks in levels.items():
+        for summary_id, *values in (
+            MetricRollup.objects.filter(summary_id__in=pks, level=level)
+            .order_by("summary_id", "bucket")
+            .values_list("summary_id", *_BUCKET_FIELDS)
+        ):
+            buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
+    for r in long:
+        nf = points.get(r.name, []) if r.non_finite < max_points else None
+        drawn = mr.series_from_rollups(summaries[r.pk], buckets.get(r.pk, []), nf, max_points)
+        found[r.name] = Series(name=r.name, count=r.count, points=drawn)
+    return found
+
+
+def _points_of_names(
+    run_pk: int, whole: Sequence[str], non_finite_of: Sequence[str]
+) -> dict[str, list[series.Point]]:
+    """Every point of the metrics ``whole`` and the non-finite points of ``non_finite_of``
+    (two disjoint sets of names) of one run, by name, in step order (equal steps in logging
+    order): one query."""
+    if not whole and not non_finite_of:
+        return {}
+    wanted = Q(name__in=list(whole)) | (Q(name__in=list(non_finite_of)) & ~Q(non_finite=""))
+    rows = (
+        MetricPoint.objects.filter(wanted, run_id=run_pk)
+        .order_by("name", "step", "id")
+        .values_list("name", "step", "value", "non_finite")
+    )
+    by_name: dict[str, list[series.Point]] = {}
+    nf = _NON_FINITE
+    for name, step, value, tok in rows:
+        # The value column is null only for a non-finite point, which has its token.
+        point = nf[tok] if tok or value is None else float(value)
+        by_name.setdefault(name, []).append((step, point))
+    return by_name

@@ -8,6 +8,7 @@ rather than its transport.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Iterator
@@ -106,6 +107,33 @@ def make_plannable(team: Team, **fields: Any) -> Campaign:
         planned_hours=Decimal("22"),
     )
     return campaign
+
+
+def grow_plan(campaign: Campaign, items: int) -> None:
+    """Add items named v<i> until the campaign has ``items``, each with a training stage
+    ``train-v<i>`` on one of four GPUs following the previous one (bulk: a large plan's
+    pages, issue 21)."""
+    have = campaign.items.count()
+    made = PlannedItem.objects.bulk_create(
+        PlannedItem(campaign=campaign, name=f"v{i}", planned_hours=Decimal("2"), rationale="r")
+        for i in range(have, items)
+    )
+    stages = Stage.objects.bulk_create(
+        Stage(
+            campaign=campaign,
+            name=f"train-{item.name}",
+            kind="training",
+            variant=item,
+            planned_hours=Decimal("2"),
+            resource=f"gpu-{i % 4}",
+        )
+        for i, item in enumerate(made)
+    )
+    through = Stage.depends_on.through
+    through.objects.bulk_create(
+        through(from_stage_id=later.pk, to_stage_id=earlier.pk)
+        for earlier, later in itertools.pairwise(stages)
+    )
 
 
 def committed_campaign(

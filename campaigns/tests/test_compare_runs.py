@@ -8,7 +8,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from campaigns.models import Campaign, Run, Team
-from campaigns.tests.factories import add_points, committed_campaign, make_user
+from campaigns.tests.factories import add_points, committed_campaign, grow_plan, make_user
 
 
 def add_run(
@@ -141,4 +141,17 @@ class CompareRuns(TestCase):
         with CaptureQueriesContext(connection) as many:
             page = self.client.get(self.url())
         self.assertIn("loss: 8 runs", page.content.decode())
+        self.assertEqual(len(many), len(few))
+
+    def test_its_queries_do_not_grow_with_the_number_of_items(self) -> None:
+        self.client.force_login(self.viewer)
+        self.client.get(self.url())  # warm the session and content-type caches
+        with CaptureQueriesContext(connection) as few:
+            self.client.get(self.url())
+        grow_plan(self.campaign, 60)
+        for i in range(6):
+            add_run(self.campaign, f"item-{i}", 10 + i, "full", {"loss": (10, float)})
+        with CaptureQueriesContext(connection) as many:
+            page = self.client.get(self.url())
+        self.assertIn("loss: 9 runs", page.content.decode())
         self.assertEqual(len(many), len(few))

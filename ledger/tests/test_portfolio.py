@@ -11,8 +11,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from campaigns.models import Team
-from campaigns.tests.factories import make_campaign, make_user
+from campaigns.models import Campaign, Team
+from campaigns.tests.factories import grow_plan, make_campaign, make_run, make_user
 from ledger.domain import team_budget as tb
 from ledger.models import Deliverable, LedgerEntry
 from ledger.services.team_budget import set_allowance
@@ -84,3 +84,16 @@ class PortfolioTests(TestCase):
         with CaptureQueriesContext(connection) as fifty:
             self.assertEqual(len(self.page().context["rows"]), 50)
         self.assertEqual(len(five), len(fifty), [q["sql"][:90] for q in fifty.captured_queries])
+
+    def test_the_query_count_does_not_grow_with_the_campaigns_items_and_runs(self) -> None:
+        add_campaigns(self.team, 3)
+        self.page()  # warm: sessions, content types
+        with CaptureQueriesContext(connection) as small:
+            self.page()
+        for campaign in Campaign.objects.filter(team=self.team):
+            grow_plan(campaign, 40)
+            for n in range(10):
+                make_run(campaign, f"{campaign.pk}-run-{n}", variant=campaign.items.first())
+        with CaptureQueriesContext(connection) as large:
+            self.page()
+        self.assertEqual(len(small), len(large), [q["sql"][:90] for q in large.captured_queries])
