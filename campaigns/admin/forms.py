@@ -201,8 +201,9 @@ STAGE_FIELDS = [
     "depends_on",
     "observed_hours",
     "deviation_note",
+    "observed_reason",
 ]
-OBSERVED_FIELDS = {"observed_hours", "deviation_note"}
+OBSERVED_FIELDS = {"observed_hours", "deviation_note", "observed_reason"}
 
 
 class StageForm(CampaignChildForm):
@@ -224,6 +225,15 @@ class StageForm(CampaignChildForm):
     class Meta:
         model = Stage
         fields = STAGE_FIELDS
+        labels = {"observed_hours": "typed hours", "observed_reason": "why not the runs'"}
+        help_texts = {
+            "observed_hours": "Only where no run stands for the stage, or to correct the runs' "
+            "figure (with the reason).",
+        }
+        widgets = {
+            "observed_reason": forms.Textarea(attrs={"rows": 1, "cols": 8}),
+            "deviation_note": forms.Textarea(attrs={"rows": 1, "cols": 8}),
+        }
 
     def after_names(self) -> list[str]:
         return [n.strip() for n in (self.cleaned_data.get("after") or "").split(",") if n.strip()]
@@ -245,6 +255,7 @@ class StageForm(CampaignChildForm):
                 stage=self.instance,
                 observed_hours=observed,
                 deviation_note=data.get("deviation_note") or "",
+                observed_reason=data.get("observed_reason") or "",
             )
         except PlanFrozen:
             self.add_error(
