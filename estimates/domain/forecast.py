@@ -223,10 +223,14 @@ class _ItemsPass:
 
 
 def _calibrated(
-    inputs: ForecastInputs, item: ItemInput, planned: float, out: _ItemsPass
+    inputs: ForecastInputs,
+    item: ItemInput,
+    planned: float,
+    out: _ItemsPass,
+    why: str = "no pilot yet",
 ) -> tuple[float, str, str]:
     hours, source = planned, ASSUMED
-    note = f"no pilot yet: the planned {fmt_hours(planned)} h are assumed"
+    note = f"{why}: the planned {fmt_hours(planned)} h are assumed"
     found = calibration.applicable(
         inputs.calibrations, "training", calibration.gpu_in(item.gpu, inputs.known_gpus)
     )
@@ -234,7 +238,7 @@ def _calibrated(
         return hours, source, note
     hours, source = planned * found.median, CALIBRATED
     note = (
-        f"no pilot yet: the planned {fmt_hours(planned)} h × {found.median:.2f}, the "
+        f"{why}: the planned {fmt_hours(planned)} h × {found.median:.2f}, the "
         f"median observed/estimated of {found.count} training stages in "
         f"{found.source_names()}"
     )
@@ -268,7 +272,14 @@ def _hours(
         return observed, OBSERVED, f"done: {fmt_hours(observed)} h observed"
     if sample is not None:
         measured, note = pilot_hours(item, sample)
-        return (measured, PILOT, note) if measured is not None else (planned, ASSUMED, note)
+        if measured is not None:
+            return measured, PILOT, note
+        # A pilot the item's row cannot use must not leave the forecast less informed than
+        # before it: the team's calibration still applies (issue 18; docs/domain.md §20).
+        hours, source, calibrated_note = _calibrated(inputs, item, planned, out, why=note)
+        return (
+            (hours, source, calibrated_note) if source == CALIBRATED else (planned, ASSUMED, note)
+        )
     return _calibrated(inputs, item, planned, out)
 
 
@@ -302,7 +313,7 @@ def _forecast_item(
     basis = reserved if reserved is not None else planned
     if basis > 0 and abs(hours - basis) > 1e-9:
         out.factor[item.id] = hours / basis
-    if source == PILOT or (sample is not None and source == ASSUMED):
+    if source == PILOT or (sample is not None and source in (ASSUMED, CALIBRATED)):
         out.advice.append(f"{item.name}: {note}.")
     out.forecasts.append(
         ItemForecast(
