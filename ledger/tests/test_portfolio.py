@@ -79,8 +79,14 @@ class PortfolioTests(TestCase):
         self,
     ) -> None:
         add_campaigns(self.team, 1)
-        Deliverable.objects.create(campaign=self.team.campaigns.get(), kind="error_analysis",
-                                   corpus_name="t", corpus_revision="r1", accepted=True)  # fmt: skip
+        campaign = self.team.campaigns.get()
+        Deliverable.objects.create(
+            campaign=campaign,
+            kind="error_analysis",
+            corpus_name="t",
+            corpus_revision="r1",
+            accepted=True,
+        )
         answer = self.page()
         self.assertEqual(answer.context["rows"][0].cost_per_accepted, Decimal("40.00"))
         self.assertContains(answer, "Cost per accepted deliverable (distinct corpora)")
