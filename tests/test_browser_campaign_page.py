@@ -9,6 +9,7 @@ build/.
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -76,7 +77,8 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
 
     def no_horizontal_scroll(self, page: str) -> None:
         width, inner = self.browser.execute_script(
-            "return [document.documentElement.scrollWidth, window.innerWidth];"
+            # clientWidth, not innerWidth: the vertical scrollbar takes its 15 px of the window.
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
         )
         if width > inner:
             self.shot(f"too-wide-{page.replace(' ', '-')}.png")
@@ -84,7 +86,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
             "var out = [];"
             "document.querySelectorAll('body *').forEach(function (e) {"
             "  var r = e.getBoundingClientRect();"
-            "  if (r.right > window.innerWidth + 1 && out.length < 6)"
+            "  if (r.right > document.documentElement.clientWidth + 1 && out.length < 6)"
             "    out.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r.right));"
             "});"
             "return out;"
@@ -208,6 +210,24 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         items = b.find_element(By.ID, "items-group")
         b.execute_script("arguments[0].scrollIntoView();", items)
         self.shot("campaign-page-committed-items.png")
+        # A finished run gives its stage its observed hours; the table shows them beside the
+        # typed column, and the row still fits (docs/domain.md §8.6).
+        campaign.runs.create(
+            team=self.team,
+            run_id="base-0",
+            variant=campaign.items.get(name="baseline"),
+            kind="full",
+            config_digest="-",
+            status="completed",
+            observed_hours=Decimal("9.5"),
+        )
+        b.refresh()
+        stages = b.find_element(By.ID, "stages-group")
+        self.assertIn("9.5 h (1 run)", stages.text)
+        self.assertIn("no run: type it", stages.text)
+        self.no_horizontal_scroll("the committed campaign with a run")
+        b.execute_script("arguments[0].scrollIntoView();", stages)
+        self.shot("campaign-page-committed-stages.png")
 
         b.find_element(By.ID, "close-campaign").click()
         self.assertIn("What closing does", b.find_element(By.ID, "content").text)
