@@ -294,6 +294,16 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         # 4,100: the four named plan figures (issue 18) add one 39 px line to the summary.
         self.assertLessEqual(self.page_height(), 4100, parts)
         print("demo campaign page height:", self.page_height())
+        # The forecast and the hardware options say which figure each shows (§8.5).
+        panel = self.browser.find_element("id", "forecast-panel")
+        self.assertIn("calendar length", panel.find_element("id", "forecast-figures").text)
+        self.browser.execute_script(
+            "document.getElementById('hardware-options-details').open = true;"
+            "arguments[0].scrollIntoView();",
+            panel,
+        )
+        self.no_horizontal_scroll("the demo campaign's panels")
+        self.shot("campaign-page-demo-panels.png")
 
     def test_the_compare_runs_page_overlays_the_runs_and_fits_the_width(self) -> None:
         from selenium.webdriver.common.by import By

@@ -87,7 +87,13 @@ class ThePanelsNameTheirFigures(TestCase):
         # No pilot: the forecast's figures are the plan's, under the same names.
         self.assertEqual(
             forecast["figures"],
-            {"work_hours": 39.5, "gpu_hours": 39.5, "calendar_hours": 43.5, "machine_hours": 42.5},
+            {
+                "work_hours": 39.5,
+                "gpu_hours": 39.5,
+                "calendar_hours": 43.5,
+                "machine_hours": 42.5,
+                "untied_machine_hours": 3.0,
+            },
         )
         self.assertEqual(forecast["forecast_hours"], float(figures["calendar_hours"]))
         self.assertEqual(
@@ -97,7 +103,7 @@ class ThePanelsNameTheirFigures(TestCase):
         )
         self.assertIn(
             "Forecast figures: work hours 39.5 h, GPU-hours 39.5, calendar length 43.5 h; the "
-            "lots must hold 42.5 h of machine time (the work hours and 3 h of machine stages "
+            "lots must hold 42.5 h of machine time (39.5 h on the items' stages, 3 h on stages "
             "tied to no item).",
             forecast["advice"],
         )
@@ -121,6 +127,11 @@ class ThePanelsNameTheirFigures(TestCase):
         self.assertEqual(
             re.findall(r"<strong>([\d.]+)(?: h)?</strong>", panel.group(0)),
             ["39.5", "39.5", "43.5", "42.5"],
+        )
+        self.assertIn("3 h of them tied to no item", panel.group(0))
+        self.assertEqual(
+            forecast["figures"]["machine_hours"] - forecast["figures"]["untied_machine_hours"],
+            float(figures["work_hours"]),
         )
         self.assertIn("calendar length", panel.group(0))
         self.assertIn("machine time the lots must hold", panel.group(0))

@@ -1065,8 +1065,11 @@ class ForecastFiguresSerializer(serializers.Serializer[Any]):
     gpu_hours = StrictFloatField(help_text="Each item's forecast work hours × its GPUs.")
     calendar_hours = StrictFloatField(help_text="The forecast calendar, first stage to last.")
     machine_hours = StrictFloatField(
-        help_text="What the lots must hold: the calendar's machine stages (the work hours and "
-        "the machine stages tied to no item)."
+        help_text="What the lots must hold: the calendar's machine stages, the items' and those "
+        "tied to no item."
+    )
+    untied_machine_hours = StrictFloatField(
+        help_text="Of the machine time, the stages tied to no item (setup, retrieval)."
     )
 
 

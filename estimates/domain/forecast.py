@@ -600,14 +600,19 @@ def _figures(
         window_hours=Decimal(str(inputs.window_hours)),
     )
     if stage_forecast is None:
-        machine = float(figures.work_hours)
+        machine, untied = float(figures.work_hours), 0.0
     else:
         machine = sum(stage_forecast[s.id] for s in inputs.stages if s.machine)
+        untied = sum(
+            stage_forecast[s.id] for s in inputs.stages if s.machine and s.variant_id not in by_id
+        )
     return {
         "work_hours": float(figures.work_hours),
         "gpu_hours": float(figures.gpu_hours),
         "calendar_hours": float(figures.calendar_hours),
         "machine_hours": h(machine),
+        # Of the machine time, the stages tied to no item (setup, loading, retrieval).
+        "untied_machine_hours": h(untied),
     }
 
 

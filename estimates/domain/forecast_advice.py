@@ -142,18 +142,21 @@ def headline(forecast_total: float, reserved_total: float, window: float) -> str
 
 
 def figures_line(figures: Mapping[str, float]) -> str:
-    """What the lots must hold, in the plan figures' words: the machine time is the work hours
-    plus the machine stages tied to no item, and the calendar length adds the human time."""
-    work, machine = figures["work_hours"], figures["machine_hours"]
-    other = max(0.0, machine - work)
+    """What the lots must hold, in the plan figures' words: the machine time is the calendar's
+    machine stages, the items' and those tied to no item; the calendar length adds the human
+    time and the waits."""
+    machine, untied = figures["machine_hours"], figures["untied_machine_hours"]
     text = (
-        f"Forecast figures: work hours {fmt_hours(work)} h, GPU-hours "
+        f"Forecast figures: work hours {fmt_hours(figures['work_hours'])} h, GPU-hours "
         f"{fmt_hours(figures['gpu_hours'])}, calendar length "
         f"{fmt_hours(figures['calendar_hours'])} h; the lots must hold "
         f"{fmt_hours(machine)} h of machine time"
     )
-    if other > 0.005:
-        text += f" (the work hours and {fmt_hours(other)} h of machine stages tied to no item)"
+    if untied > 0.005:
+        text += (
+            f" ({fmt_hours(machine - untied)} h on the items' stages, {fmt_hours(untied)} h on "
+            "stages tied to no item)"
+        )
     return text + "."
 
 
