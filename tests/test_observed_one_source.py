@@ -145,3 +145,28 @@ class ObservedHoursHaveOneSource(TestCase):
         html = api.get(f"/api/v1/reports/{report.pk}/html/").content.decode()
         self.assertIn(f"<strong>{TOTAL} h</strong>", html)
         self.assertIn("the runs: 12.00 h: the runs miss the hour", html)
+
+    def test_the_campaign_page_asks_for_the_reason_once_and_stores_it(self) -> None:
+        from tests.adminforms import form_data
+
+        self.client.force_login(self.owner)
+        url = reverse("admin:campaigns_campaign_change", args=[self.campaign.pk])
+        data = form_data(self.client.get(url).content.decode(), "campaign_form")
+        row = next(k[: -len("-id")] for k, v in data.items() if k.startswith("stages-")
+                   and k.endswith("-id") and v == str(self.train_a.pk))  # fmt: skip
+        data[f"{row}-observed_hours"] = "13"
+        data[f"{row}-deviation_note"] = "the resume cost an hour"
+        refused = self.client.post(url, data)
+        self.assertEqual(refused.status_code, 200, "saved without the reason")
+        self.assertContains(refused, "the runs on this stage&#x27;s item took 12.00 h")
+        self.train_a.refresh_from_db()
+        self.assertIsNone(self.train_a.observed_hours)  # nothing stored on refusal
+        data[f"{row}-observed_reason"] = "the runs miss the restore"
+        with celery_eager(), self.captureOnCommitCallbacks(execute=True):
+            saved = self.client.post(url, data)
+        self.assertEqual(saved.status_code, 302)
+        self.train_a.refresh_from_db()
+        self.assertEqual(
+            (self.train_a.observed_hours, self.train_a.observed_reason),
+            (Decimal("13.00"), "the runs miss the restore"),
+        )
