@@ -26,6 +26,7 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import SafeString
 
+from campaigns.domain.formatting import format_hours
 from campaigns.models import Campaign, PlannedItem, ThroughputSample
 from estimates.domain.forecast_advice import pilot_hours
 from estimates.domain.forecast_inputs import (
@@ -87,6 +88,12 @@ def panel_context(estimate: Estimate) -> dict[str, Any]:
         "advice": outputs.get("advice", []),
         "lots": outputs.get("lots", {}),
         "calibration": outputs.get("calibration", []),
+        # Written as the plan figures' line writes hours (campaigns/domain/formatting.py).
+        "figures": {
+            k: format_hours(v)
+            for k, v in (outputs.get("figures") or {}).items()
+            if isinstance(v, int | float)
+        },
     }
 
 

@@ -25,6 +25,7 @@ from campaigns.models import (
     Stage,
     ThroughputSample,
 )
+from campaigns.signals import observed_hours_recorded
 from estimates.services import mark_stale
 
 # Fields whose change moves a forecast; other saves (a title, a run's last step) do not.
@@ -116,6 +117,10 @@ def throughput_deleted(sender: Any, instance: ThroughputSample, **kwargs: Any) -
         mark_stale(campaign_id, create=False)
 
 
+def observed_recorded(sender: Any, stage: Stage, **kwargs: Any) -> None:
+    mark_stale(stage.campaign_id)
+
+
 def connect() -> None:
     """Idempotent (dispatch_uid): ready() may run more than once in tests."""
     uid = "estimates.signals."
@@ -134,6 +139,7 @@ def connect() -> None:
     m2m_changed.connect(
         links_changed, sender=DecisionPoint.cut_variants.through, dispatch_uid=uid + "cut"
     )
+    observed_hours_recorded.connect(observed_recorded, dispatch_uid=uid + "observed")
     post_save.connect(throughput_saved, sender=ThroughputSample, dispatch_uid=uid + "throughput")
     post_delete.connect(
         throughput_deleted, sender=ThroughputSample, dispatch_uid=uid + "throughput_deleted"

@@ -28,6 +28,7 @@ BY_HAND = {
     "calendar_hours": "27.00",
     "lot_hours": "144.00",
     "window_hours": "72.00",
+    "observed_hours": None,  # nothing observed yet
 }
 
 

@@ -181,7 +181,12 @@ def close_campaign(campaign: Any, user: Any, rng: random.Random) -> None:
         hours = (stage.planned_hours * Decimal(str(rng.uniform(0.8, 1.4)))).quantize(
             Decimal("0.01")
         )
-        record_observed_hours(stage=stage, observed_hours=hours, deviation_note="measured")
+        record_observed_hours(
+            stage=stage,
+            observed_hours=hours,
+            deviation_note="measured",
+            observed_reason="measured on the machine, not by the runs",
+        )
     optional = list(
         PlannedItem.objects.filter(campaign=campaign, tier="exploratory").order_by("id")[:20]
     )

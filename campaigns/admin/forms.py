@@ -87,9 +87,11 @@ class PlannedItemForm(CampaignChildForm):
     """An item's row, with the work the forecast turns into hours (docs/domain.md §10): the
     pilot rescales what the row states, so it is typed with the item, not after a save."""
 
+    # A short header and box: after commit this column is what would push the row past 1366 px.
     amendment_reason = forms.CharField(
         required=False,
-        widget=forms.TextInput(attrs={"size": 8}),
+        label="reason",
+        widget=forms.TextInput(attrs={"size": 6, "placeholder": "why it changes"}),
         help_text="After commit: why this item is added or changes (recorded as an amendment).",
     )
 
@@ -199,8 +201,9 @@ STAGE_FIELDS = [
     "depends_on",
     "observed_hours",
     "deviation_note",
+    "observed_reason",
 ]
-OBSERVED_FIELDS = {"observed_hours", "deviation_note"}
+OBSERVED_FIELDS = {"observed_hours", "deviation_note", "observed_reason"}
 
 
 class StageForm(CampaignChildForm):
@@ -222,6 +225,15 @@ class StageForm(CampaignChildForm):
     class Meta:
         model = Stage
         fields = STAGE_FIELDS
+        labels = {"observed_hours": "typed hours", "observed_reason": "why not the runs'"}
+        help_texts = {
+            "observed_hours": "Only where no run stands for the stage, or to correct the runs' "
+            "figure (with the reason).",
+        }
+        widgets = {
+            "observed_reason": forms.Textarea(attrs={"rows": 1, "cols": 8}),
+            "deviation_note": forms.Textarea(attrs={"rows": 1, "cols": 8}),
+        }
 
     def after_names(self) -> list[str]:
         return [n.strip() for n in (self.cleaned_data.get("after") or "").split(",") if n.strip()]
@@ -243,6 +255,7 @@ class StageForm(CampaignChildForm):
                 stage=self.instance,
                 observed_hours=observed,
                 deviation_note=data.get("deviation_note") or "",
+                observed_reason=data.get("observed_reason") or "",
             )
         except PlanFrozen:
             self.add_error(

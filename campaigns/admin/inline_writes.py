@@ -59,6 +59,7 @@ def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
                 user=user,
                 observed_hours=data["observed_hours"],
                 deviation_note=data.get("deviation_note") or "",
+                observed_reason=data.get("observed_reason") or "",
             )
         return
     fields = {f: data.get(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS | {"depends_on"}}

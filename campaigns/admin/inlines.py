@@ -25,6 +25,8 @@ from campaigns.admin.forms import (
 )
 from campaigns.admin.shared_choices import SharedChoicesSelect, SharedChoicesSelectMultiple
 from campaigns.admin.tenancy import WRITERS, caller_has_role, choices_once, object_id_of
+from campaigns.domain.formatting import format_hours
+from campaigns.domain.observed_hours import RECORDED_OVER_RUNS, Reconciled
 from campaigns.models import (
     Campaign,
     DecisionPoint,
@@ -34,6 +36,7 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
+from campaigns.selectors.observed_hours import reconciled
 
 # The tables that grow with the plan show this many rows a page (issue 21: 200 items once
 # rendered 600 rows, 17 s and several MB; each row costs a form and a dozen widgets to
@@ -145,10 +148,28 @@ class StopRuleInline(CampaignInline):
 class StageInline(CampaignInline):
     model = Stage
     form = StageForm
-    fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:]]
+    # While drafting nothing is observed yet: no reason column (the row must fit 1366 px).
+    fields = [*STAGE_FIELDS[:5], "item_name", *STAGE_FIELDS[5:7], "after", *STAGE_FIELDS[7:9]]
     # After commit only what was observed stays editable (see get_readonly_fields).
     frozen_after_commit = False
     paged = True
+
+    @admin.display(description="observed by runs")
+    def runs_observed(self, stage: Stage) -> str:
+        """The runs' figure beside the typed one (docs/domain.md §8.6), reconciled once per
+        page (an inline instance lives for one request)."""
+        if stage.pk is None:
+            return "—"
+        cache: dict[int, Reconciled] = self.__dict__.setdefault("_observed", {})
+        if stage.campaign_id not in cache:
+            cache[stage.campaign_id] = reconciled(stage.campaign)
+        seen = cache[stage.campaign_id].stages.get(stage.pk)
+        if seen is None or seen.runs_hours is None:
+            return "no run: type it"
+        text = f"{format_hours(seen.runs_hours)} h ({seen.runs} run{'s' if seen.runs != 1 else ''})"
+        if seen.source == RECORDED_OVER_RUNS:
+            return f"{text}; typed {format_hours(seen.typed_hours or 0)} h stands"
+        return text
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return super().has_add_permission(request, obj) and (obj is None or obj.is_draft)
@@ -162,12 +183,14 @@ class StageInline(CampaignInline):
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> list[str]:
         if obj is not None and not obj.is_draft:
             # The plan is frozen: only what was observed stays editable.
-            return [str(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS]
+            return [*(str(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS), "runs_observed"]
         return []
 
     def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is not None and not obj.is_draft:
-            return STAGE_FIELDS  # names are for planning; the frozen plan shows its links
+            # Names are for planning; the frozen plan shows its links, and the runs' hours
+            # beside what may be typed.
+            return [*STAGE_FIELDS[:7], "runs_observed", *STAGE_FIELDS[7:]]
         return self.fields
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:

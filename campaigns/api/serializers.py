@@ -32,6 +32,13 @@ from campaigns.api.fields import (
 )
 from campaigns.domain import item_fate as fates
 from campaigns.domain import stop_rules as rules
+from campaigns.domain.observed_hours import (
+    FROM_RUNS,
+    RECORDED,
+    RECORDED_OVER_RUNS,
+    Reconciled,
+    StageObserved,
+)
 from campaigns.models import (
     WORK_FIELDS,
     Campaign,
@@ -52,6 +59,7 @@ from campaigns.models import (
 )
 from campaigns.selectors import run_cost as accrual
 from campaigns.selectors import run_metrics as readings
+from campaigns.selectors.observed_hours import reconciled_for
 from campaigns.selectors.plan_summary import campaign_figures
 
 BIGINT_MAX = 2**63 - 1
@@ -307,6 +315,11 @@ class PlanFiguresSerializer(serializers.Serializer[Any]):
     calendar_hours = serializers.CharField(help_text="The calendar's length, first stage to last.")
     lot_hours = serializers.CharField(help_text="Rental time reserved: lot duration × quantity.")
     window_hours = serializers.CharField()
+    observed_hours = serializers.CharField(
+        allow_null=True,
+        help_text="The stages' observed hours (from their runs, typed where none) plus the runs "
+        "tied to no stage; null while nothing was observed.",
+    )
 
 
 class CampaignDetailSerializer(CampaignSerializer):
@@ -338,6 +351,12 @@ class StageSerializer(StrictModelSerializer[Stage]):
         help_text="Which GPU or lot it occupies, e.g. 'rtx4090-a'.",
     )
 
+    # The stage's one observed figure, reconciled with its runs (docs/domain.md §8.6).
+    observed_hours = serializers.SerializerMethodField()
+    observed_source = serializers.SerializerMethodField()
+    runs_observed_hours = serializers.SerializerMethodField()
+    observed_reason = serializers.CharField(read_only=True)
+
     class Meta:
         model = Stage
         fields = [
@@ -350,10 +369,45 @@ class StageSerializer(StrictModelSerializer[Stage]):
             "planned_hours",
             "depends_on",
             "observed_hours",
+            "observed_source",
+            "runs_observed_hours",
+            "observed_reason",
             "deviation_note",
             "observed_at",
         ]
-        read_only_fields = ["id", "observed_hours", "deviation_note", "observed_at"]
+        read_only_fields = [
+            "id",
+            "observed_hours",
+            "observed_source",
+            "runs_observed_hours",
+            "observed_reason",
+            "deviation_note",
+            "observed_at",
+        ]
+
+    def _seen(self, stage: Stage) -> StageObserved | None:
+        # Reconciled once per campaign for a whole list (two queries), not once per stage.
+        cache: dict[int, Reconciled] = self.context.setdefault("_observed", {})
+        if stage.campaign_id not in cache:
+            cache[stage.campaign_id] = reconciled_for([stage.campaign_id])[stage.campaign_id]
+        return cache[stage.campaign_id].stages.get(stage.pk)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_observed_hours(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None or seen.hours is None else f"{seen.hours:.2f}"
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=[FROM_RUNS, RECORDED, RECORDED_OVER_RUNS], allow_null=True)
+    )
+    def get_observed_source(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None else seen.source
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_runs_observed_hours(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None or seen.runs_hours is None else f"{seen.runs_hours:.2f}"
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()

@@ -14,6 +14,7 @@ from campaigns.domain.formatting import format_hours
 from campaigns.domain.grid_warning import grid_warning
 from campaigns.domain.plan_figures import ItemWork, PlanFigures, plan_figures
 from campaigns.models import Campaign, ItemRole, ItemStatus, Stage, Tier
+from campaigns.selectors.observed_hours import reconciled
 
 fmt_hours = format_hours  # the campaign page's name for the project's one hours formatter
 
@@ -112,6 +113,7 @@ def figures_of(
 ) -> PlanFigures:
     """The plan's four hour figures (docs/domain.md §8.5), from its rows and its schedule."""
     lots = [(lot.plan.duration_hours, lot.quantity) for lot in campaign.lots.select_related("plan")]
+    seen = reconciled(campaign)
     return plan_figures(
         [
             ItemWork(i.planned_hours, i.prep_hours, i.gpus, i.status == ItemStatus.CUT)
@@ -120,6 +122,7 @@ def figures_of(
         calendar_hours=None if schedule is None else schedule.makespan_hours,
         lots=lots,
         window_hours=Decimal(campaign.window_hours),
+        observed_hours=seen.total if seen.any_observed else None,
     )
 
 
@@ -171,7 +174,7 @@ def commit_warnings(campaign: Campaign) -> list[str]:
 @dataclass(frozen=True)
 class StageFacts:
     """What the Gantt marks beside the schedule, by calendar key: the stages of cut items and
-    the observed hours typed on the stages (docs/domain.md §8)."""
+    each stage's observed hours, reconciled with its runs (docs/domain.md §8.6)."""
 
     cut: frozenset[str]
     observed: dict[str, float]
@@ -180,6 +183,7 @@ class StageFacts:
 def stage_facts(campaign: Campaign) -> StageFacts:
     stages = list(campaign.stages.select_related("variant").order_by("id"))
     keys = stage_keys(stages)
+    seen = reconciled(campaign)
     return StageFacts(
         cut=frozenset(
             keys[s.pk]
@@ -187,6 +191,6 @@ def stage_facts(campaign: Campaign) -> StageFacts:
             if s.variant is not None and s.variant.status == ItemStatus.CUT
         ),
         observed={
-            keys[s.pk]: float(s.observed_hours) for s in stages if s.observed_hours is not None
+            keys[s.pk]: float(hours) for s in stages if (hours := seen.hours(s.pk)) is not None
         },
     )

@@ -45,8 +45,14 @@ from campaigns.models import (
     Team,
     Tier,
 )
+from campaigns.selectors.observed_hours import reconciled
 from campaigns.services.webhooks import check_team_webhook
-from campaigns.signals import campaign_closed, plan_commit_requested, plan_committed
+from campaigns.signals import (
+    campaign_closed,
+    observed_hours_recorded,
+    plan_commit_requested,
+    plan_committed,
+)
 
 # --- Campaigns -----------------------------------------------------------------------------
 
@@ -446,9 +452,12 @@ def check_takes_observed_hours(campaign: Campaign) -> None:
         )
 
 
-def check_observed_hours(*, stage: Stage, observed_hours: Decimal, deviation_note: str) -> None:
+def check_observed_hours(
+    *, stage: Stage, observed_hours: Decimal, deviation_note: str, observed_reason: str = ""
+) -> None:
     """Observed hours are set beside the frozen plan: after commit, never after close, and more
-    than 10% away from the frozen figure needs a deviation note (docs/domain.md §8)."""
+    than 10% away from the frozen figure needs a deviation note (docs/domain.md §8). Where the
+    stage's runs already give a figure, a different typed one needs the reason, once (§8.6)."""
     check_takes_observed_hours(stage.campaign)
     if observed_hours < 0:
         raise ValidationError({"observed_hours": "hours cannot be negative"})
@@ -466,24 +475,54 @@ def check_observed_hours(*, stage: Stage, observed_hours: Decimal, deviation_not
                 )
             }
         )
+    seen = reconciled(stage.campaign).stages.get(stage.pk)
+    runs_hours = seen.runs_hours if seen is not None else None
+    if (
+        runs_hours is not None
+        and observed_hours != runs_hours
+        and not (observed_reason or "").strip()
+        and not (seen is not None and seen.reason.strip())
+    ):
+        raise ValidationError(
+            {
+                "observed_reason": (
+                    f"the runs on this stage's item took {runs_hours} h: say why the stage "
+                    f"took {observed_hours} h (asked once, kept with the figure)"
+                )
+            }
+        )
 
 
 @transaction.atomic
 def record_observed_hours(
-    *, stage: Stage, user: Any = None, observed_hours: Decimal, deviation_note: str = ""
+    *,
+    stage: Stage,
+    user: Any = None,
+    observed_hours: Decimal,
+    deviation_note: str = "",
+    observed_reason: str = "",
 ) -> Stage:
-    """Store what a stage really took, beside (never into) the frozen plan."""
+    """Store what a stage really took, beside (never into) the frozen plan: the runs give it
+    where the stage has any (docs/domain.md §8.6); a typed figure that differs keeps its reason."""
     locked = (
         Stage.objects.select_for_update(no_key=True).select_related("campaign").get(pk=stage.pk)
     )
-    check_observed_hours(stage=locked, observed_hours=observed_hours, deviation_note=deviation_note)
+    check_observed_hours(
+        stage=locked,
+        observed_hours=observed_hours,
+        deviation_note=deviation_note,
+        observed_reason=observed_reason,
+    )
     note = (deviation_note or "").strip()
+    reason = (observed_reason or "").strip() or locked.observed_reason
     now = timezone.now()
     # update() touches only these columns: the plan's own fields stay as they were frozen.
     Stage.objects.filter(pk=locked.pk).update(
-        observed_hours=observed_hours, deviation_note=note, observed_at=now
+        observed_hours=observed_hours, deviation_note=note, observed_reason=reason, observed_at=now
     )
     locked.observed_hours, locked.deviation_note, locked.observed_at = observed_hours, note, now
+    locked.observed_reason = reason
+    observed_hours_recorded.send(sender=Stage, stage=locked)
     return locked
 
 

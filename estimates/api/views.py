@@ -549,5 +549,6 @@ class CampaignForecast(APIView):
             "critical_path": outputs.get("critical_path", []),
             "lots": outputs.get("lots", {}),
             "advice": outputs.get("advice", []),
+            "figures": outputs.get("figures", {}),
         }
         return Response(body)

@@ -3,8 +3,10 @@ the window, with the lots the work needs (pure: no Django, no I/O; docs/domain.m
 
 The rule (§10), per item, first that applies:
 1. cut by a decision: 0 h;
-2. a finished full run (completed, stopped or failed): its observed hours ("observed");
-3. done, with observed hours (its runs', else its stages'): those ("observed");
+2. a finished full run (completed, stopped or failed): its observed hours, as its training
+   stage reconciles them (§8.6) when it has one ("observed");
+3. done, with observed hours (its stages' reconciled figures and its unattributed runs):
+   those ("observed");
 4. a pilot measured its throughput: the work over the measured rate, or the planned hours x
    assumed / measured ("pilot"; if the item states neither, the planned hours, "assumed");
 5. else the planned hours, x the team's calibration median for its GPU's training stages once
@@ -12,9 +14,9 @@ The rule (§10), per item, first that applies:
 
 Reserved hours are the frozen baseline's once committed (the plan is never rewritten), else the
 plan's. An item's machine stages scale by forecast / reserved (its training stages only, when it
-has any); a stage's observed hours replace its planned ones; the totals are the calendar's
-makespan (§7), stages not tied to an item (setup, retrieval) in the totals only. Without a
-calendar, items run one after another.
+has any); a stage's observed hours (reconciled with its runs once, §8.6) replace its planned
+ones; the totals are the calendar's makespan (§7), stages not tied to an item (setup,
+retrieval) in the totals only. Without a calendar, items run one after another.
 
 Units: hours are floats (wall hours), planned figures arrive as Decimal; money stays Decimal.
 """
@@ -24,15 +26,22 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any
 
-from campaigns.domain import calendar
+from campaigns.domain import calendar, observed_hours, plan_figures
 from campaigns.domain.formatting import format_hours as fmt_hours
 from catalog.domain.catalog import GpuModel
 from catalog.domain.gpu_names import normalize_gpu
 from estimates.domain import calibration, formulas
 from estimates.domain import lot_selection as plans
-from estimates.domain.forecast_advice import count, headline, lot_advice, pilot_hours
+from estimates.domain.forecast_advice import (
+    count,
+    figures_line,
+    headline,
+    lot_advice,
+    pilot_hours,
+)
 from estimates.domain.forecast_inputs import (
     ASSUMED,
     CALIBRATED,
@@ -58,29 +67,58 @@ _SCALED_KINDS = frozenset({"training"})
 
 @dataclass
 class _Observed:
-    """Observed hours: an item's come from its runs, else from its stages, never both."""
+    """Observed hours, reconciled once (campaigns/domain/observed_hours.py, §8.6): each stage's
+    figure (its runs', or what was typed where it differs, with the reason), and the ended runs
+    no stage claims."""
 
-    runs: dict[int, float] = field(default_factory=lambda: defaultdict(float))
-    full_runs: dict[int, float] = field(default_factory=lambda: defaultdict(float))
-    loose_runs: float = 0.0
-    stages: dict[int, float] = field(default_factory=lambda: defaultdict(float))
+    reconciled: observed_hours.Reconciled
+    # Per item: its stages' figures plus its unattributed runs (the forecast's column).
+    items: dict[int, float] = field(default_factory=dict)
+    # Per item: what its finished full runs took (the stage claiming them, when there is one).
+    full_runs: dict[int, float] = field(default_factory=dict)
+
+    def stage(self, stage_id: int) -> float | None:
+        found = self.reconciled.hours(stage_id)
+        return None if found is None else float(found)
+
+    @property
+    def total(self) -> float:
+        return float(self.reconciled.total)
 
 
 def _observed(inputs: ForecastInputs) -> _Observed:
-    seen = _Observed()
-    for run in inputs.runs:
-        if run.observed_hours is None:
-            continue
-        hours = float(run.observed_hours)
-        if run.variant_id is None:
-            seen.loose_runs += hours
-            continue
-        seen.runs[run.variant_id] += hours
-        if run.kind != RUN_PILOT and run.status in FINISHED_RUNS:
-            seen.full_runs[run.variant_id] += hours
+    reconciled = observed_hours.reconcile(
+        (
+            observed_hours.StageRow(s.id, s.variant_id, s.kind, s.observed_hours, s.observed_reason)
+            for s in inputs.stages
+        ),
+        (
+            observed_hours.RunRow(r.variant_id, r.kind, r.status, r.observed_hours, r.prior_hours)
+            for r in inputs.runs
+        ),
+    )
+    seen = _Observed(reconciled)
+    items: dict[int, float] = defaultdict(float)
     for s in inputs.stages:
-        if s.observed_hours is not None and s.variant_id is not None:
-            seen.stages[s.variant_id] += float(s.observed_hours)
+        figure = reconciled.hours(s.id)
+        if figure is not None and s.variant_id is not None:
+            items[s.variant_id] += float(figure)
+    for item_id, hours in reconciled.unattributed.items():
+        if item_id is not None:
+            items[item_id] += float(hours)
+    seen.items = dict(items)
+    for run in inputs.runs:
+        took = observed_hours.run_hours(
+            observed_hours.RunRow(run.variant_id, run.kind, run.status, run.observed_hours)
+        )
+        if run.variant_id is None or run.kind == RUN_PILOT or took is None:
+            continue
+        if run.status in FINISHED_RUNS:
+            seen.full_runs[run.variant_id] = seen.full_runs.get(run.variant_id, 0.0) + float(took)
+    for (item_id, kind), stage_id in reconciled.claims.items():
+        figure = reconciled.hours(stage_id)
+        if kind == "full" and item_id in seen.full_runs and figure is not None:
+            seen.full_runs[item_id] = float(figure)
     return seen
 
 
@@ -185,10 +223,14 @@ class _ItemsPass:
 
 
 def _calibrated(
-    inputs: ForecastInputs, item: ItemInput, planned: float, out: _ItemsPass
+    inputs: ForecastInputs,
+    item: ItemInput,
+    planned: float,
+    out: _ItemsPass,
+    why: str = "no pilot yet",
 ) -> tuple[float, str, str]:
     hours, source = planned, ASSUMED
-    note = f"no pilot yet: the planned {fmt_hours(planned)} h are assumed"
+    note = f"{why}: the planned {fmt_hours(planned)} h are assumed"
     found = calibration.applicable(
         inputs.calibrations, "training", calibration.gpu_in(item.gpu, inputs.known_gpus)
     )
@@ -196,7 +238,7 @@ def _calibrated(
         return hours, source, note
     hours, source = planned * found.median, CALIBRATED
     note = (
-        f"no pilot yet: the planned {fmt_hours(planned)} h × {found.median:.2f}, the "
+        f"{why}: the planned {fmt_hours(planned)} h × {found.median:.2f}, the "
         f"median observed/estimated of {found.count} training stages in "
         f"{found.source_names()}"
     )
@@ -219,9 +261,7 @@ def _hours(
     """The item's forecast hours, their source and the note (the rule in the docstring)."""
     planned = float(item.planned_hours)
     sample = inputs.pilots.get(item.id)
-    observed = seen.runs.get(item.id)
-    if observed is None:
-        observed = seen.stages.get(item.id)
+    observed = seen.items.get(item.id)
     if item.status == ITEM_CUT:
         return 0.0, ASSUMED, "cut by a decision: no hours forecast"
     if item.id in seen.full_runs:
@@ -232,7 +272,14 @@ def _hours(
         return observed, OBSERVED, f"done: {fmt_hours(observed)} h observed"
     if sample is not None:
         measured, note = pilot_hours(item, sample)
-        return (measured, PILOT, note) if measured is not None else (planned, ASSUMED, note)
+        if measured is not None:
+            return measured, PILOT, note
+        # A pilot the item's row cannot use must not leave the forecast less informed than
+        # before it: the team's calibration still applies (issue 18; docs/domain.md §20).
+        hours, source, calibrated_note = _calibrated(inputs, item, planned, out, why=note)
+        return (
+            (hours, source, calibrated_note) if source == CALIBRATED else (planned, ASSUMED, note)
+        )
     return _calibrated(inputs, item, planned, out)
 
 
@@ -245,9 +292,7 @@ def _forecast_item(
 ) -> None:
     planned = float(item.planned_hours)
     sample = inputs.pilots.get(item.id)
-    observed = seen.runs.get(item.id)
-    if observed is None:
-        observed = seen.stages.get(item.id)
+    observed = seen.items.get(item.id)
     calc, calc_note = calculator(item, inputs.gpus, sample)
     if calc is not None and calc["memory_per_device_bytes"]:
         out.memory[item.id] = int(calc["memory_per_device_bytes"])
@@ -268,7 +313,7 @@ def _forecast_item(
     basis = reserved if reserved is not None else planned
     if basis > 0 and abs(hours - basis) > 1e-9:
         out.factor[item.id] = hours / basis
-    if source == PILOT or (sample is not None and source == ASSUMED):
+    if source == PILOT or (sample is not None and source in (ASSUMED, CALIBRATED)):
         out.advice.append(f"{item.name}: {note}.")
     out.forecasts.append(
         ItemForecast(
@@ -311,7 +356,10 @@ def _forecast_items(inputs: ForecastInputs, seen: _Observed) -> _ItemsPass:
 
 
 def stage_hours(
-    stages: Sequence[StageInput], items: Mapping[int, ItemInput], factor: Mapping[int, float]
+    stages: Sequence[StageInput],
+    items: Mapping[int, ItemInput],
+    factor: Mapping[int, float],
+    observed: Mapping[int, float | None] | None = None,
 ) -> dict[int, float]:
     """Forecast stage hours: observed where it happened, cut items drop out, the rest scales."""
     scaled: set[int] = set()
@@ -325,8 +373,10 @@ def stage_hours(
     hours: dict[int, float] = {}
     for s in stages:
         item = items.get(s.variant_id) if s.variant_id is not None else None
-        if s.observed_hours is not None:
-            hours[s.id] = float(s.observed_hours)
+        # The reconciled figure (§8.6) when given, else what the stage says it took.
+        seen = observed.get(s.id) if observed is not None else s.observed_hours
+        if seen is not None:
+            hours[s.id] = float(seen)
         elif item is not None and item.status == ITEM_CUT:
             hours[s.id] = 0.0
         elif item is not None and s.id in scaled and item.id in factor:
@@ -412,15 +462,10 @@ def _calendar_totals(
             f"No calendar stage for {', '.join(loose)}: their hours are not in the calendar; "
             "add a stage for each."
         )
-    observed = sum(float(s.observed_hours or 0) for s in inputs.stages) + sum(
-        hours for item_id, hours in seen.runs.items() if item_id not in seen.stages
-    )
-    if not any(s.observed_hours is not None for s in inputs.stages):
-        observed += seen.loose_runs
     return _Totals(
         forecast=forecast_total,
         reserved=reserved_total,
-        observed=observed,
+        observed=seen.total,
         critical=critical,
         reserved_machine=sum(st.planned_hours for st in reserved_stages if st.machine),
         advice=advice,
@@ -444,7 +489,7 @@ def _sequential_totals(
     return _Totals(
         forecast=forecast_total,
         reserved=reserved_total,
-        observed=sum(seen.runs.values()) + seen.loose_runs,
+        observed=seen.total,
     )
 
 
@@ -531,6 +576,46 @@ def _recorded_inputs(inputs: ForecastInputs) -> dict[str, Any]:
     }
 
 
+def _figures(
+    inputs: ForecastInputs,
+    forecasts: Sequence[ItemForecast],
+    calendar_hours: float,
+    stage_forecast: Mapping[int, float] | None,
+) -> dict[str, float]:
+    """The plan's named figures (campaigns/domain/plan_figures.py, docs/domain.md §8.5) with the
+    forecast hours in place of the planned ones, and the machine time the lots must hold."""
+    by_id = {i.id: i for i in inputs.items}
+    figures = plan_figures.plan_figures(
+        [
+            plan_figures.ItemWork(
+                Decimal(str(f.forecast_hours)),
+                Decimal(str(by_id[f.id].prep_hours)),
+                count(by_id[f.id].config.get("gpus")),
+                f.status == ITEM_CUT,
+            )
+            for f in forecasts
+        ],
+        calendar_hours=Decimal(str(calendar_hours)),
+        lots=(),
+        window_hours=Decimal(str(inputs.window_hours)),
+    )
+    if stage_forecast is None:
+        machine, untied = float(figures.work_hours), 0.0
+    else:
+        machine = sum(stage_forecast[s.id] for s in inputs.stages if s.machine)
+        untied = sum(
+            stage_forecast[s.id] for s in inputs.stages if s.machine and s.variant_id not in by_id
+        )
+    return {
+        "work_hours": float(figures.work_hours),
+        "gpu_hours": float(figures.gpu_hours),
+        "calendar_hours": float(figures.calendar_hours),
+        "machine_hours": h(machine),
+        # Of the machine time, the stages tied to no item (setup, loading, retrieval).
+        "untied_machine_hours": h(untied),
+    }
+
+
 def compute(inputs: ForecastInputs) -> Forecast:
     """Reserved, forecast and observed hours per item and in total, the window and lot advice
     (the rule in the module docstring)."""
@@ -539,7 +624,9 @@ def compute(inputs: ForecastInputs) -> Forecast:
     seen = _observed(inputs)
     items = _forecast_items(inputs, seen)
     if inputs.stages:
-        hours = stage_hours(inputs.stages, by_id, items.factor)
+        hours = stage_hours(
+            inputs.stages, by_id, items.factor, {s.id: seen.stage(s.id) for s in inputs.stages}
+        )
         totals = _calendar_totals(inputs, hours, seen)
         reserved_gpus = {lot.gpu for lot in inputs.lots}
         only_gpu = next(iter(reserved_gpus)) if len(reserved_gpus) == 1 else None
@@ -557,6 +644,7 @@ def compute(inputs: ForecastInputs) -> Forecast:
         forecast_hours=totals.forecast,
         window=window,
     )
+    figures = _figures(inputs, items.forecasts, totals.forecast, hours if inputs.stages else None)
     advice = [*items.advice, *totals.advice]
     if not inputs.pilots and any(f.status != ITEM_CUT for f in items.forecasts):
         advice.append(
@@ -571,7 +659,13 @@ def compute(inputs: ForecastInputs) -> Forecast:
         observed_hours=totals.observed,
         items=tuple(items.forecasts),
         time_source=_time_source(items.forecasts),
-        advice=(headline(totals.forecast, totals.reserved, window), *advice, *lot_lines),
+        advice=(
+            headline(totals.forecast, totals.reserved, window),
+            figures_line(figures),
+            *advice,
+            *lot_lines,
+        ),
+        figures=figures,
         lots=lots,
         critical_path=totals.critical,
         calibration=tuple(items.calibrated),

@@ -125,18 +125,39 @@ def pilot_hours(item: ItemInput, sample: PilotInput) -> tuple[float | None, str]
 
 
 def headline(forecast_total: float, reserved_total: float, window: float) -> str:
+    """The forecast's calendar length against the window, named as the plan figures name it
+    (docs/domain.md §8.5), beside the planned (reserved) calendar length."""
     if forecast_total <= window + 1e-9:
         return (
-            f"Forecast {fmt_hours(forecast_total)} h end to end in a {fmt_hours(window)} h window: "
-            f"fits, {fmt_hours(window - forecast_total)} h to spare "
-            f"(reserved {fmt_hours(reserved_total)} h)."
+            f"Forecast calendar length {fmt_hours(forecast_total)} h in a {fmt_hours(window)} h "
+            f"window: fits, {fmt_hours(window - forecast_total)} h to spare "
+            f"(planned calendar length {fmt_hours(reserved_total)} h)."
         )
     return (
-        f"Forecast {fmt_hours(forecast_total)} h end to end in a {fmt_hours(window)} h window: "
-        f"{fmt_hours(forecast_total - window)} h over "
-        f"(reserved {fmt_hours(reserved_total)} h); look at a longer lot, "
+        f"Forecast calendar length {fmt_hours(forecast_total)} h in a {fmt_hours(window)} h "
+        f"window: {fmt_hours(forecast_total - window)} h over "
+        f"(planned calendar length {fmt_hours(reserved_total)} h); look at a longer lot, "
         "or a reduced protocol that still answers the question."
     )
+
+
+def figures_line(figures: Mapping[str, float]) -> str:
+    """What the lots must hold, in the plan figures' words: the machine time is the calendar's
+    machine stages, the items' and those tied to no item; the calendar length adds the human
+    time and the waits."""
+    machine, untied = figures["machine_hours"], figures["untied_machine_hours"]
+    text = (
+        f"Forecast figures: work hours {fmt_hours(figures['work_hours'])} h, GPU-hours "
+        f"{fmt_hours(figures['gpu_hours'])}, calendar length "
+        f"{fmt_hours(figures['calendar_hours'])} h; the lots must hold "
+        f"{fmt_hours(machine)} h of machine time"
+    )
+    if untied > 0.005:
+        text += (
+            f" ({fmt_hours(machine - untied)} h on the items' stages, {fmt_hours(untied)} h on "
+            "stages tied to no item)"
+        )
+    return text + "."
 
 
 # --------------------------------------------------------------------------- lots

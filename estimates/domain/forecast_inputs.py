@@ -67,9 +67,11 @@ class StageInput:
     machine: bool
     resource: str
     planned_hours: Decimal
+    # What the planner typed; the stage's figure is reconciled with its runs (§8.6).
     observed_hours: Decimal | None
     variant_id: int | None
     depends_on: tuple[int, ...] = ()
+    observed_reason: str = ""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ class RunInput:
     kind: str
     status: str
     observed_hours: Decimal | None
+    # A resumed run's earlier segments (docs/domain.md §4).
+    prior_hours: Decimal = Decimal(0)
 
 
 @dataclass(frozen=True)
@@ -251,6 +255,9 @@ class Forecast:
     inputs: dict[str, Any] = field(default_factory=dict)
     # Items whose planned hours were calibrated: raw and calibrated figures, and the sources.
     calibration: tuple[dict[str, Any], ...] = ()
+    # The plan figures' names with the forecast hours (docs/domain.md §8.5): work_hours,
+    # gpu_hours, calendar_hours, and machine_hours (what the lots must hold).
+    figures: dict[str, float] = field(default_factory=dict)
 
     @property
     def fits_in_window(self) -> bool:
@@ -277,4 +284,5 @@ class Forecast:
             "lots": self.lots,
             "advice": list(self.advice),
             "calibration": list(self.calibration),
+            "figures": dict(self.figures),
         }

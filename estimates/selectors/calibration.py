@@ -1,11 +1,12 @@
 """Reading a team's observed stages as calibration observations (docs/domain.md §20; the
-arithmetic is estimates/domain/calibration.py). Three queries whatever the number of campaigns."""
+arithmetic is estimates/domain/calibration.py). Five queries whatever the number of campaigns."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
 from campaigns.models import CampaignStatus, ItemStatus, PlanBaseline, Stage
+from campaigns.selectors.observed_hours import reconciled_for
 from catalog.models import GpuModel
 from estimates.domain import calibration
 
@@ -13,12 +14,12 @@ from estimates.domain import calibration
 def team_observations(
     team_id: int, *, exclude_campaign_id: int | None = None
 ) -> list[calibration.Observation]:
-    """Every completed stage of the team: committed, with observed hours, and not the stage of
-    an item a decision cut (a cut item's stage stopped early: its 0.25 h of 12 h says nothing of
-    how long training takes). Estimated = its planned hours in the frozen baseline (the stage's
-    own when the baseline does not hold it)."""
+    """Every completed stage of the team: committed, with observed hours (reconciled with its
+    runs, docs/domain.md §8.6), and not the stage of an item a decision cut (a cut item's stage
+    stopped early: its 0.25 h of 12 h says nothing of how long training takes). Estimated = its
+    planned hours in the frozen baseline (the stage's own when the baseline does not hold it)."""
     stages = (
-        Stage.objects.filter(campaign__team_id=team_id, observed_hours__isnull=False)
+        Stage.objects.filter(campaign__team_id=team_id)
         .exclude(campaign__status=CampaignStatus.DRAFT)
         .exclude(variant__status=ItemStatus.CUT)
     )
@@ -33,11 +34,13 @@ def team_observations(
             "campaign_id",
             "campaign__title",
             "planned_hours",
-            "observed_hours",
         )
     )
     if not rows:
         return []
+    # The stage's one observed figure: its runs', or what was typed where they differ (§8.6).
+    seen = reconciled_for({r[4] for r in rows})
+    observed_of = {r[0]: seen[r[4]].hours(r[0]) for r in rows}
     frozen: dict[int, Decimal] = {}
     for snapshot in PlanBaseline.objects.filter(campaign_id__in={r[4] for r in rows}).values_list(
         "snapshot", flat=True
@@ -49,7 +52,8 @@ def team_observations(
                 continue
     known = list(GpuModel.objects.values_list("name", flat=True))
     found = []
-    for pk, kind, resource, item_gpu, campaign_id, title, planned, observed in rows:
+    for pk, kind, resource, item_gpu, campaign_id, title, planned in rows:
+        observed = observed_of[pk]
         gpu = calibration.gpu_in(item_gpu or "", known) or calibration.gpu_in(resource, known)
         estimated = frozen.get(pk, planned)
         if estimated is None or observed is None:

@@ -106,6 +106,7 @@ def _stages(campaign: Campaign) -> tuple[StageInput, ...]:
             observed_hours=s.observed_hours,
             variant_id=s.variant_id,
             depends_on=tuple(d.pk for d in s.depends_on.all()),
+            observed_reason=s.observed_reason,
         )
         for s in stages
     )
@@ -132,6 +133,7 @@ def forecast_inputs(campaign: Campaign) -> ForecastInputs:
         "kind",
         "status",
         "observed_hours",
+        "prior_hours",
     ).order_by("id")
     baseline = None
     if campaign.status != CampaignStatus.DRAFT:
@@ -154,7 +156,9 @@ def forecast_inputs(campaign: Campaign) -> ForecastInputs:
         budget=campaign.budget,
         items=tuple(item_input(i) for i in campaign.items.order_by("id")),
         stages=_stages(campaign),
-        runs=tuple(RunInput(r.variant_id, r.kind, r.status, r.observed_hours) for r in runs),
+        runs=tuple(
+            RunInput(r.variant_id, r.kind, r.status, r.observed_hours, r.prior_hours) for r in runs
+        ),
         pilots=latest_pilots(campaign),
         baseline=baseline,
         lots=tuple(_lot(lot) for lot in campaign.lots.select_related("plan__gpu").order_by("id")),

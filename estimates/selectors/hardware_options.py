@@ -82,10 +82,12 @@ def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, st
 
 def campaign_hardware_options(
     campaign: Campaign,
+    works: tuple[list[options.Work], dict[str, str]] | None = None,
 ) -> tuple[list[options.HardwareOption], list[options.Excluded]]:
     """Every catalog GPU that fits all the campaign's remaining items, ranked by total cost: the
-    cheaper of its rental lots and its cheapest published hourly rate."""
-    works, measured_on = campaign_works(campaign)
+    cheaper of its rental lots and its cheapest published hourly rate (`works`:
+    `campaign_works(campaign)`, when the caller read it already)."""
+    found, measured_on = works if works is not None else campaign_works(campaign)
     gpus = [row.as_spec() for row in GpuModel.objects.order_by("name")]
     offers = [
         plan_offer(plan)
@@ -93,7 +95,7 @@ def campaign_hardware_options(
     ]
     rates, notes, instances = published_rates(campaign.currency)
     return options.rank_options(
-        works,
+        found,
         gpus,
         offers=offers,
         rates=rates,

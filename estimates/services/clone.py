@@ -67,6 +67,7 @@ NOT_COPIED: dict[type[models.Model], dict[str, str]] = {
         "observed_hours": "what the predecessor's stage took, not a plan",
         "deviation_note": "explains the predecessor's observed hours (inherited as uncertainty)",
         "observed_at": "when the predecessor's hours were observed",
+        "observed_reason": "why the predecessor's typed hours differed from its runs'",
     },
     StopRule: {
         "id": "a new row",

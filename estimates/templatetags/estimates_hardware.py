@@ -11,8 +11,9 @@ from typing import Any
 
 from django import template
 
+from campaigns.domain.formatting import format_hours
 from campaigns.models import Campaign
-from estimates.selectors.hardware_options import campaign_hardware_options
+from estimates.selectors.hardware_options import campaign_hardware_options, campaign_works
 
 register = template.Library()
 
@@ -22,10 +23,22 @@ TOP = 3
 @register.inclusion_tag("estimates/hardware_options_panel.html")
 def hardware_options_panel(campaign: Campaign, top: int = TOP) -> dict[str, Any]:
     """The ``top`` cheapest options that fit the campaign's remaining items, in plain words."""
-    ranked, excluded = campaign_hardware_options(campaign)
+    works, measured_on = campaign_works(campaign)
+    ranked, excluded = campaign_hardware_options(campaign, works=(works, measured_on))
     return {
         "campaign": campaign,
-        "options": ranked[:top],
+        # The hours ranked, named as the plan figures name them (docs/domain.md §8.5): the
+        # forecast work hours and GPU-hours of the items not done or cut.
+        "left_work_hours": format_hours(sum(w.wall_hours for w in works)),
+        "left_gpu_hours": format_hours(sum(w.wall_hours * w.gpus for w in works)),
+        "options": [
+            {
+                "option": o,
+                "gpu_hours": format_hours(o.gpu_hours),
+                "work_hours": format_hours(o.wall_hours),
+            }
+            for o in ranked[:top]
+        ],
         "more": max(0, len(ranked) - top),
         "excluded": excluded,
     }

@@ -16,7 +16,7 @@ from django.test import TestCase
 
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Stage, Team
 from campaigns.services import commit_plan
-from campaigns.tests.factories import as_user, make_plannable, make_user
+from campaigns.tests.factories import as_user, make_plannable, make_user, pilot
 from estimates.forecasts import compute_forecast
 
 
@@ -89,3 +89,20 @@ class CalibrationIsAppliedOnceToCompletedStages(TestCase):
         variant = next(i for i in forecast["items"] if i["name"] == "variant A")
         self.assertEqual(variant["time_source"], "calibrated")
         self.assertAlmostEqual(variant["forecast_hours"], 13.2)  # 12 × 1.1, once
+
+    def test_a_pilot_the_item_cannot_use_leaves_the_forecast_as_informed_as_before(self) -> None:
+        # The "calibrated 15 h" → "assumed 12 h": a pilot measured, but the item states
+        # neither its work nor the throughput it assumed, so the pilot cannot rescale it.
+        answer = as_user(self.planner).post(
+            f"/api/v1/campaigns/{self.source.pk}/clone/", {}, format="json"
+        )
+        clone = Campaign.objects.get(pk=answer.json()["id"])
+        item = clone.items.get(name="variant A")
+        pilot(item, tokens_per_second=900)
+        forecast = compute_forecast(clone).as_json()
+        variant = next(i for i in forecast["items"] if i["name"] == "variant A")
+        self.assertEqual(variant["time_source"], "calibrated")
+        self.assertAlmostEqual(variant["forecast_hours"], 13.2)
+        self.assertIn("states neither the work", variant["note"])
+        self.assertIn("× 1.10", variant["note"])
+        self.assertEqual(len(forecast["calibration"]), 1)

@@ -43,7 +43,15 @@ NOT_EXPECTED = {
         "closed_by",
     },
     PlannedItem: {"id", "campaign", "status"},
-    Stage: {"id", "campaign", "variant", "observed_hours", "deviation_note", "observed_at"},
+    Stage: {
+        "id",
+        "campaign",
+        "variant",
+        "observed_hours",
+        "deviation_note",
+        "observed_at",
+        "observed_reason",
+    },
     StopRule: {"id", "campaign", "created_at"},
     LotReservation: {"id", "campaign", "start"},
 }

@@ -143,7 +143,7 @@ class PureForecast(TestCase):
         result = compute(_inputs(window_hours=6.0))
         self.assertFalse(result.fits_in_window)
         self.assertTrue(
-            result.advice[0].startswith("Forecast 10 h end to end in a 6 h window: 4 h over")
+            result.advice[0].startswith("Forecast calendar length 10 h in a 6 h window: 4 h over")
         )
         self.assertEqual(result.as_json()["over_hours"], 4.0)
 

@@ -122,7 +122,7 @@ class ForecastEndpointTests(TestCase):
             (10.0, 10.0, None),
         )
         self.assertEqual(body["lots"]["advised_total"], "47.14")
-        self.assertIn("Forecast 48 h end to end in a 72 h window", body["advice"][0])
+        self.assertIn("Forecast calendar length 48 h in a 72 h window", body["advice"][0])
         # It was persisted: one row for the campaign and one per item.
         self.assertEqual(Estimate.objects.filter(campaign=self.seed).count(), 6)
 
@@ -219,7 +219,7 @@ class SeedPilotTests(CommittedTestData, TestCase):
         self.assertEqual(body["time_source"], "pilot")
         self.assertEqual(body["reserved_basis"], "baseline")
         self.assertEqual((body["reserved_hours"], body["forecast_hours"]), (48.0, 78.0))
-        self.assertIn("The calendar of 48 h grows by 30 h to 78 h.", body["advice"])
+        self.assertIn("The machine time of 48 h grows by 30 h to 78 h.", body["advice"])
         self.assertIn(
             "78 h exceeds the 3-day lot by 6 h: the 7-day lot costs 110.00 USD; or cut the useful "
             "item Variant B: LoRA rank 64 (\u221220 h) and keep the 3-day lot at 47.14 USD.",
@@ -448,7 +448,7 @@ class PanelAndAdminTests(TestCase):
         self.assertIn("Baseline (testigo)", html)
         self.assertIn("Fits in the 72 h window: 24 h to spare.", html)
         self.assertIn("<td>48</td>", html)
-        self.assertIn("Forecast 48 h end to end in a 72 h window", html)
+        self.assertIn("Forecast calendar length 48 h in a 72 h window", html)
         self.assertIn("<strong>Fresh</strong>", html)
 
     def test_staff_read_the_catalog_and_only_superusers_change_it(self) -> None:

@@ -219,7 +219,7 @@ def test_it_moves_78_hours_of_dependent_work_to_the_7_day_lot_and_offers_the_cut
     sel = select_lots(seed_chain(), 168, SEED_PLANS, reference_hours=48)
     assert sel.total == Decimal("110.00")
     assert [lot.plan.duration_hours for lot in sel.lots] == [168]
-    assert sel.explanation[0] == "The calendar of 48 h grows by 30 h to 78 h."
+    assert sel.explanation[0] == "The machine time of 48 h grows by 30 h to 78 h."
     assert (
         "78 h exceeds the 3-day lot by 6 h: the 7-day lot costs 110.00 USD; "
         "or cut the exploratory item X (\u221212 h) and keep the 3-day lot at 47.14 USD."

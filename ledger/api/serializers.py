@@ -7,6 +7,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns.api.fields import (
@@ -18,6 +19,7 @@ from campaigns.api.fields import (
     StrictModelSerializer,
 )
 from campaigns.models import Stage
+from campaigns.selectors.observed_hours import reconciled
 from catalog.validators import currency_validator
 from ledger import services
 from ledger.models import (
@@ -205,6 +207,13 @@ class DeliverableSerializer(StrictModelSerializer[Deliverable]):
 class ObservedHoursSerializer(serializers.Serializer[Any]):
     observed_hours = HoursField()
     deviation_note = StrictCharField(required=False, allow_blank=True, default="")
+    observed_reason = StrictCharField(
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="Why the typed hours differ from the runs' on the stage's item: required "
+        "once where they differ (docs/domain.md §8.6).",
+    )
 
 
 class ObservedStageSerializer(StrictModelSerializer[Stage]):
@@ -213,6 +222,11 @@ class ObservedStageSerializer(StrictModelSerializer[Stage]):
     # A plain string: the stage kinds' enum is documented once, by the stages endpoint.
     kind = StrictCharField(read_only=True)
     planned_hours = serializers.SerializerMethodField()
+    # The stage's one observed figure, reconciled with its runs (docs/domain.md §8.6).
+    observed_hours = serializers.SerializerMethodField()
+    observed_source = serializers.SerializerMethodField()
+    runs_observed_hours = serializers.SerializerMethodField()
+    observed_reason = serializers.CharField(read_only=True)
     deviation_hours = serializers.SerializerMethodField()
 
     class Meta:
@@ -225,6 +239,9 @@ class ObservedStageSerializer(StrictModelSerializer[Stage]):
             "resource",
             "planned_hours",
             "observed_hours",
+            "observed_source",
+            "runs_observed_hours",
+            "observed_reason",
             "deviation_hours",
             "deviation_note",
             "observed_at",
@@ -234,10 +251,31 @@ class ObservedStageSerializer(StrictModelSerializer[Stage]):
     def get_planned_hours(self, stage: Stage) -> str:
         return f"{self.context['planned_hours']:.2f}"
 
+    def _seen(self, stage: Stage) -> Any:
+        if "_seen" not in self.context:
+            self.context["_seen"] = reconciled(stage.campaign).stages.get(stage.pk)
+        return self.context["_seen"]
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_observed_hours(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None or seen.hours is None else f"{seen.hours:.2f}"
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_observed_source(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None else seen.source
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_runs_observed_hours(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None or seen.runs_hours is None else f"{seen.runs_hours:.2f}"
+
     def get_deviation_hours(self, stage: Stage) -> str | None:
-        if stage.observed_hours is None:
+        seen = self._seen(stage)
+        if seen is None or seen.hours is None:
             return None
-        return f"{stage.observed_hours - self.context['planned_hours']:.2f}"
+        return f"{seen.hours - self.context['planned_hours']:.2f}"
 
 
 class ReportSerializer(StrictModelSerializer[Report]):

@@ -27,6 +27,7 @@ from campaigns.models import (
     Stage,
     ThroughputSample,
 )
+from campaigns.selectors.observed_hours import reconciled
 from campaigns.selectors.plan_summary import campaign_figures
 from estimates.models import Estimate
 from ledger.models import Deliverable, LedgerEntry
@@ -68,7 +69,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
     """Everything the closing report says, as plain JSON, in a bounded number of queries."""
     f = load_facts(campaign)
     items_by_id = {i.pk: i for i in f.items}
-    hours = hours_section(f.snapshot, f.stages, f.run_groups, items_by_id)
+    hours = hours_section(f.snapshot, f.stages, reconciled(campaign), items_by_id)
     costs, summary = costs_section(campaign, f.snapshot, f.entries, f.deliverables)
     return {
         "schema": REPORT_SCHEMA,

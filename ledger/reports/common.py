@@ -7,10 +7,11 @@ from typing import Any
 
 from django.utils import timezone
 
+from campaigns.domain import observed_hours
+
 REPORT_SCHEMA = "campaign-desk/closing-report/1"
-# Which runs a stage of a planned item is made of: their observed hours stand for the stage's
-# when nobody recorded the stage's own.
-RUN_KIND_FOR_STAGE = {"training": "full", "pilot": "pilot", "inference": "inference"}
+# Which runs a stage of a planned item is made of (docs/domain.md §8.6): one rule, one place.
+RUN_KIND_FOR_STAGE = observed_hours.RUN_KIND_FOR_STAGE
 
 
 def moment(value: Any) -> str | None:

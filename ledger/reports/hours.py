@@ -1,41 +1,38 @@
 """The closing report's hours: each stage's planned hours (from the frozen baseline) beside the
-observed ones (recorded on the stage, or summed from the runs that stand for it), the deviations
+observed ones (the runs that stand for the stage, or what was typed: reconciled once,
+docs/domain.md §8.6), the deviations
 that need a note, both schedules on one calendar, and the hour ratios for the next campaign
 (docs/domain.md §10). Hours are Decimal, written to the hundredth."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from campaigns.domain import calendar
 from campaigns.domain.formatting import CENT, format_hours_fixed, format_percent
+from campaigns.domain.observed_hours import Reconciled, StageObserved
 from campaigns.models import PlannedItem, Stage
 from ledger.domain.cost_per_deliverable import StageHours, ratios_by_kind
-from ledger.reports.common import RUN_KIND_FOR_STAGE
-
-# A stage's runs: (planned item id, run kind).
-Claim = tuple[int | None, str]
 
 
 def hours_section(
     snapshot: dict[str, Any],
     stages: list[Stage],
-    run_groups: list[dict[str, Any]],
+    observed: Reconciled,
     items_by_id: dict[int, PlannedItem],
 ) -> dict[str, Any]:
+    """`observed`: the stages' figures as campaigns/domain/observed_hours.py reconciles them
+    with the runs (docs/domain.md §8.6), the page's, the API's and the forecast's too."""
     window = float(Decimal(snapshot["window_hours"]))
-    run_hours = _run_hours_by_claim(run_groups)
-    rows, claimed = _stage_rows(snapshot, stages, run_hours, items_by_id)
-    unattributed = sum(
-        (h for key, h in run_hours.items() if key not in claimed), start=Decimal(0)
-    ).quantize(CENT)
+    rows = _stage_rows(snapshot, stages, observed, items_by_id)
+    unattributed = observed.unattributed_hours.quantize(CENT)
     calendars = place_in_time(rows, window)
     return {
         "stages": rows,
         "unattributed_run_hours": format_hours_fixed(unattributed),
+        "observed_hours": format_hours_fixed(observed.total.quantize(CENT)),
         "totals": _totals(rows, window, unattributed, calendars),
         "deviations": [
             {
@@ -54,37 +51,23 @@ def hours_section(
     }
 
 
-def _run_hours_by_claim(run_groups: Iterable[Mapping[str, Any]]) -> dict[Claim, Decimal]:
-    run_hours: dict[Claim, Decimal] = defaultdict(Decimal)
-    for group in run_groups:
-        if group["hours"] is not None:
-            run_hours[(group["variant_id"], group["kind"])] += Decimal(group["hours"])
-    return run_hours
-
-
 def _stage_rows(
     snapshot: dict[str, Any],
     stages: list[Stage],
-    run_hours: Mapping[Claim, Decimal],
+    observed: Reconciled,
     items_by_id: dict[int, PlannedItem],
-) -> tuple[list[dict[str, Any]], set[Claim]]:
-    """One row per stage of the baseline, then per stage added after it; the first stage of an
-    item and kind claims that item's runs of the kind, so no run is counted twice."""
+) -> list[dict[str, Any]]:
+    """One row per stage of the baseline, then per stage added after it."""
     frozen = {s["id"]: s for s in snapshot.get("stages", [])}
     live = {s.pk: s for s in stages}
     rows: list[dict[str, Any]] = []
-    claimed: set[Claim] = set()
     for pk in list(frozen) + [pk for pk in live if pk not in frozen]:
         stage = live.get(pk)
         # The frozen row where there is one; a stage added after commit reserved nothing.
         plan = frozen.get(pk) or stage.as_plan()  # type: ignore[union-attr]
-        claim = (plan.get("variant"), RUN_KIND_FOR_STAGE.get(plan["kind"], ""))
-        owns_runs = claim[0] is not None and bool(claim[1]) and claim not in claimed
-        if owns_runs:
-            claimed.add(claim)
-        from_runs = run_hours.get(claim) if owns_runs else None
-        rows.append(_stage_row(pk, plan, stage, pk in frozen, from_runs, items_by_id))
-    return rows, claimed
+        seen = observed.stages.get(pk) if stage is not None else None
+        rows.append(_stage_row(pk, plan, stage, pk in frozen, seen, items_by_id))
+    return rows
 
 
 def _stage_row(
@@ -92,16 +75,11 @@ def _stage_row(
     plan: Mapping[str, Any],
     stage: Stage | None,
     in_baseline: bool,
-    from_runs: Decimal | None,
+    seen: StageObserved | None,
     items_by_id: dict[int, PlannedItem],
 ) -> dict[str, Any]:
     planned = Decimal(plan["planned_hours"]) if in_baseline else Decimal(0)
-    observed: Decimal | None = None
-    source = None
-    if stage is not None and stage.observed_hours is not None:
-        observed, source = Decimal(stage.observed_hours), "recorded"
-    elif from_runs is not None:
-        observed, source = from_runs, "runs"
+    observed = seen.hours if seen is not None else None
     delta = observed - planned if observed is not None else None
     needs = observed is not None and Stage(planned_hours=planned).needs_deviation_note(observed)
     note = stage.deviation_note if stage is not None else ""
@@ -120,7 +98,10 @@ def _stage_row(
         "depends_on": list(plan["depends_on"]),
         "planned_hours": format_hours_fixed(planned),
         "observed_hours": format_hours_fixed(observed),
-        "observed_source": source,
+        "observed_source": seen.source if seen is not None else None,
+        # Both figures where a typed one differs from the runs', with the reason (§8.6).
+        "runs_observed_hours": format_hours_fixed(seen.runs_hours) if seen else None,
+        "observed_reason": seen.reason if seen is not None else "",
         "deviation_hours": format_hours_fixed(delta),
         "deviation_percent": format_percent(delta, planned) if delta is not None else None,
         "needs_note": needs,

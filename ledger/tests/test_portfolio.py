@@ -75,6 +75,22 @@ class PortfolioTests(TestCase):
             404,
         )
 
+    def test_two_accepted_deliverables_on_one_corpus_count_once_and_the_header_says_so(
+        self,
+    ) -> None:
+        add_campaigns(self.team, 1)
+        campaign = self.team.campaigns.get()
+        Deliverable.objects.create(
+            campaign=campaign,
+            kind="error_analysis",
+            corpus_name="t",
+            corpus_revision="r1",
+            accepted=True,
+        )
+        answer = self.page()
+        self.assertEqual(answer.context["rows"][0].cost_per_accepted, Decimal("40.00"))
+        self.assertContains(answer, "Cost per accepted deliverable (distinct corpora)")
+
     def test_the_query_count_does_not_grow_with_the_campaigns(self) -> None:
         add_campaigns(self.team, 5)
         self.page()  # warm: sessions, content types

@@ -37,6 +37,21 @@ class ForecastTotalsSerializer(serializers.Serializer[Any]):
     observed_hours = StrictFloatField()
 
 
+class ForecastFiguresSerializer(serializers.Serializer[Any]):
+    """The plan figures' names (docs/domain.md §8.5) with the forecast hours."""
+
+    work_hours = StrictFloatField(help_text="Forecast machine hours of the items not cut.")
+    gpu_hours = StrictFloatField(help_text="Each item's forecast work hours × its GPUs.")
+    calendar_hours = StrictFloatField(help_text="The forecast calendar, first stage to last.")
+    machine_hours = StrictFloatField(
+        help_text="What the lots must hold: the calendar's machine stages, the items' and those "
+        "tied to no item."
+    )
+    untied_machine_hours = StrictFloatField(
+        help_text="Of the machine time, the stages tied to no item (setup, retrieval)."
+    )
+
+
 class ForecastSerializer(serializers.Serializer[Any]):
     campaign = StrictIntegerField()
     status = StrictCharField(help_text='"fresh", "stale" (recompute queued) or "failed".')
@@ -63,3 +78,4 @@ class ForecastSerializer(serializers.Serializer[Any]):
     items = ForecastItemSerializer(many=True)
     advice = serializers.ListField(child=StrictCharField())
     lots = serializers.DictField()
+    figures = ForecastFiguresSerializer(required=False)

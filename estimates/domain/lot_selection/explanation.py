@@ -191,9 +191,9 @@ def reference_lines(items: Sequence[PlanItem], reference_hours: float | None) ->
     delta = total_hours - reference_hours
     verb = "grows" if delta > EPS else "shrinks" if delta < -EPS else "stays"
     if verb == "stays":
-        return [f"The calendar of {_fmt_hours(reference_hours)} h stays the same."]
+        return [f"The machine time of {_fmt_hours(reference_hours)} h stays the same."]
     return [
-        f"The calendar of {_fmt_hours(reference_hours)} h {verb} by "
+        f"The machine time of {_fmt_hours(reference_hours)} h {verb} by "
         f"{_fmt_hours(abs(delta))} h to {_fmt_hours(total_hours)} h."
     ]
 
@@ -218,7 +218,7 @@ def summary_lines(
         hours_all = sum(lot.hours for lot in lots)
         lines.append(
             f"Cheapest choice: {_join(parts)} = {_fmt_money(packed.total, currency)} for "
-            f"{_fmt_hours(hours_all)} h of work."
+            f"{_fmt_hours(hours_all)} h of machine time."
         )
         lines.append("A lot is priced per lot: its price covers its duration and all of its GPUs.")
     if groups:
