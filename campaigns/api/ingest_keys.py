@@ -1,5 +1,7 @@
 """`POST /api/v1/campaigns/{id}/ingest-keys/`: owners mint an ingest key, optionally bound to one
-planned item and a run kind (docs/api.md, docs/mlflow.md). The key is shown once, in the 201.
+planned item and a run kind (docs/api.md, docs/mlflow.md). The key is shown once, in the 201:
+a replay of the request (same Idempotency-Key) answers the key's id and prefix with `key: null`
+and `key_shown_once: true`, never the key (docs/domain.md §25).
 
 Kept apart from campaigns/api/views.py: a key is a credential, and only the team's owners issue one
 (planners and viewers get 403, another team's campaign is 404 as everywhere).
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
@@ -17,6 +20,7 @@ from rest_framework.views import APIView
 
 from campaigns import services
 from campaigns.api.authentication import is_ingest
+from campaigns.api.idempotency import store_instead
 from campaigns.api.fields import (
     StrictCharField,
     StrictModelSerializer,
@@ -83,4 +87,7 @@ class CampaignIngestKeys(APIView):
             kind=data.get("kind") or "",
         )
         body = IngestKeyIssuedSerializer(key, context={"raw": raw}).data
-        return Response(body, status=201)
+        response = Response(body, status=201)
+        # What a replay answers: the same key's id and prefix, never the key itself.
+        kept = {**body, "key": None, "key_shown_once": True}
+        return store_instead(response, orjson.dumps(kept))
