@@ -20,12 +20,12 @@ from rest_framework.views import APIView
 
 from campaigns import services
 from campaigns.api.authentication import is_ingest
-from campaigns.api.idempotency import store_instead
 from campaigns.api.fields import (
     StrictCharField,
     StrictModelSerializer,
     StrictPrimaryKeyRelatedField,
 )
+from campaigns.api.idempotency import store_instead
 from campaigns.api.permissions import campaign_for
 from campaigns.models import IngestKey, Membership, PlannedItem, Role, RunKind
 
