@@ -210,7 +210,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # docs/api.md: no anonymous access to anything but /api/v1/health/ (the docs page works from an
     # admin session).
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Ingest keys are refused (403): they reach only the ingest paths (docs/api.md).
+    "SERVE_PERMISSIONS": ["campaigns.api.permissions.PersonNotKey"],
     # The docs page loads Swagger UI from our own static files (drf-spectacular-sidecar, a
     # pinned build): it works offline and sends nothing to a third party.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -2,9 +2,10 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView
 
 from campaigns import links
+from campaigns.api.schema import SwaggerDocs
 from campaigns.views import api_not_found, health
 from ledger.operations.prometheus import metrics_view
 from ledger.sso import api_token
@@ -38,7 +39,7 @@ urlpatterns = [
     ),
     path("api/v1/health/", health, name="health"),
     path("api/v1/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/v1/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="docs"),
+    path("api/v1/docs/", SwaggerDocs.as_view(url_name="schema"), name="docs"),
     path("api/v1/", include("campaigns.api.urls")),
     path("api/v1/", include("estimates.api.urls")),
     path("api/v1/", include("ledger.api.urls")),

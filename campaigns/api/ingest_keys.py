@@ -32,8 +32,10 @@ from campaigns.models import IngestKey, Membership, PlannedItem, Role, RunKind
 
 class IngestKeyCreateSerializer(serializers.Serializer[Any]):
     name = StrictCharField(max_length=100, required=False, default="training loop")
+    # Scoped to the campaign in get_fields: another campaign's (or team's) item reads as a
+    # missing one, with the same words (no hint it exists).
     item = StrictPrimaryKeyRelatedField(
-        queryset=PlannedItem.objects.all(),
+        queryset=PlannedItem.objects.none(),
         required=False,
         allow_null=True,
         help_text="A planned item of this campaign: runs opened with the key default to it.",
@@ -45,6 +47,13 @@ class IngestKeyCreateSerializer(serializers.Serializer[Any]):
         default="",
         help_text="The run kind the key's runs default to (blank: pilot).",
     )
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        campaign = self.context.get("campaign")
+        if campaign is not None:
+            fields["item"].queryset = PlannedItem.objects.filter(campaign=campaign)
+        return fields
 
 
 class IngestKeyIssuedSerializer(StrictModelSerializer[IngestKey]):
@@ -75,7 +84,7 @@ class CampaignIngestKeys(APIView):
         campaign = campaign_for(request, id)  # another team's campaign: 404
         if is_ingest(request.user) or not _is_owner(request.user, campaign.team_id):
             raise exceptions.PermissionDenied("Only the team's owners issue ingest keys.")
-        serializer = IngestKeyCreateSerializer(data=request.data)
+        serializer = IngestKeyCreateSerializer(data=request.data, context={"campaign": campaign})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         # services checks that the item is this campaign's (400 naming `item` otherwise).
