@@ -14,7 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.test import TestCase
 
-from campaigns.models import Checkpoint, IngestKey, LotReservation, Run, Team
+from campaigns.models import Checkpoint, IngestKey, LotReservation, Team
 from campaigns.services import ingest
 from campaigns.tests.factories import (
     as_user,
@@ -76,7 +76,11 @@ class AnotherTeamsIdReadsAsAMissingOne(TestCase):
             "key": IngestKey.issue(theirs, user=sam)[0].pk,
             "checkpoint": checkpoint.pk,
             "entry": post_entry(
-                campaign=theirs, kind="external", description="x", amount=Decimal("1"), currency="USD"
+                campaign=theirs,
+                kind="external",
+                description="x",
+                amount=Decimal("1"),
+                currency="USD",
             ).pk,
             "deliverable": Deliverable.objects.create(
                 campaign=theirs, kind="model", corpus_name="c", corpus_revision="r", run=run
