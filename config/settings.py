@@ -58,7 +58,6 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from the project, not a CDN
     "pgtrigger",
@@ -183,7 +182,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "campaigns.api.authentication.IngestKeyAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "campaigns.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["campaigns.api.permissions.TeamRole"],

@@ -48,7 +48,7 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from campaigns.models import IdempotencyRecord, IngestKey
+from campaigns.models import ApiToken, IdempotencyRecord, IngestKey
 from campaigns.views import body_exceeds_limit, body_too_large
 
 log = logging.getLogger(__name__)
@@ -88,10 +88,8 @@ def principal_of(request: HttpRequest) -> str | None:
             return f"ingest:{key_id}" if key_id is not None else None
     if scheme.lower() in ("token", "bearer") and credential:
         # MLflow's client sends a user's API token as "Bearer" too (mlflow_api/auth.py).
-        from rest_framework.authtoken.models import Token
-
         user_id = (
-            Token.objects.filter(key=credential, user__is_active=True)
+            ApiToken.objects.filter(digest=ApiToken.hash(credential), user__is_active=True)
             .values_list("user_id", flat=True)
             .first()
         )
