@@ -41,7 +41,7 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
@@ -107,7 +107,10 @@ REFUSALS = frozenset({401, 403, 404})
 STORED_BODY = "idempotent_body"
 
 
-def store_instead(response: HttpResponse, body: bytes) -> HttpResponse:
+Answer = TypeVar("Answer", bound=HttpResponse)
+
+
+def store_instead(response: Answer, body: bytes) -> Answer:
     """Keep `body`, not the answer sent, for replays: the answer holds a secret shown once."""
     setattr(response, STORED_BODY, body)
     return response

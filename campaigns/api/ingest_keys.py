@@ -52,7 +52,8 @@ class IngestKeyCreateSerializer(serializers.Serializer[Any]):
         fields = super().get_fields()
         campaign = self.context.get("campaign")
         if campaign is not None:
-            fields["item"].queryset = PlannedItem.objects.filter(campaign=campaign)
+            item: Any = fields["item"]
+            item.queryset = PlannedItem.objects.filter(campaign=campaign)
         return fields
 
 
