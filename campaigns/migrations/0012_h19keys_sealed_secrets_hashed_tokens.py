@@ -4,11 +4,14 @@ derived from SECRET_KEY), and users' API tokens kept as digests in their own tab
 Nothing is lost: every stored webhook secret is sealed in place (and read back the same), and
 every DRF token (rest_framework.authtoken, no longer installed) is copied as its digest, so the
 keys users already hold keep working, then deleted from DRF's table, which held them in clear.
+Stored answers of earlier key issues (Idempotency-Key replays, kept 168 h) lose the key itself:
+they answer its id and prefix with `key_shown_once`, as new ones do.
 Backwards, the secrets are written back in clear; the tokens stay digests (a digest cannot give
 the key back: users issue new ones with `manage.py issue_api_token`).
 """
 
 import hashlib
+import json
 
 import django.db.models.deletion
 from django.conf import settings
@@ -51,6 +54,20 @@ def copy_drf_tokens(apps, schema_editor):
         cursor.execute("DELETE FROM authtoken_token")
 
 
+def scrub_stored_keys(apps, schema_editor):
+    IdempotencyRecord = apps.get_model("campaigns", "IdempotencyRecord")
+    issued = IdempotencyRecord.objects.filter(path__endswith="/ingest-keys/", status_code=201)
+    for record in issued:
+        try:
+            body = json.loads(bytes(record.response_body or b""))
+        except ValueError:
+            continue
+        if isinstance(body, dict) and body.get("key"):
+            body.update(key=None, key_shown_once=True)
+            record.response_body = json.dumps(body).encode()
+            record.save(update_fields=["response_body"])
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("campaigns", "0011_h21_metric_summaries_rollups"),
@@ -91,4 +108,5 @@ class Migration(migrations.Migration):
         ),
         migrations.RunPython(seal_webhook_secrets, unseal_webhook_secrets),
         migrations.RunPython(copy_drf_tokens, migrations.RunPython.noop),
+        migrations.RunPython(scrub_stored_keys, migrations.RunPython.noop),
     ]

@@ -264,3 +264,21 @@ class ReplaysAreAuthorizedAgainAndKeepNoSecret(IdempotencyTestCase):
         post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-4")
         post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-4")
         self.assertEqual(self.campaign.ingest_keys.filter(name="ci").count(), 1)
+
+    def test_answers_stored_before_this_version_lose_the_key(self) -> None:
+        """The migration scrubs the raw key out of stored issue answers (docs/domain.md §25)."""
+        import importlib
+
+        from django.apps import apps
+
+        migration = importlib.import_module(
+            "campaigns.migrations.0012_h19keys_sealed_secrets_hashed_tokens"
+        )
+        first = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-5")
+        raw = first.json()["key"]
+        IdempotencyRecord.objects.filter(key="issue-5").update(response_body=first.content)
+        migration.scrub_stored_keys(apps, None)
+        stored = bytes(IdempotencyRecord.objects.get(key="issue-5").response_body)
+        self.assertNotIn(raw.encode(), stored)
+        retry = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-5")
+        self.assertEqual((retry.json()["key"], retry.json()["prefix"]), (None, raw[:12]))
