@@ -49,7 +49,8 @@ def _may_see_details(request: HttpRequest) -> bool:
     user = getattr(request, "user", None)
     if user is not None and user.is_authenticated and user.is_staff:
         return True
-    from rest_framework.authentication import TokenAuthentication
+    # The API's own token class: tokens are looked up by their digest (docs/domain.md §26).
+    from campaigns.api.authentication import TokenAuthentication
 
     try:
         found = TokenAuthentication().authenticate(request)  # type: ignore[arg-type]

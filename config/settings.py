@@ -67,7 +67,6 @@ INSTALLED_APPS = [
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from the project, not a CDN
     "pgtrigger",
@@ -245,7 +244,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "campaigns.api.authentication.IngestKeyAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
+        "campaigns.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["campaigns.api.permissions.TeamRole"],
@@ -272,7 +271,8 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # docs/api.md: no anonymous access to anything but /api/v1/health/ (the docs page works from an
     # admin session).
-    "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
+    # Ingest keys are refused (403): they reach only the ingest paths (docs/api.md).
+    "SERVE_PERMISSIONS": ["campaigns.api.permissions.PersonNotKey"],
     # The docs page loads Swagger UI from our own static files (drf-spectacular-sidecar, a
     # pinned build): it works offline and sends nothing to a third party.
     "SWAGGER_UI_DIST": "SIDECAR",

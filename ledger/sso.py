@@ -4,8 +4,8 @@
   `preferred_username` claim, else the e-mail), their name and e-mail kept up to date, and their
   team memberships set from the groups claim (`OIDC_GROUPS_CLAIM`, default `groups`) through
   `OIDC_TEAM_ROLES` (`ledger.services.sso.apply_groups`) at every sign-in.
-- `api_token`: `GET /accounts/token/` (signed in): the user's API token, for
-  `Authorization: Token <key>`.
+- `api_token`: `GET /accounts/token/` (signed in): a new API token for the user, for
+  `Authorization: Token <key>`, shown this once (only its digest is stored; docs/domain.md §26).
 - `context`: tells the admin's login page whether to offer the provider.
 Local passwords keep working: the backend is only installed when `OIDC_RP_CLIENT_ID` is set.
 """
@@ -18,8 +18,8 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, JsonResponse
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
-from rest_framework.authtoken.models import Token
 
+from campaigns import services
 from ledger.services.sso import apply_groups
 
 
@@ -55,8 +55,10 @@ class DeskOIDCBackend(OIDCAuthenticationBackend):  # type: ignore[misc]
 
 @login_required
 def api_token(request: HttpRequest) -> JsonResponse:
-    token, _ = Token.objects.get_or_create(user=request.user)
-    return JsonResponse({"token": token.key, "header": f"Authorization: Token {token.key}"})
+    _token, raw = services.issue_api_token(user=request.user, name="signed-in session")
+    response = JsonResponse({"token": raw, "header": f"Authorization: Token {raw}"})
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def context(request: HttpRequest) -> dict[str, Any]:

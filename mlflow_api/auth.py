@@ -12,9 +12,8 @@ from typing import Any
 
 from django.db.models import QuerySet
 from django.http import HttpRequest
-from rest_framework.authtoken.models import Token
 
-from campaigns.models import Campaign, IngestKey, Membership, Run, team_ids_for
+from campaigns.models import ApiToken, Campaign, IngestKey, Membership, Run, team_ids_for
 from mlflow_api.errors import MlflowError
 
 
@@ -65,9 +64,7 @@ def authenticate(request: HttpRequest) -> Caller:
     )
     if key is not None:
         return Caller(key=key)
-    token = (
-        Token.objects.select_related("user").filter(key=credential, user__is_active=True).first()
-    )
-    if token is not None:
-        return Caller(user=token.user)
+    user = ApiToken.user_for(credential)
+    if user is not None:
+        return Caller(user=user)
     raise MlflowError("UNAUTHENTICATED", "unknown or revoked token", status=401)

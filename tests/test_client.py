@@ -18,11 +18,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from django.test import LiveServerTestCase, SimpleTestCase
-from rest_framework.authtoken.models import Token
 
 from campaign_desk_client import ApiError, CampaignDesk, DeskUnavailable, RunStopped
 from campaign_desk_client import Run as ClientRun
 from campaigns.models import (
+    ApiToken,
     Checkpoint,
     IngestKey,
     MetricPoint,
@@ -394,7 +394,7 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
         run.log(1, loss=2.0)
         run.flush()
         # A planner stops it from elsewhere, with their own API token.
-        planner = quick_desk(self.live_server_url, Token.objects.create(user=self.owner).key)
+        planner = quick_desk(self.live_server_url, ApiToken.issue(self.owner)[1])
         planner.post("/runs/lora-r16-s1/stop/", {"reason": "the corpus revision was wrong"})
         run.log(2, loss=1.9)
         with self.assertRaises(RunStopped) as caught:

@@ -23,11 +23,10 @@ from unittest import mock
 import pytest
 from django.db import OperationalError, connection
 from django.test import override_settings
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaign_desk_client import CampaignDesk
-from campaigns.models import IngestKey, MetricPoint, Run, Team
+from campaigns.models import ApiToken, IngestKey, MetricPoint, Run, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
@@ -128,7 +127,7 @@ def test_a_database_outage_answers_503_with_retry_after() -> None:
 @pytest.mark.django_db
 def test_health_is_up_or_down_for_anyone_and_detailed_for_staff(own_redis: OwnRedis) -> None:
     staff = make_user("olga")
-    token = Token.objects.create(user=staff).key
+    token = ApiToken.issue(staff)[1]
     with override_settings(CACHES=_cache_on(own_redis), REDIS_URL=own_redis.url):
         assert APIClient().get("/api/v1/health/").json() == {"status": "ok"}
         own_redis.stop()

@@ -22,9 +22,8 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 from django.core.cache import cache
-from rest_framework.authtoken.models import Token
 
-from campaigns.models import Team
+from campaigns.models import ApiToken, Team
 from campaigns.tests.factories import make_user
 from conftest import REQUIRE_SERVICES, _database_url_for_worker
 
@@ -114,7 +113,7 @@ def gunicorn(redis_cache: None) -> object:
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_clients_on_several_workers_get_no_more_than_the_limit(gunicorn: int) -> None:
     user = make_user("burst", team=Team.objects.create(name="burst"), role="viewer")
-    token = Token.objects.create(user=user).key
+    token = ApiToken.issue(user)[1]
     cache.delete(f"throttle_user_{user.pk}")
     start = threading.Barrier(CLIENTS)
     answers: list[tuple[int, dict[str, str]]] = []

@@ -64,9 +64,8 @@ def main() -> int:
         from django.test import Client
         from django.urls import reverse
         from django.utils import timezone
-        from rest_framework.authtoken.models import Token
 
-        from campaigns.models import MetricPoint, Run, Team
+        from campaigns.models import ApiToken, MetricPoint, Run, Team
         from campaigns.services import commit_plan, metric_store
         from campaigns.tests.factories import make_plannable, make_user
 
@@ -109,8 +108,8 @@ def main() -> int:
         ] + [("lr", s, 0.0001) for s in range(10_000)]
         metric_store.record_points(run.pk, folded, timezone.now())
 
-        token, _ = Token.objects.get_or_create(user=user)
-        client = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+        _token, raw = ApiToken.issue(user)
+        client = Client(HTTP_AUTHORIZATION=f"Token {raw}")
         url = "/api/v1/runs/big/metrics/"
         query = {"name": "loss", "max_points": "500"}
         answer = client.get(url, query)

@@ -184,14 +184,14 @@ def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[t
     from django.test import Client
     from django.urls import reverse
     from django.utils import timezone
-    from rest_framework.authtoken.models import Token
 
+    from campaigns.models import ApiToken
     from campaigns.selectors import run_metrics
     from ledger.reports.collect import collect
     from ledger.selectors import alerts
 
-    token, _ = Token.objects.get_or_create(user=ctx["user"])
-    api = Client(HTTP_AUTHORIZATION=f"Token {token.key}")
+    _token, raw = ApiToken.issue(ctx["user"])
+    api = Client(HTTP_AUTHORIZATION=f"Token {raw}")
     url = f"/api/v1/runs/{big_run.run_id}/metrics/"
     page = reverse("admin:campaigns_run_change", args=[big_run.pk])
     browser = Client()

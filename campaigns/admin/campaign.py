@@ -18,7 +18,7 @@ from campaigns.admin.campaign_pages import (
     close_from_form,
     compared_runs,
     error_links,
-    ingest_key_banner,
+    issued_keys_page,
     plan_overview,
     row_pages,
 )
@@ -330,14 +330,13 @@ class CampaignAdmin(TeamScopedAdmin):
 
     def ingest_key_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """The campaign page's "Issue an ingest key" button (POST; owners): the key is shown
-        once in the banner, as the list's action shows it."""
+        once, on the page this POST answers (`issued_keys_page`), as the list's action does."""
         campaign = self._campaign_for(request, object_id, OWNERS)
         change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
         if request.method != "POST":
             return HttpResponseRedirect(change_url)
         _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
-        messages.warning(request, ingest_key_banner(campaign, raw, request))
-        return HttpResponseRedirect(change_url)
+        return issued_keys_page(self, request, [(campaign, raw)])
 
     def hardware_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Every hardware option of the campaign (the page's panel shows the first three)."""
@@ -392,13 +391,17 @@ class CampaignAdmin(TeamScopedAdmin):
                 messages.error(request, f"“{campaign}”: viewers cannot commit.")
 
     @admin.action(description="Issue an ingest key (shown once)")
-    def issue_ingest_key(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
+    def issue_ingest_key(self, request: HttpRequest, queryset: QuerySet[Any]) -> Any:
+        issued = []
         for campaign in queryset:
             if not caller_has_role(request, campaign.team_id, OWNERS):
                 messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
                 continue
             _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
-            messages.warning(request, ingest_key_banner(campaign, raw, request))
+            issued.append((campaign, raw))
+        # The keys go in this answer's body only: Django's messages would carry them in a
+        # signed, not encrypted, cookie (docs/domain.md §26).
+        return issued_keys_page(self, request, issued) if issued else None
 
     @admin.action(description="Revoke the ingest keys of the selected campaigns")
     def revoke_ingest_keys(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

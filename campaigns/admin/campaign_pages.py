@@ -8,8 +8,9 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest
+from django.http import Http404, HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
@@ -238,3 +239,28 @@ def ingest_key_banner(campaign: Campaign, raw: str, request: HttpRequest) -> str
     }
     html = render_to_string("admin/campaigns/campaign/ingest_key_banner.html", context)
     return mark_safe(html.strip())  # escaped by the template
+
+
+def issued_keys_page(
+    model_admin: Any, request: HttpRequest, issued: list[tuple[Campaign, str]]
+) -> HttpResponse:
+    """The one page that shows newly issued ingest keys (docs/domain.md §26): the keys are in
+    this response's body only, never in a message cookie, the session or the database, and the
+    page is not cached (`no-store`)."""
+    banners = [
+        {
+            "campaign": campaign,
+            "html": ingest_key_banner(campaign, raw, request),
+            "change_url": reverse("admin:campaigns_campaign_change", args=[campaign.pk]),
+        }
+        for campaign, raw in issued
+    ]
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": "Ingest key issued: shown once",
+        "banners": banners,
+        "opts": model_admin.model._meta,
+    }
+    response = TemplateResponse(request, "admin/campaigns/campaign/ingest_key_issued.html", context)
+    response["Cache-Control"] = "no-store"
+    return response

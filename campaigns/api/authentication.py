@@ -1,5 +1,6 @@
 """`Authorization: Bearer <key>`: a campaign ingest key, which may only append run data to its
-one campaign. Users authenticate with DRF tokens (`Token <key>`) or the admin session."""
+one campaign. Users authenticate with their API tokens (`Token <key>`, stored hashed:
+campaigns/models/api_tokens.py) or the admin session."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.utils.functional import cached_property
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from campaigns.models import IngestKey
+from campaigns.models import ApiToken, IngestKey
 
 
 class IngestPrincipal:
@@ -66,3 +67,14 @@ class IngestKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword
+
+
+class TokenAuthentication(authentication.TokenAuthentication):
+    """DRF's `Authorization: Token <key>`, looked up by the key's digest (docs/domain.md §26):
+    the key itself is stored nowhere."""
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, None]:
+        user = ApiToken.user_for(key)
+        if user is None:
+            raise exceptions.AuthenticationFailed("Invalid token.")
+        return user, None

@@ -13,7 +13,15 @@ never by replaying a body:
   the record before that transaction commits. Either the effect and its stored answer are both
   committed, or neither is: a crash can never leave an effect without its answer.
 * A retry with the same key and the same request (method, path, body bytes) gets the stored
-  answer back byte for byte, marked `Idempotent-Replayed: true`; nothing runs again.
+  answer back byte for byte, marked `Idempotent-Replayed: true`; nothing it did stays done
+  twice. Authorization is checked again first (docs/domain.md §26): the view runs once more
+  in a savepoint that is always rolled back, and when that fresh run answers 401, 403 or 404
+  (the caller was demoted, left the team, the key was revoked) the retry gets that refusal,
+  not the stored answer. Running the view itself is the only check that is the same as a fresh
+  request's for every endpoint, the object-level ones included.
+* A secret is never stored: a view whose answer carries one (an issued ingest key) sets
+  `response.idempotent_body` (`store_instead`), and that body, without the secret, is what is
+  kept and replayed.
 * The same key with another request answers 422.
 * Concurrent requests with one key: the unique constraint on (principal, key) makes the
   second INSERT wait for the first transaction. When the first commits, the second finds its
@@ -33,14 +41,14 @@ import hashlib
 import logging
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from campaigns.models import IdempotencyRecord, IngestKey
+from campaigns.models import ApiToken, IdempotencyRecord, IngestKey
 from campaigns.views import body_exceeds_limit, body_too_large
 
 log = logging.getLogger(__name__)
@@ -80,10 +88,8 @@ def principal_of(request: HttpRequest) -> str | None:
             return f"ingest:{key_id}" if key_id is not None else None
     if scheme.lower() in ("token", "bearer") and credential:
         # MLflow's client sends a user's API token as "Bearer" too (mlflow_api/auth.py).
-        from rest_framework.authtoken.models import Token
-
         user_id = (
-            Token.objects.filter(key=credential, user__is_active=True)
+            ApiToken.objects.filter(digest=ApiToken.hash(credential), user__is_active=True)
             .values_list("user_id", flat=True)
             .first()
         )
@@ -94,6 +100,26 @@ def principal_of(request: HttpRequest) -> str | None:
     if user is not None and user.is_authenticated:
         return f"user:{user.pk}"
     return None
+
+
+# A fresh run of the request answering one of these refuses the replay too (docs/domain.md §26).
+REFUSALS = frozenset({401, 403, 404})
+STORED_BODY = "idempotent_body"
+
+
+Answer = TypeVar("Answer", bound=HttpResponse)
+
+
+def store_instead(response: Answer, body: bytes) -> Answer:
+    """Keep `body`, not the answer sent, for replays: the answer holds a secret shown once."""
+    setattr(response, STORED_BODY, body)
+    return response
+
+
+class _DryRun(Exception):
+    def __init__(self, response: HttpResponse) -> None:
+        super().__init__("dry run")
+        self.response = response
 
 
 def _replay(record: IdempotencyRecord) -> HttpResponse:
@@ -140,6 +166,8 @@ class IdempotencyMiddleware:
         ).hexdigest()
         with transaction.atomic():
             outcome = self._claim(request, principal, key, digest)
+            if isinstance(outcome, IdempotencyRecord):
+                return self._refusal_now(request) or _replay(outcome)
             if outcome is not None:
                 return outcome
             response = self.get_response(request)
@@ -152,15 +180,28 @@ class IdempotencyMiddleware:
                 return response
             IdempotencyRecord.objects.filter(principal=principal, key=key).update(
                 status_code=response.status_code,
-                response_body=response.content,
+                response_body=getattr(response, STORED_BODY, None) or response.content,
                 content_type=response.get("Content-Type", ""),
             )
             return response
 
+    def _refusal_now(self, request: HttpRequest) -> HttpResponse | None:
+        """The refusal a fresh run of this request meets now (401, 403, 404), or None.
+
+        The run happens in a savepoint that is always rolled back (with the on_commit work it
+        registered), so nothing it does stays; only its status is looked at."""
+        try:
+            with transaction.atomic():
+                raise _DryRun(self.get_response(request))
+        except _DryRun as done:
+            response = done.response
+        return response if response.status_code in REFUSALS else None
+
     def _claim(
         self, request: HttpRequest, principal: str, key: str, digest: str
-    ) -> HttpResponse | None:
-        """Insert the record (None: this request runs) or answer from the one already there."""
+    ) -> HttpResponse | IdempotencyRecord | None:
+        """Insert the record (None: this request runs), or the record to replay, or the
+        answer (409 in flight, 422 another request)."""
         try:
             with transaction.atomic():
                 previous = _limit_lock_wait()
@@ -190,7 +231,7 @@ class IdempotencyMiddleware:
                 f"This {HEADER} was already used for another request "
                 f"({record.method} {record.path}, another body); use a new key.",
             )
-        return _replay(record)
+        return record
 
 
 def _limit_lock_wait() -> str | None:

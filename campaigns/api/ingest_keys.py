@@ -1,5 +1,7 @@
 """`POST /api/v1/campaigns/{id}/ingest-keys/`: owners mint an ingest key, optionally bound to one
-planned item and a run kind (docs/api.md, docs/mlflow.md). The key is shown once, in the 201.
+planned item and a run kind (docs/api.md, docs/mlflow.md). The key is shown once, in the 201:
+a replay of the request (same Idempotency-Key) answers the key's id and prefix with `key: null`
+and `key_shown_once: true`, never the key (docs/domain.md §26).
 
 Kept apart from campaigns/api/views.py: a key is a credential, and only the team's owners issue one
 (planners and viewers get 403, another team's campaign is 404 as everywhere).
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.request import Request
@@ -22,14 +25,17 @@ from campaigns.api.fields import (
     StrictModelSerializer,
     StrictPrimaryKeyRelatedField,
 )
+from campaigns.api.idempotency import store_instead
 from campaigns.api.permissions import campaign_for
 from campaigns.models import IngestKey, Membership, PlannedItem, Role, RunKind
 
 
 class IngestKeyCreateSerializer(serializers.Serializer[Any]):
     name = StrictCharField(max_length=100, required=False, default="training loop")
+    # Scoped to the campaign in get_fields: another campaign's (or team's) item reads as a
+    # missing one, with the same words (no hint it exists).
     item = StrictPrimaryKeyRelatedField(
-        queryset=PlannedItem.objects.all(),
+        queryset=PlannedItem.objects.none(),
         required=False,
         allow_null=True,
         help_text="A planned item of this campaign: runs opened with the key default to it.",
@@ -41,6 +47,14 @@ class IngestKeyCreateSerializer(serializers.Serializer[Any]):
         default="",
         help_text="The run kind the key's runs default to (blank: pilot).",
     )
+
+    def get_fields(self) -> dict[str, Any]:
+        fields = super().get_fields()
+        campaign = self.context.get("campaign")
+        if campaign is not None:
+            item: Any = fields["item"]
+            item.queryset = PlannedItem.objects.filter(campaign=campaign)
+        return fields
 
 
 class IngestKeyIssuedSerializer(StrictModelSerializer[IngestKey]):
@@ -71,7 +85,7 @@ class CampaignIngestKeys(APIView):
         campaign = campaign_for(request, id)  # another team's campaign: 404
         if is_ingest(request.user) or not _is_owner(request.user, campaign.team_id):
             raise exceptions.PermissionDenied("Only the team's owners issue ingest keys.")
-        serializer = IngestKeyCreateSerializer(data=request.data)
+        serializer = IngestKeyCreateSerializer(data=request.data, context={"campaign": campaign})
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         # services checks that the item is this campaign's (400 naming `item` otherwise).
@@ -83,4 +97,7 @@ class CampaignIngestKeys(APIView):
             kind=data.get("kind") or "",
         )
         body = IngestKeyIssuedSerializer(key, context={"raw": raw}).data
-        return Response(body, status=201)
+        response = Response(body, status=201)
+        # What a replay answers: the same key's id and prefix, never the key itself.
+        kept = {**body, "key": None, "key_shown_once": True}
+        return store_instead(response, orjson.dumps(kept))

@@ -77,6 +77,25 @@ def campaign_named_by(view: Any) -> Any:
     return NOT_NAMED
 
 
+INGEST_ONLY = (
+    "An ingest key may only append run data to its one campaign (/api/v1/runs/… and its "
+    "campaign's runs/, and /mlflow/): the schema, the docs and every other endpoint take a "
+    "user's token or the admin session."
+)
+
+
+class PersonNotKey(permissions.BasePermission):
+    """Signed-in people only: the OpenAPI schema and the docs page (SPECTACULAR_SETTINGS
+    SERVE_PERMISSIONS). An ingest key is a training loop's credential; what it may call is the
+    ingest paths, not the map of everything else."""
+
+    message = INGEST_ONLY
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        return bool(user and user.is_authenticated and not is_ingest(user))
+
+
 class TeamRole(permissions.BasePermission):
     """Safe methods for members; others for planners/owners; ingest keys only where allowed."""
 
@@ -88,7 +107,7 @@ class TeamRole(permissions.BasePermission):
             return False
         if is_ingest(user):
             # Permission instances are made per request, so the message can be set here.
-            self.message = "An ingest key may only append run data to its one campaign."
+            self.message = INGEST_ONLY
             methods = getattr(view, "ingest_methods", None)
             if getattr(view, "allow_ingest", False) and (
                 methods is None or request.method in methods

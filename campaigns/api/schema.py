@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.views import SpectacularSwaggerSplitView
+from rest_framework.renderers import JSONRenderer
 
 ERROR_SCHEMA = {
     "description": 'A JSON error: {"detail": "..."}, or DRF field errors {"field": ["..."]}.',
@@ -75,3 +77,14 @@ def add_error_responses(result: dict[str, Any], generator: Any, **kwargs: Any) -
                 if not any(p.get("name") == "Idempotency-Key" for p in parameters):
                     parameters.append(dict(IDEMPOTENCY_KEY))
     return result
+
+
+class SwaggerDocs(SpectacularSwaggerSplitView):
+    """The docs page (/api/v1/docs/). A refusal (an ingest key, no login) answers JSON naming
+    why: the page's HTML renderer would say only "403 Forbidden"."""
+
+    def handle_exception(self, exc: Exception) -> Any:
+        response = super().handle_exception(exc)
+        self.request.accepted_renderer = JSONRenderer()
+        self.request.accepted_media_type = "application/json"
+        return response

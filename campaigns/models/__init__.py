@@ -10,6 +10,7 @@ The package holds one module per concept; everything is re-exported here, so
 
 from __future__ import annotations
 
+from .api_tokens import ApiToken
 from .campaign import Campaign, CampaignQuerySet, PlanBaseline, default_required_components
 from .choices import (
     CampaignStatus,
@@ -54,6 +55,7 @@ __all__ = [
     "WORK_FIELDS",
     "WRITER_ROLES",
     "Amendment",
+    "ApiToken",
     "Campaign",
     "CampaignClosed",
     "CampaignQuerySet",

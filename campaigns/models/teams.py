@@ -9,6 +9,8 @@ from django.db import models
 
 from catalog.validators import no_bidi_controls
 
+from .sealed import SealedTextField
+
 
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True, validators=[no_bidi_controls])
@@ -17,8 +19,9 @@ class Team(models.Model):
     webhook_url = models.URLField(
         max_length=500, blank=True, help_text="Alerts are POSTed here as JSON, if set."
     )
-    webhook_secret = models.CharField(
-        max_length=200,
+    # Encrypted at rest (campaigns/models/sealed.py, docs/domain.md §26): read back in clear to
+    # sign; at most 200 characters (the API and the admin form check it).
+    webhook_secret = SealedTextField(
         blank=True,
         help_text="Signs each alert: X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>.",
     )

@@ -25,6 +25,7 @@ from django.utils import timezone
 from campaigns.models import (
     AMENDABLE_ITEM_FIELDS,
     Amendment,
+    ApiToken,
     Campaign,
     CampaignStatus,
     CommitRefused,
@@ -645,6 +646,13 @@ def issue_ingest_key(
     if kind and kind not in RunKind.values:
         raise ValidationError({"kind": f"a run kind is one of {', '.join(RunKind.values)}"})
     return IngestKey.issue(campaign, name=name, user=user, item=item, kind=kind)
+
+
+@transaction.atomic
+def issue_api_token(*, user: Any, name: str = "") -> tuple[ApiToken, str]:
+    """A new API token for `user` (`Authorization: Token <key>`); the raw key is returned once
+    and only its digest is stored (docs/domain.md §26)."""
+    return ApiToken.issue(user, name=name)
 
 
 @transaction.atomic

@@ -16,7 +16,7 @@ from campaigns.tests.factories import clear_cache, committed_campaign, make_camp
 @pytest.fixture
 def api_world(db: None) -> dict[str, Any]:
     """One team's objects for the generated requests to land on, and its owner's token."""
-    from rest_framework.authtoken.models import Token
+    from campaigns.models import ApiToken
 
     clear_cache()  # the throttle's buckets
     team = Team.objects.create(name="schema")
@@ -31,7 +31,7 @@ def api_world(db: None) -> dict[str, Any]:
         config_digest=Run.digest_config({}),
     )
     return {
-        "authorization": f"Token {Token.objects.create(user=owner).key}",
+        "authorization": f"Token {ApiToken.issue(owner)[1]}",
         "draft": draft.pk,
         "committed": committed.pk,
         "stage": committed.stages.get().pk,

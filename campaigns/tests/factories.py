@@ -17,10 +17,10 @@ from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from campaigns.models import (
+    ApiToken,
     Campaign,
     IngestKey,
     Membership,
@@ -266,8 +266,13 @@ def points(*triples: tuple[str, int, Any]) -> dict[str, Any]:
 
 def token_header(user: Any) -> dict[str, Any]:
     """`Authorization: Token <key>` as keyword arguments of Django's test client."""
-    token, _ = Token.objects.get_or_create(user=user)
-    return {"HTTP_AUTHORIZATION": f"Token {token.key}"}
+    return {"HTTP_AUTHORIZATION": f"Token {api_token(user)}"}
+
+
+def api_token(user: Any) -> str:
+    """A new API token of `user` (the raw key; only its digest is stored)."""
+    _token, raw = ApiToken.issue(user)
+    return raw
 
 
 def as_user(user: Any) -> APIClient:

@@ -1,6 +1,8 @@
 import json
+import re
 from decimal import Decimal
 from io import StringIO
+from typing import Any
 
 from django.core.management import call_command
 from django.test import TestCase
@@ -403,3 +405,33 @@ class IngestKeyBannerTests(TestCase):
         self.assertIn(f"/api/v1/campaigns/{self.campaign.pk}/runs/", html)
         self.assertIn(f"&quot;variant&quot;: {baseline.pk}", html)
         self.assertEqual(html.count("Bearer cdk_"), 1)
+
+    def raw_key_of(self, page: Any) -> str:
+        found = re.search(r"cdk_[A-Za-z0-9_-]+", page.content.decode())
+        assert found is not None
+        return found[0]
+
+    def test_the_key_is_on_a_one_time_page_never_in_the_messages_cookie(self) -> None:
+        """docs/domain.md §26: Django's messages cookie is signed, not encrypted."""
+        self.client.force_login(self.owner)
+        for page in (
+            self.client.post(
+                reverse("admin:campaigns_campaign_changelist"),
+                {"action": "issue_ingest_key", "_selected_action": [self.campaign.pk]},
+            ),
+            self.client.post(
+                reverse("admin:campaigns_campaign_ingest_key", args=[self.campaign.pk])
+            ),
+        ):
+            raw = self.raw_key_of(page)
+            self.assertEqual(page.status_code, 200)
+            self.assertIn("no-store", page["Cache-Control"])
+            self.assertIn('id="shown-once"', page.content.decode())
+            cookies = " ".join(morsel.value for morsel in self.client.cookies.values())
+            self.assertNotIn(raw, cookies)
+            self.assertNotIn(raw[4:20], cookies)
+            later = self.client.get(
+                reverse("admin:campaigns_campaign_change", args=[self.campaign.pk])
+            )
+            self.assertNotIn(raw, later.content.decode())
+        self.assertEqual(self.campaign.ingest_keys.count(), 2)

@@ -212,3 +212,73 @@ class ConcurrentRequestsWithOneKey(TransactionTestCase):
         retry = post(as_key(self.raw_key), METRICS, BATCH, key="busy")
         self.assertEqual(retry.status_code, 201)
         self.assertEqual(retry["Idempotent-Replayed"], "true")
+
+
+class ReplaysAreAuthorizedAgainAndKeepNoSecret(IdempotencyTestCase):
+    """docs/domain.md §26: a replay is refused as a fresh request would be, and never shows an
+    issued ingest key a second time."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.keys_url = f"/api/v1/campaigns/{self.campaign.pk}/ingest-keys/"
+        self.boss = make_user("bea", team=self.team, role="owner")
+
+    def test_a_replayed_key_issue_answers_the_prefix_and_never_the_key(self) -> None:
+        first = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-1")
+        retry = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-1")
+        issued = first.json()
+        self.assertEqual((first.status_code, retry.status_code), (201, 201))
+        self.assertTrue(issued["key"].startswith("cdk_"))
+        self.assertEqual(retry["Idempotent-Replayed"], "true")
+        self.assertEqual(retry.json()["key"], None)
+        self.assertTrue(retry.json()["key_shown_once"])
+        self.assertEqual(
+            (retry.json()["id"], retry.json()["prefix"]), (issued["id"], issued["prefix"])
+        )
+        stored = bytes(IdempotencyRecord.objects.get(key="issue-1").response_body)
+        self.assertNotIn(issued["key"].encode(), stored)
+
+    def test_a_replay_after_the_owner_was_demoted_is_refused_with_403(self) -> None:
+        post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-2")
+        self.team.memberships.filter(user=self.boss).update(role="planner")
+        retry = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-2")
+        self.assertEqual(retry.status_code, 403)
+        self.assertNotIn("Idempotent-Replayed", retry)
+
+    def test_a_replay_after_the_caller_left_the_team_is_404_as_a_fresh_request(self) -> None:
+        post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-3")
+        self.team.memberships.filter(user=self.boss).delete()
+        retry = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-3")
+        self.assertEqual(retry.status_code, 404)
+        self.assertNotIn("cdk_", retry.content.decode())
+
+    def test_a_planner_demoted_to_viewer_cannot_replay_a_run_creation(self) -> None:
+        planner = make_user("pia", team=self.team, role="planner")
+        first = post(as_user(planner), self.runs_url, {"run_id": "p-1"}, key="run-p-1")
+        self.assertEqual(first.status_code, 201)
+        self.team.memberships.filter(user=planner).update(role="viewer")
+        retry = post(as_user(planner), self.runs_url, {"run_id": "p-1"}, key="run-p-1")
+        self.assertEqual(retry.status_code, 403)
+
+    def test_the_check_again_leaves_nothing_behind(self) -> None:
+        post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-4")
+        post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-4")
+        self.assertEqual(self.campaign.ingest_keys.filter(name="ci").count(), 1)
+
+    def test_answers_stored_before_this_version_lose_the_key(self) -> None:
+        """The migration scrubs the raw key out of stored issue answers (docs/domain.md §26)."""
+        import importlib
+
+        from django.apps import apps
+
+        migration = importlib.import_module(
+            "campaigns.migrations.0012_h19keys_sealed_secrets_hashed_tokens"
+        )
+        first = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-5")
+        raw = first.json()["key"]
+        IdempotencyRecord.objects.filter(key="issue-5").update(response_body=first.content)
+        migration.scrub_stored_keys(apps, None)
+        stored = bytes(IdempotencyRecord.objects.get(key="issue-5").response_body)
+        self.assertNotIn(raw.encode(), stored)
+        retry = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-5")
+        self.assertEqual((retry.json()["key"], retry.json()["prefix"]), (None, raw[:12]))

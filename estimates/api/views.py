@@ -17,7 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaigns.api.authentication import is_ingest
-from campaigns.api.permissions import campaign_for
+from campaigns.api.permissions import INGEST_ONLY, campaign_for
 from catalog.domain import catalog
 from catalog.models import GpuModel, RentalPlan
 from estimates.api.serializers import (
@@ -49,7 +49,7 @@ class SignedInPerson(permissions.BasePermission):
     """Any authenticated user, whatever their role: the calculator reads and writes nothing, so
     a viewer may use it too (the default TeamRole would ask POSTs for a planner)."""
 
-    message = "An ingest key may only append run data to its one campaign."
+    message = INGEST_ONLY
 
     def has_permission(self, request: Request, view: Any) -> bool:
         user = request.user

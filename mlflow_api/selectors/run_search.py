@@ -101,7 +101,8 @@ def search_runs(
     clauses = sf.parse_filter(filter_string)
     orders = sf.parse_order_by(order_by)
     sf.page_offset(page_token)
-    ids = [int(i) for i in experiment_ids if str(i).isdigit()]
+    # ASCII digits only: "²".isdigit() is True and int() refuses it; a bigint's length at most.
+    ids = [int(t) for t in map(str, experiment_ids) if t.isascii() and t.isdigit() and len(t) <= 18]
     scope = runs.filter(campaign_id__in=ids)
     if view_type == "ACTIVE_ONLY":
         scope = scope.filter(deleted_at__isnull=True)

@@ -290,9 +290,9 @@ class MlflowLoopTestCase(MlflowLiveCase):
         self.assertNotIn("t", run.tags)
 
     def test_a_users_own_token_names_the_campaign_by_title(self) -> None:
-        from rest_framework.authtoken.models import Token
+        from campaigns.models import ApiToken
 
-        token = Token.objects.create(user=self.owner).key
+        token = ApiToken.issue(self.owner)[1]
         with self.tracking(token):
             self.assertEqual(
                 mlflow.set_experiment("LoRA vs full").experiment_id, str(self.campaign.pk)

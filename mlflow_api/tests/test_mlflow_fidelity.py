@@ -13,9 +13,8 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, ViewType
 from mlflow.exceptions import MlflowException
 from mlflow.utils.search_utils import SearchUtils
-from rest_framework.authtoken.models import Token
 
-from campaigns.models import MetricPoint, Run, RunSegment
+from campaigns.models import ApiToken, MetricPoint, Run, RunSegment
 from campaigns.tests.factories import as_key
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
@@ -27,7 +26,7 @@ class MlflowFidelity(MlflowLiveCase):
             with mlflow.start_run() as active:
                 mlflow.log_metric("loss", 1.0, step=1)
             self.assertEqual(active.info.experiment_id, str(self.campaign.pk))
-        token = Token.objects.create(user=self.owner).key
+        token = ApiToken.issue(self.owner)[1]
         with self.tracking(token), self.assertRaises(MlflowException) as raised:
             MlflowClient().create_run("0")
         self.assertIn("MLFLOW_EXPERIMENT_NAME", str(raised.exception))

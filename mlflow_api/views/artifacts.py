@@ -15,6 +15,7 @@ from django.db import transaction
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBase
 
 from campaigns.models import (
+    CampaignClosed,
     Run,
     RunArtifact,
 )
@@ -43,6 +44,8 @@ def _safe(path: str) -> str:
         or "\\" in clean
         or "\x00" in clean
         or len(clean) > 500
+        # A file system's name limit is 255 bytes (not characters): past it the save fails.
+        or any(len(p.encode("utf-8", "surrogatepass")) > 255 for p in parts)
     ):
         raise MlflowError("INVALID_PARAMETER_VALUE", f"artifact path {path!r} is not allowed")
     return clean
@@ -126,6 +129,11 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBas
         return _download(stored)
     caller.require_write(run.team_id)
     relative = _safe(relative)
+    try:
+        # A closed campaign takes no files (INVALID_STATE), refused before a byte is read.
+        run.campaign.refuse_if_closed()
+    except CampaignClosed as exc:
+        raise MlflowError("INVALID_STATE", str(exc)) from None
     # 411 without Content-Length, 413 over ARTIFACT_MAX_BYTES or a quota (mlflow_api/uploads).
     uploads.refuse_before_reading(request, run, relative)
     # A fresh name per upload: the file it replaces is deleted only once the new row commits.
@@ -157,6 +165,9 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBas
     except ArtifactQuotaExceeded as exc:
         default_storage.delete(saved)
         raise uploads.quota_error(exc) from None
+    except ingest.RunRefused as exc:
+        default_storage.delete(saved)  # closed while the file arrived
+        raise MlflowError("INVALID_STATE", str(exc)) from None
     except Exception:
         default_storage.delete(saved)
         raise

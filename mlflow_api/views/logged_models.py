@@ -20,6 +20,7 @@ from mlflow_api.views.wire import (
     MAX_TAG_VALUE,
     answer,
     endpoint,
+    is_id,
     key_values,
     read_body,
     text_field,
@@ -69,7 +70,10 @@ def logged_models(request: HttpRequest, caller: Caller) -> HttpResponse:
 @endpoint("POST")
 def logged_models_search(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
-    ids = [str(i) for i in data.get("experiment_ids") or [] if str(i).isdigit()]
+    experiment_ids = data.get("experiment_ids") or []
+    if not isinstance(experiment_ids, list):
+        raise MlflowError("INVALID_PARAMETER_VALUE", "experiment_ids is a list of ids")
+    ids = [str(i) for i in experiment_ids if is_id(str(i))]
     models = LoggedModel.objects.filter(campaign__in=caller.campaigns(), campaign_id__in=ids)
     return answer({"models": [_model_json(m) for m in models.select_related("source_run")[:1000]]})
 

@@ -15,6 +15,7 @@ from campaigns.models import (
 from campaigns.services import ingest
 from mlflow_api.auth import Caller
 from mlflow_api.errors import MlflowError
+from mlflow_api.views.wire import is_id
 
 DEFAULT_EXPERIMENT = "0"
 
@@ -32,7 +33,7 @@ def campaign_of(caller: Caller, experiment_id: Any) -> Campaign:
             "MLFLOW_EXPERIMENT_NAME (or mlflow.set_experiment) to a campaign's id or title, "
             "or use a campaign ingest key as MLFLOW_TRACKING_TOKEN",
         )
-    campaign = caller.campaigns().filter(pk=int(text)).first() if text.isdigit() else None
+    campaign = caller.campaigns().filter(pk=int(text)).first() if is_id(text) else None
     if campaign is None:
         raise MlflowError(
             "RESOURCE_DOES_NOT_EXIST", f"no experiment with id {text!r} (a campaign id)"
@@ -45,7 +46,7 @@ def campaign_by_name(caller: Caller, name: str) -> Campaign:
     if caller.key is not None:
         return caller.key.campaign
     campaigns = caller.campaigns()
-    found = campaigns.filter(pk=int(name)).first() if name.isdigit() else None
+    found = campaigns.filter(pk=int(name)).first() if is_id(name) else None
     if found is None:
         matches = list(campaigns.filter(title=name)[:2])
         if len(matches) == 1:
@@ -71,16 +72,29 @@ def run_id_of(data: dict[str, Any]) -> str:
     return run_id
 
 
+def ambiguous(run_id: str) -> MlflowError:
+    """A run id is unique within a team only: a member of two teams that both have it gets the
+    REST API's 409 (campaigns/api/permissions.py `run_for`), never the first team's run."""
+    return MlflowError(
+        "RESOURCE_CONFLICT",
+        f"run id {run_id!r} exists in several of your teams; use an ingest key or a token of a "
+        "user in only one of them",
+        status=409,
+    )
+
+
 def run_of(caller: Caller, data: dict[str, Any]) -> Run:
     run_id = data.get("run_id") or data.get("run_uuid")
-    run = (
-        caller.runs().filter(run_id=run_id).select_related("campaign").first()
+    found = (
+        list(caller.runs().filter(run_id=run_id).select_related("campaign")[:2])
         if isinstance(run_id, str)
-        else None
+        else []
     )
-    if run is None:
+    if not found:
         raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found")
-    return run
+    if len(found) > 1:
+        raise ambiguous(str(run_id))
+    return found[0]
 
 
 def stopped(run: Run) -> MlflowError:
@@ -107,9 +121,12 @@ def write_scope(caller: Caller, data: dict[str, Any]) -> tuple[QuerySet[Run], st
     run_id = run_id_of(data)
     if caller.key is not None:
         return caller.runs(), run_id
-    team_id = caller.runs().filter(run_id=run_id).values_list("team_id", flat=True).first()
-    if team_id is None:
+    team_ids = list(caller.runs().filter(run_id=run_id).values_list("team_id", flat=True)[:2])
+    if not team_ids:
         raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found")
+    if len(team_ids) > 1:
+        raise ambiguous(run_id)
+    team_id = team_ids[0]
     caller.require_write(team_id)
     return caller.runs().filter(team_id=team_id), run_id
 

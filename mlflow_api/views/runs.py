@@ -45,6 +45,7 @@ from mlflow_api.views.wire import (
     answer,
     checked_run_name,
     endpoint,
+    is_id,
     key_values,
     read_body,
     text_field,
@@ -63,7 +64,7 @@ def _item(caller: Caller, campaign: Campaign, tags: dict[str, str]) -> PlannedIt
     item: PlannedItem | None
     if named:
         items = PlannedItem.objects.filter(campaign=campaign)
-        item = (items.filter(pk=int(named)).first() if named.isdigit() else None) or items.filter(
+        item = (items.filter(pk=int(named)).first() if is_id(named) else None) or items.filter(
             name=named
         ).first()
         if item is None:
@@ -170,10 +171,25 @@ def _hours(run: Run, end_ms: Any) -> Decimal | None:
     when not sent); None when the run has them already."""
     if run.observed_hours is not None:
         return None
-    end = timezone.now()
-    if isinstance(end_ms, int | str) and str(end_ms).isdigit():
-        end = datetime.fromtimestamp(int(end_ms) / 1000, tz=UTC)
-    return run_lifecycle.hours_until(run, end)
+    return run_lifecycle.hours_until(run, end_time(end_ms))
+
+
+# The latest end_time a datetime holds (year 9999), in ms: MLflow's int64 goes far beyond it.
+END_TIME_MAX = 253_402_300_799_000
+
+
+def end_time(end_ms: Any) -> datetime:
+    """MLflow's end_time (ms since 1970, an int or its text) as a moment; now when not sent."""
+    if end_ms is None or end_ms == "":
+        return timezone.now()
+    text = str(end_ms)
+    if isinstance(end_ms, bool) or not isinstance(end_ms, int | str) or not is_id(text):
+        raise MlflowError("INVALID_PARAMETER_VALUE", "end_time is milliseconds since 1970")
+    if int(text) > END_TIME_MAX:
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE", f"end_time is at most {END_TIME_MAX} (the year 9999)"
+        )
+    return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
 
 
 def _finish(run: Run, status: str, end_ms: Any) -> Run:

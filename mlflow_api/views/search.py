@@ -9,7 +9,7 @@ from mlflow_api.auth import Caller
 from mlflow_api.domain.search_filter import SearchError
 from mlflow_api.errors import MlflowError
 from mlflow_api.selectors.run_search import VIEW_TYPES, search_runs
-from mlflow_api.views.wire import answer, endpoint, read_body
+from mlflow_api.views.wire import answer, endpoint, is_id, read_body
 
 MAX_RESULTS = 50_000
 
@@ -17,7 +17,7 @@ MAX_RESULTS = 50_000
 def _max_results(value: object) -> int:
     if value is None or value == "":
         return 1000
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and is_id(value):
         value = int(value)
     if type(value) is not int or not 1 <= value <= MAX_RESULTS:
         raise MlflowError(

@@ -1,5 +1,11 @@
 """The MLflow wire format: its request bodies, its `{"error_code", "message"}` errors, and the
-`endpoint` decorator every view of the facade wears (authenticate, allow methods, map errors).
+`endpoint` decorator every view of the facade wears (authenticate, throttle, allow methods, map
+errors).
+
+No input answers a 5xx (issue 19; docs/domain.md §26): MLflow's client retries 5xx, re-sending
+whole uploads. Text PostgreSQL cannot store (NUL, lone surrogates) is refused wherever it comes
+(path, query, body) before any lookup; a body over DATA_UPLOAD_MAX_MEMORY_SIZE is MLflow's JSON
+413; a closed campaign's refusal is INVALID_STATE.
 
 Plain Django views, not DRF: the wire format is MLflow's (its paths, its request bodies, its
 errors), not this project's API, and it stays out of the OpenAPI schema.
@@ -8,17 +14,25 @@ errors), not this project's API, and it stays out of the OpenAPI schema.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import orjson
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.db import DataError
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
+from campaigns.api.throttles import rate_limit_wait
+from campaigns.models import CampaignClosed
 from catalog.domain.display_text import bidi_refusal
-from mlflow_api.auth import authenticate
+from mlflow_api.auth import Caller, authenticate
 from mlflow_api.errors import MlflowError
+
+log = logging.getLogger(__name__)
 
 JSON = "application/json"
 MAX_KEY = 250
@@ -34,10 +48,6 @@ def answer(body: Any, status: int = 200) -> HttpResponse:
     return HttpResponse(orjson.dumps(body), status=status, content_type=JSON)
 
 
-def error_answer(exc: MlflowError) -> HttpResponse:
-    return answer(exc.body(), exc.status)
-
-
 def endpoint(*methods: str) -> Callable[[Handler], Handler]:
     """Authenticate, allow `methods`, and turn MlflowError into MLflow's error shape."""
 
@@ -50,10 +60,24 @@ def endpoint(*methods: str) -> Callable[[Handler], Handler]:
                     )
                 )
             try:
+                refuse_unstorable(request.path, "the path")
+                refuse_unstorable(list(kwargs.values()), "the path")
                 caller = authenticate(request)
+                throttle(caller)
                 return view(request, caller, *args, **kwargs)
             except MlflowError as exc:
                 return error_answer(exc)
+            except CampaignClosed as exc:
+                return error_answer(MlflowError("INVALID_STATE", str(exc)))
+            except DataError as exc:
+                # The last guard: a value the database refused is the caller's bad input, never a
+                # 500 that MLflow's client would retry. Logged: a check above should have met it.
+                log.warning("mlflow %s: the database refused a value: %s", request.path, exc)
+                return error_answer(
+                    MlflowError(
+                        "INVALID_PARAMETER_VALUE", "a value of the request cannot be stored"
+                    )
+                )
 
         handle.__name__ = view.__name__
         handle.__doc__ = view.__doc__
@@ -73,10 +97,80 @@ def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     )
 
 
+def is_id(text: str) -> bool:
+    """A database id as text: ASCII digits only ("²".isdigit() is True, and int() refuses it),
+    short enough for a bigint."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
+def throttle(caller: Caller) -> None:
+    """The API's own buckets and settings (REST_FRAMEWORK DEFAULT_THROTTLE_RATES "ingest_key",
+    "user"): one key has one budget across /api/v1/ and /mlflow/. Over it: MLflow's 429, which
+    its client retries after a backoff."""
+    wait = rate_limit_wait(
+        ingest_key_id=caller.key.pk if caller.key is not None else None,
+        user_id=caller.user.pk if caller.key is None and caller.user is not None else None,
+    )
+    if wait is not None:
+        raise Throttled(wait)
+
+
+class Throttled(MlflowError):
+    def __init__(self, wait: float) -> None:
+        super().__init__(
+            "REQUEST_LIMIT_EXCEEDED",
+            f"request limit reached (the API's throttle rates); retry in {wait:.0f} s",
+            status=429,
+        )
+        self.wait = wait
+
+
+def error_answer(exc: MlflowError) -> HttpResponse:
+    response = answer(exc.body(), exc.status)
+    if isinstance(exc, Throttled):
+        response["Retry-After"] = str(max(1, round(exc.wait + 0.5)))
+    return response
+
+
+def _unstorable(value: Any) -> bool:
+    """Whether a string inside `value` holds NUL or a lone surrogate (PostgreSQL takes neither)."""
+    if isinstance(value, str):
+        if "\x00" in value:
+            return True
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_unstorable(k) or _unstorable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_unstorable(v) for v in value)
+    return False
+
+
+def refuse_unstorable(value: Any, where: str) -> None:
+    if _unstorable(value):
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE",
+            f"{where} holds a NUL byte or a lone surrogate, which no field can store",
+        )
+
+
 def read_body(request: HttpRequest) -> dict[str, Any]:
     if request.method == "GET":
-        return {k: request.GET.get(k) for k in request.GET}
-    raw = request.body
+        query = {k: request.GET.get(k) for k in request.GET}
+        refuse_unstorable(query, "the query string")
+        return query
+    try:
+        raw = request.body
+    except RequestDataTooBig:
+        raise MlflowError(
+            "RESOURCE_EXHAUSTED",
+            f"the body is over {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(DATA_UPLOAD_MAX_MEMORY_SIZE); send large files as artifacts",
+            status=413,
+        ) from None
     if not raw:
         return {}
     try:
@@ -89,6 +183,7 @@ def read_body(request: HttpRequest) -> dict[str, Any]:
             raise MlflowError("INVALID_PARAMETER_VALUE", f"the body is not JSON: {exc}") from exc
     if not isinstance(data, dict):
         raise MlflowError("INVALID_PARAMETER_VALUE", "the body is a JSON object")
+    refuse_unstorable(data, "the body")
     return data
 
 
