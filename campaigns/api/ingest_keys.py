@@ -125,5 +125,5 @@ class CallingIngestKey(APIView):
             raise exceptions.PermissionDenied(
                 "This describes the calling ingest key: call it with 'Authorization: Bearer cdk_…'."
             )
-        # IngestKeyAuthentication puts the key itself in request.auth.
-        return Response(CallingKeySerializer(request.auth).data)
+        key: IngestKey = request.auth  # type: ignore[assignment]  # IngestKeyAuthentication's
+        return Response(CallingKeySerializer(key).data)
