@@ -87,9 +87,11 @@ class PlannedItemForm(CampaignChildForm):
     """An item's row, with the work the forecast turns into hours (docs/domain.md §10): the
     pilot rescales what the row states, so it is typed with the item, not after a save."""
 
+    # A short header and box: after commit this column is what would push the row past 1366 px.
     amendment_reason = forms.CharField(
         required=False,
-        widget=forms.TextInput(attrs={"size": 8}),
+        label="reason",
+        widget=forms.TextInput(attrs={"size": 6, "placeholder": "why it changes"}),
         help_text="After commit: why this item is added or changes (recorded as an amendment).",
     )
 
