@@ -88,18 +88,28 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.pages += 1
         b.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}.png"))
         self.assertNotIn("Server Error", b.title, page)
+        # clientWidth, not innerWidth: the vertical scrollbar takes 15 px of the window, and a
+        # page wider than what is left scrolls sideways all the same.
         width, inner = b.execute_script(
-            "return [document.documentElement.scrollWidth, window.innerWidth];"
+            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
         )
         wide = b.execute_script(
-            "var out = [];"
+            "var out = [], inner = document.documentElement.clientWidth;"
             "document.querySelectorAll('body *').forEach(function (e) {"
             "  var r = e.getBoundingClientRect();"
-            "  if (r.right > window.innerWidth + 1 && out.length < 6)"
+            "  if (r.right > inner + 1 && out.length < 6)"
             "    out.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r.right));"
             "});"
             "return out;"
         )
+        if width > inner:
+            row = b.execute_script(
+                "var r = document.querySelector('.inline-group tr.form-row'); if (!r) return '';"
+                "r.scrollIntoView(); return Array.from(r.children).map(function (c) {"
+                "  return c.className + ':' + Math.round(c.getBoundingClientRect().width); });"
+            )
+            b.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}-too-wide.png"))
+            wide.append(row)
         self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}: {wide}")
 
     def errors_first(self, page: str) -> list[str]:

@@ -39,7 +39,8 @@ def submit_deliverable_url(campaign: Campaign) -> str:
 @register.simple_tag
 def submit_deliverable_tool(campaign: Campaign, can_write: bool) -> SafeString:
     """The campaign page's object-tools entry: submit a deliverable of this campaign."""
-    if not can_write or campaign.is_closed:
+    # A draft has no runs and nothing to deliver yet; a closed campaign takes no deliverable.
+    if not can_write or campaign.is_draft or campaign.is_closed:
         return format_html("")
     return format_html(
         '<li><a href="{}" class="historylink" id="submit-deliverable">'

@@ -124,6 +124,13 @@ class SubmittingADeliverableFromTheCampaignPage(TestCase):
         self.assertIn("campaign", answer.context["adminform"].form.errors)
         self.assertFalse(Deliverable.objects.exists())
 
+    def test_a_draft_has_no_submit_link(self) -> None:
+        from campaigns.tests.factories import make_plannable
+
+        draft = make_plannable(self.team, title="Still a draft")
+        page = self.client.get(reverse("admin:campaigns_campaign_change", args=[draft.pk]))
+        self.assertNotContains(page, 'id="submit-deliverable"')
+
     def test_a_viewer_has_no_form_and_no_link(self) -> None:
         self.client.force_login(self.viewer)
         self.assertEqual(self.client.get(self.add_url()).status_code, 403)
