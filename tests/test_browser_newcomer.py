@@ -79,8 +79,28 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         # Through JavaScript: a sticky header must not swallow the click.
         self.browser.execute_script("arguments[0].click();", self.find(css))
 
+    def follow(self, css: str) -> None:
+        """Click what leads to another page and wait for it: what is checked next is the new
+        page, never the one the click left."""
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        old = self.find("html")
+        self.click(css)
+        wait = WebDriverWait(self.browser, 30)
+        wait.until(expected_conditions.staleness_of(old))
+        wait.until(lambda b: b.execute_script("return document.readyState") == "complete")
+
     def save(self, name: str = "_continue") -> None:
-        self.click(f"input[name={name}]")
+        self.follow(f"input[name={name}]")
+
+    def shown(self, css: str) -> list[Any]:
+        """The elements on the page as it is (no implicit wait for ones that should not be)."""
+        self.browser.implicitly_wait(0)
+        try:
+            return list(self.browser.find_elements("css selector", css))
+        finally:
+            self.browser.implicitly_wait(3)
 
     def look(self, page: str) -> None:
         """Every page: a screenshot, no sideways scrolling, no server error."""
@@ -115,8 +135,8 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
     def errors_first(self, page: str) -> list[str]:
         """After a refused save: the first error is in the first screen; the errors' texts."""
         b = self.browser
+        errors = self.shown(".errornote, .errorlist")
         b.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}-error.png"))
-        errors = b.find_elements("css selector", ".errornote, .errorlist")
         self.assertTrue(errors, f"{page}: no error shown")
         top, bottom, inner = b.execute_script(
             "var r = arguments[0].getBoundingClientRect();"
@@ -128,8 +148,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         return [e.text for e in errors]
 
     def no_errors(self, page: str) -> None:
-        errors = self.browser.find_elements("css selector", ".errornote, .errorlist")
-        self.assertEqual([e.text for e in errors], [], page)
+        self.assertEqual([e.text for e in self.shown(".errornote, .errorlist")], [], page)
 
     def message(self) -> str:
         return str(self.find(".messagelist").text)
@@ -141,7 +160,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         b.get(f"{self.live_server_url}/")
         self.fill("username", "nora")
         self.fill("password", "pw-nora")
-        self.click("input[type=submit]")
+        self.follow("input[type=submit]")
         WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
 
     def campaign_page(self, campaign: Campaign) -> None:
@@ -151,7 +170,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.browser.get(f"{self.live_server_url}/admin/campaigns/campaign/")
         self.click(f"input[name=_selected_action][value='{campaign.pk}']")
         self.select("action", action)
-        self.click("button[name=index]")
+        self.follow("button[name=index]")
 
     # --- the scenario ----------------------------------------------------------------------
 
@@ -175,7 +194,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.campaign_page(earlier)
         self.assertIn("Closed", self.find("#campaign-summary").text)
         self.look("earlier-campaign")
-        self.click("#compare-runs")
+        self.follow("#compare-runs")
         self.look("earlier-compare")
 
     def plan_from_scratch(self) -> Campaign:
@@ -244,17 +263,17 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         return campaign
 
     def commit(self, campaign: Campaign) -> None:
-        self.click("#commit-plan")
+        self.follow("#commit-plan")
         self.assertIn("What commit freezes", self.find("#content").text)
         self.look("commit-confirm")
-        self.click("#confirm-commit")
+        self.follow("#confirm-commit")
         self.assertIn("is committed", self.message())
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, "committed")
         self.look("committed")
 
     def issue_key(self, campaign: Campaign) -> str:
-        self.click("#issue-ingest-key")
+        self.follow("#issue-ingest-key")
         banner = self.find("#ingest-key-banner")
         self.assertIn(f"campaign id {campaign.pk}", banner.text)
         self.look("ingest-key")
@@ -310,7 +329,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
 
     def deliver(self, campaign: Campaign) -> None:
         self.campaign_page(campaign)
-        self.click("#submit-deliverable")
+        self.follow("#submit-deliverable")
         self.look("deliverable-form")
         self.select("kind", "predictions")
         self.fill("run", "pilot-r61")
@@ -334,7 +353,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.list_action(campaign, "generate_closing_report")
         self.assertIn("is being built", self.message())
         self.look("report-requested")
-        self.click(".messagelist a")
+        self.follow(".messagelist a")
         self.look("reports")
         report = Report.objects.get(campaign=campaign)
         self.assertEqual(report.status, "ready")
@@ -343,11 +362,11 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
 
     def close(self, campaign: Campaign) -> None:
         self.campaign_page(campaign)
-        self.click("#close-campaign")
+        self.follow("#close-campaign")
         self.assertIn("What closing does", self.find("#content").text)
         self.look("close-page")
         self.fill("conclusion", "Rank 16 gains 1.4 macro-F1 over rank 8 within the window.")
-        self.click("#confirm-close")
+        self.follow("#confirm-close")
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, "closed")
         self.look("closed")
@@ -358,7 +377,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
     def plan_the_next(self, campaign: Campaign) -> None:
         self.list_action(campaign, "plan_next_campaign")
         self.assertIn("open the draft", self.message())
-        self.click(".messagelist a")
+        self.follow(".messagelist a")
         clone = Campaign.objects.exclude(pk=campaign.pk).get(title__contains="rank 16 vs rank 8")
         self.assertEqual(clone.status, "draft")
         self.assertTrue(re.search(rf"/campaign/{clone.pk}/change/", self.browser.current_url))
