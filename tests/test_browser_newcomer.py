@@ -131,6 +131,14 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
             b.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}-too-wide.png"))
             wide.append(row)
         self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}: {wide}")
+        # Nor does a list scroll inside its box (its last columns, e.g. a report's downloads,
+        # would sit out of sight).
+        hidden = b.execute_script(
+            "return Array.from(document.querySelectorAll('#changelist .results'))"
+            ".filter(function (e) { return e.scrollWidth > e.clientWidth + 1; })"
+            ".map(function (e) { return e.scrollWidth + ' in ' + e.clientWidth; });"
+        )
+        self.assertEqual(hidden, [], f"{page}: a list scrolls sideways inside its box")
 
     def errors_first(self, page: str) -> list[str]:
         """After a refused save: the first error is in the first screen; the errors' texts."""
