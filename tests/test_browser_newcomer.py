@@ -220,12 +220,14 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.select("items-0-tier", "mandatory")
         self.fill("items-0-planned_hours", "10")
         self.fill("items-0-tokens", "72000000")
+        self.fill("items-0-gpu", "RTX-4090")
         self.click("#items-group .add-row a")
         self.fill("items-1-name", "rank 16")
         self.select("items-1-role", "variant")
         self.select("items-1-tier", "mandatory")
         self.fill("items-1-planned_hours", "10")
         self.fill("items-1-tokens", "72000000")
+        self.fill("items-1-gpu", "RTX-4090")
         self.select("stop_rules-0-kind", "non_finite_loss")
         self.fill("stop_rules-0-metric", "loss")
         stages = [
@@ -278,6 +280,8 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.assertIn("is committed", self.message())
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, "committed")
+        # The demo's history calibrates the new plan: its earlier RTX 4090 stages took longer.
+        self.assertIn("calibrated", self.find("#campaign-summary").text)
         self.look("committed")
 
     def issue_key(self, campaign: Campaign) -> str:
