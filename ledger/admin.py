@@ -14,6 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -23,6 +24,7 @@ from django.utils.html import format_html, format_html_join
 from campaigns import admin as campaigns_admin
 from campaigns import services as campaign_services
 from campaigns.admin import TeamScopedAdmin
+from campaigns.admin.refusals import REFUSALS, text_of
 from campaigns.models import (
     Campaign,
     CommitOverTeamBudget,
@@ -535,6 +537,41 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
         "generate_closing_report",
         "plan_next_campaign",
     ]
+
+    def get_urls(self) -> list[Any]:
+        # The page's own buttons for the two actions (ledger_links.ledger_campaign_tools).
+        return [
+            path(
+                "<path:object_id>/plan-next/",
+                self.admin_site.admin_view(self.plan_next_view),
+                name="campaigns_campaign_plan_next",
+            ),
+            path(
+                "<path:object_id>/closing-report/",
+                self.admin_site.admin_view(self.closing_report_view),
+                name="campaigns_campaign_closing_report",
+            ),
+            *super().get_urls(),
+        ]
+
+    def _page_action(self, request: HttpRequest, object_id: str, action: Any) -> HttpResponse:
+        """Run a list action on this one campaign from its page's button (POST; writers)."""
+        campaign: Campaign | None = self.get_object(request, object_id)
+        if campaign is None:
+            raise Http404("No such campaign.")
+        if request.method == "POST":
+            try:
+                with transaction.atomic():
+                    action(request, Campaign.objects.filter(pk=campaign.pk))
+            except REFUSALS as exc:  # as the list's actions show a refusal
+                messages.error(request, text_of(exc))
+        return HttpResponseRedirect(reverse("admin:campaigns_campaign_change", args=[object_id]))
+
+    def plan_next_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._page_action(request, object_id, self.plan_next_campaign)
+
+    def closing_report_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return self._page_action(request, object_id, self.generate_closing_report)
 
     @admin.action(description="Plan the next campaign from this one")
     def plan_next_campaign(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:

@@ -387,8 +387,11 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.look("report-out-of-date")
 
     def plan_the_next(self, campaign: Campaign) -> None:
-        self.list_action(campaign, "plan_next_campaign")
+        # From the closed campaign's own page ("Plan the next campaign").
+        self.campaign_page(campaign)
+        self.follow("#plan-next")
         self.assertIn("open the draft", self.message())
+        self.look("next-planned")
         self.follow(".messagelist a")
         clone = Campaign.objects.exclude(pk=campaign.pk).get(title__contains="rank 16 vs rank 8")
         self.assertEqual(clone.status, "draft")
