@@ -369,6 +369,15 @@ class DeliverableAdmin(TeamScopedAdmin):
             kwargs["queryset"] = self._open_campaigns(request)
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None and db_field.name == "campaign":
+            # A deliverable names a campaign that exists: no add/change/view icons beside it
+            # (the admin's wrapper, put on after formfield_for_foreignkey).
+            for name in ("can_add_related", "can_change_related", "can_view_related"):
+                setattr(field.widget, name, False)
+        return field
+
     @admin.display(description="corpus")
     def corpus(self, obj: Deliverable) -> str:
         return f"{obj.corpus_name}@{obj.corpus_revision}"
