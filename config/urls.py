@@ -13,6 +13,9 @@ from ledger.sso import api_token
 admin.site.site_header = "Campaign Desk"
 admin.site.site_title = "Campaign Desk"
 admin.site.index_title = "Plan and track training campaigns"
+# At 1366 px the app list beside every page squeezed the lists (a title wrapped word by word,
+# the report's download links behind a sideways scroll): the index and breadcrumbs lead back.
+admin.site.enable_nav_sidebar = False
 
 urlpatterns = [
     # The catalog became its own app (docs/architecture.md): old admin links keep working.

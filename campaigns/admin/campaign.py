@@ -183,7 +183,18 @@ class CampaignAdmin(TeamScopedAdmin):
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         form.instance.refresh_from_db()
+        # The names typed on the page, per kind of row: a row naming one that was refused is
+        # told so, not that no such row exists (campaigns/admin/inline_writes.py).
+        typed = {
+            formset.model: {
+                str((row.cleaned_data or {}).get("name") or "").strip()
+                for row in formset.forms
+                if getattr(row, "cleaned_data", None)
+            }
+            for formset in formsets
+        }
         for formset in formsets:
+            formset.page_names = typed
             self.save_formset(request, form, formset, change=change)
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
@@ -203,6 +214,7 @@ class CampaignAdmin(TeamScopedAdmin):
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed():
                 continue
+            row.page_names = getattr(formset, "page_names", {})
             with refusal_of(request, row.prefix):
                 save(campaign, row, request.user)
 

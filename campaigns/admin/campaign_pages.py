@@ -5,6 +5,7 @@ campaigns/services."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -216,11 +217,13 @@ def ingest_key_banner(campaign: Campaign, raw: str, request: HttpRequest) -> str
     items = list(campaign.items.exclude(status="cut").order_by("id").values_list("id", "name"))
     item_id = items[0][0] if items else 0
     base = request.build_absolute_uri("/").rstrip("/")
+    # A run id names one configuration for good: each banner offers a fresh one.
+    run_id = f"first-run-{secrets.token_hex(3)}"
     client = (
         f"export CAMPAIGN_DESK_URL={base} CAMPAIGN_DESK_KEY={raw}\n"
         "python3 - <<'PY'\n"
         "from campaign_desk_client import CampaignDesk\n"
-        f'with CampaignDesk().run(campaign={campaign.pk}, run_id="first-run", '
+        f'with CampaignDesk().run(campaign={campaign.pk}, run_id="{run_id}", '
         f'variant={item_id}, kind="pilot", config={{}}) as run:\n'
         "    run.log(1, loss=2.5)\n"
         "PY"
@@ -228,7 +231,7 @@ def ingest_key_banner(campaign: Campaign, raw: str, request: HttpRequest) -> str
     curl = (
         f'curl -sS -X POST "{base}/api/v1/campaigns/{campaign.pk}/runs/" '
         f'-H "Authorization: Bearer {raw}" -H "Content-Type: application/json" '
-        f'-d \'{{"run_id": "first-run", "variant": {item_id}, "kind": "pilot", "config": {{}}}}\''
+        f'-d \'{{"run_id": "{run_id}", "variant": {item_id}, "kind": "pilot", "config": {{}}}}\''
     )
     context = {
         "campaign": campaign,

@@ -65,10 +65,13 @@ def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
     fields = {f: data.get(f) for f in STAGE_FIELDS if f not in OBSERVED_FIELDS | {"depends_on"}}
     depends_on = list(data.get("depends_on") or [])
     # Names typed for rows of the same page: the items and the stages above are saved by now.
+    typed = getattr(form, "page_names", {})
     if data.get("item_name"):
-        fields["variant"] = _by_name(campaign.items, data["item_name"], "item_name", "item")
+        fields["variant"] = _by_name(
+            campaign.items, data["item_name"], "item_name", "item", typed.get(PlannedItem, ())
+        )
     for name in form.after_names():
-        found = _by_name(campaign.stages, name, "after", "stage")
+        found = _by_name(campaign.stages, name, "after", "stage", typed.get(Stage, ()))
         if found not in depends_on:
             depends_on.append(found)
     if form.instance.pk is None:
@@ -82,8 +85,13 @@ def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
         )
 
 
-def _by_name(rows: Any, name: str, field: str, what: str) -> Any:
+def _by_name(rows: Any, name: str, field: str, what: str, typed: Any = ()) -> Any:
     found = rows.filter(name=name.strip()).order_by("id").first()
+    if found is None and name.strip() in typed:
+        # The row is on the page but was refused itself: point there, not at a missing name.
+        raise ValidationError(
+            {field: f"the {what} '{name.strip()}' on this page was refused: correct its row first"}
+        )
     if found is None:
         raise ValidationError(
             {

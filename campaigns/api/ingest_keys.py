@@ -101,3 +101,46 @@ class CampaignIngestKeys(APIView):
         # What a replay answers: the same key's id and prefix, never the key itself.
         kept = {**body, "key": None, "key_shown_once": True}
         return store_instead(response, orjson.dumps(kept))
+
+
+class KeyItemSerializer(StrictModelSerializer[PlannedItem]):
+    class Meta:
+        model = PlannedItem
+        fields = ["id", "name", "role", "tier", "status"]
+        read_only_fields = fields
+
+
+class CallingKeySerializer(StrictModelSerializer[IngestKey]):
+    campaign = serializers.SerializerMethodField(help_text="The key's one campaign.")
+    items = serializers.SerializerMethodField(help_text="The campaign's items, cut ones aside.")
+    kind = StrictCharField(read_only=True, help_text="The bound run kind; blank when not bound.")
+
+    class Meta:
+        model = IngestKey
+        fields = ["prefix", "name", "campaign", "item", "kind", "items"]
+        read_only_fields = fields
+
+    def get_campaign(self, obj: IngestKey) -> dict[str, Any]:
+        campaign = obj.campaign
+        return {"id": campaign.pk, "title": campaign.title, "status": campaign.status}
+
+    def get_items(self, obj: IngestKey) -> list[dict[str, Any]]:
+        items = obj.campaign.items.exclude(status="cut").order_by("id")
+        return list(KeyItemSerializer(items, many=True).data)
+
+
+class CallingIngestKey(APIView):
+    """`GET /ingest-key/`: the calling ingest key's own campaign and its items, so a training
+    loop (or the README's curl block) reads its ids instead of having them typed in."""
+
+    allow_ingest = True
+    ingest_methods = frozenset({"GET"})
+
+    @extend_schema(responses={200: CallingKeySerializer})
+    def get(self, request: Request) -> Response:
+        if not is_ingest(request.user):
+            raise exceptions.PermissionDenied(
+                "This describes the calling ingest key: call it with 'Authorization: Bearer cdk_…'."
+            )
+        key: IngestKey = request.auth  # type: ignore[assignment]  # IngestKeyAuthentication's
+        return Response(CallingKeySerializer(key).data)

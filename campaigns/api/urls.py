@@ -25,6 +25,7 @@ register_converter(RunIdConverter, "run_id")
 
 urlpatterns = [
     path("teams/<int:id>/", teams_api.TeamDetail.as_view(), name="team-detail"),
+    path("ingest-key/", api_keys.CallingIngestKey.as_view(), name="calling-ingest-key"),
     path("campaigns/", api.CampaignList.as_view(), name="campaign-list"),
     path("campaigns/<int:id>/", api.CampaignDetail.as_view(), name="campaign-detail"),
     path("campaigns/<int:id>/commit/", api.CommitCampaign.as_view(), name="campaign-commit"),

@@ -38,3 +38,14 @@ def ledger_summary(campaign: Campaign) -> LedgerSummary:
     """The ledger summary in the campaign's currency; MixedCurrencyError if it cannot be."""
     entries, facts = ledger_facts(campaign)
     return summarize(entries, facts, campaign.currency)
+
+
+def deliverable_counts(campaign: Campaign) -> tuple[int, int]:
+    """(accepted, rejected) deliverables of the campaign, for its page (one query)."""
+    accepted = rejected = 0
+    for verdict in Deliverable.objects.filter(campaign=campaign).values_list("accepted", flat=True):
+        if verdict:
+            accepted += 1
+        else:
+            rejected += 1
+    return accepted, rejected

@@ -19,7 +19,7 @@ from campaigns.models import Campaign, PlannedItem, Role, Stage, Team
 from campaigns.services import teams
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
-from ledger import services as ledger_services
+from ledger.management.demo_history import HISTORY, load_past_campaign
 
 DEMO_TITLE = "Baseline vs two variants on a fixed corpus"
 VARIANT_RATIONALE = "Only a gain of at least the threshold over the baseline changes the choice."
@@ -118,8 +118,9 @@ class Command(BaseCommand):
         parser.add_argument(
             "--history",
             action="store_true",
-            help="Also load three earlier, observed campaigns of the team: the demo forecast is "
-            "then calibrated by them, and each shows a spend chart (docs/domain.md §18, §20).",
+            help="Also load three earlier campaigns of the team, closed with their runs, curves, "
+            "observed hours, deliverables, ledger entries and closing reports: the demo forecast "
+            "is then calibrated by them (docs/domain.md §18, §20, §21).",
         )
 
     @transaction.atomic
@@ -154,60 +155,14 @@ class Command(BaseCommand):
         return user
 
     def load_history(self, team: Team, user: Any) -> None:
-        """Three earlier campaigns of the team, committed, whose RTX 4090 training stages took
-        longer than planned: the team's calibration (docs/domain.md §20) then applies to the
-        demo campaign's forecast (time source `calibrated`), and each has a spend chart (§18)."""
-        for title, observed, extra in HISTORY:
-            if Campaign.objects.filter(team=team, title=title).exists():
-                continue
-            past = services.create_campaign(
-                user=user,
-                team=team,
-                title=title,
-                question="Does the LoRA variant beat the baseline on last quarter's tickets?",
-                corpus_name="support-tickets-es",
-                corpus_revision="sha256:1a2b3c4d5e",
-                window_hours=Decimal("72"),
-                budget=Decimal("60.00"),
-                currency="USD",
-            )
-            services.create_item(
-                campaign=past,
-                user=user,
-                name="Baseline (testigo)",
-                role="baseline",
-                tier="mandatory",
-                planned_hours=Decimal("10"),
-                gpu="RTX-4090",
-            )
-            services.add_stop_rule(campaign=past, user=user, **STOP_RULES[0])
-            stage = services.add_stage(
-                campaign=past,
-                user=user,
-                name="Train baseline",
-                kind="training",
-                machine=True,
-                resource="rtx4090-a",
-                planned_hours=Decimal("10"),
-            )
-            plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
-            services.reserve_lot(campaign=past, user=user, plan=plan, quantity=1)
-            services.commit_plan(campaign=past, user=user)
-            services.record_observed_hours(
-                stage=stage,
-                user=user,
-                observed_hours=Decimal(observed),
-                deviation_note="long inputs took longer to tokenize than the pilot showed",
-            )
-            ledger_services.post_entry(
-                campaign=past,
-                kind="included",
-                description="Storage for checkpoints and outputs",
-                amount=Decimal(extra),
-                currency="USD",
-                user=user,
-            )
-            self.stdout.write(f"Loaded the earlier campaign {title!r} (id {past.pk}).")
+        """Three earlier campaigns of the team, closed: runs with curves, observed hours,
+        deliverables, ledger entries and a closing report each (demo_history.py). Their RTX 4090
+        training stages took longer than planned, so the team's calibration (docs/domain.md §20)
+        applies to the demo campaign's forecast (time source `calibrated`)."""
+        for past in HISTORY:
+            campaign, created = load_past_campaign(team, user, past)
+            if created:
+                self.stdout.write(f"Loaded the earlier campaign {past.title!r} (id {campaign.pk}).")
 
 
 def load_demo_campaign(team: Team, user: Any) -> Campaign:
@@ -284,11 +239,3 @@ def _plan_stages(campaign: Campaign, user: Any, items: dict[str, PlannedItem]) -
             planned_hours=Decimal(str(stage_hours)),
             variant=items.get(item_name) if item_name else None,
         )
-
-
-# Earlier campaigns of the demo team: 10 h planned, 12, 13 and 12.5 h observed (median 1.25).
-HISTORY = [
-    ("Earlier: LoRA rank 8 on last quarter", "12", "3.50"),
-    ("Earlier: LoRA rank 32 on last quarter", "13", "4.20"),
-    ("Earlier: full fine-tuning on last quarter", "12.5", "5.00"),
-]
