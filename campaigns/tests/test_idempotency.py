@@ -272,7 +272,7 @@ class ReplaysAreAuthorizedAgainAndKeepNoSecret(IdempotencyTestCase):
         from django.apps import apps
 
         migration = importlib.import_module(
-            "campaigns.migrations.0012_h19keys_sealed_secrets_hashed_tokens"
+            "campaigns.migrations.0014_h19keys_sealed_secrets_hashed_tokens"
         )
         first = post(as_user(self.boss), self.keys_url, {"name": "ci"}, key="issue-5")
         raw = first.json()["key"]

@@ -21,7 +21,7 @@ from campaigns.tests.factories import as_user, make_user
 from ledger.alert_delivery import signature
 
 migration = importlib.import_module(
-    "campaigns.migrations.0012_h19keys_sealed_secrets_hashed_tokens"
+    "campaigns.migrations.0014_h19keys_sealed_secrets_hashed_tokens"
 )
 
 
