@@ -91,7 +91,7 @@ def _summary_sql(rows: int) -> str:
     return (
         f"INSERT INTO {t} ({', '.join(_q(c) for c in cols)}) VALUES {values} "
         f"ON CONFLICT ({_q('run_id')}, {_q('name')}) DO UPDATE SET {assignments} "
-        f"RETURNING {_q('id')}, {_q('name')}"
+        f"RETURNING {_q('id')}, {_q('name')}, {_q('count')}"
     )
 
 
@@ -180,12 +180,16 @@ def _summary_params(run_pk: int, name: str, s: mr.Summary, now: Any) -> list[Any
     ]
 
 
-def record_points(run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime) -> None:
-    """Fold a stored batch ``(name, step, value)`` (logging order) into the run's summaries
-    and rollups: two statements."""
+def record_points(
+    run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime
+) -> dict[str, tuple[int, int]]:
+    """Fold a batch ``(name, step, value)`` (logging order) into the run's summaries and
+    rollups: two statements. Returns, by name, the metric's key (its summary id) and the
+    ``seq`` of the batch's first point of it (the points logged before): what the points are
+    stored under (docs/architecture.md §7)."""
     grouped = _by_name(points)
     if not grouped:
-        return
+        return {}
     params: list[Any] = []
     stamp = connection.ops.adapt_datetimefield_value(now)
     summaries = {}
@@ -196,28 +200,30 @@ def record_points(run_pk: int, points: Sequence[tuple[str, int, float]], now: da
         params += _summary_params(run_pk, name, summary, stamp)
     with connection.cursor() as cursor:
         cursor.execute(_summary_sql(len(grouped)), params)
-        ids = {name: pk for pk, name in cursor.fetchall()}
-        rows: list[list[Any]] = []
-        for name, pts in grouped.items():
-            for (level, bucket), b in mr.rollup(pts).items():
-                rows.append(
-                    [
-                        run_pk,
-                        ids[name],
-                        level,
-                        bucket,
-                        b.count,
-                        b.min_step,
-                        b.min_value,
-                        b.max_step,
-                        b.max_value,
-                        b.non_finite,
-                        b.first_nf_step,
-                        b.first_nf,
-                        b.last_nf_step,
-                        b.last_nf,
-                    ]
-                )
+        keys = {
+            name: (pk, count - len(grouped[name])) for pk, name, count in cursor.fetchall()
+        }
+        rows = [
+            [run_pk, keys[name][0], level, bucket, *_bucket_values(b)]
+            for name, pts in grouped.items()
+            for (level, bucket), b in mr.rollup(pts).items()
+        ]
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
             cursor.execute(_rollup_sql(len(chunk)), [v for row in chunk for v in row])
+    return keys
+
+
+def _bucket_values(b: mr.Bucket) -> list[Any]:
+    return [
+        b.count,
+        b.min_step,
+        b.min_value,
+        b.max_step,
+        b.max_value,
+        b.non_finite,
+        b.first_nf_step,
+        b.first_nf,
+        b.last_nf_step,
+        b.last_nf,
+    ]

@@ -109,7 +109,7 @@ class HuggingFaceTrainer(IntegrationCase):
             _hf_trainer(self.out, 8, []).train()
         run = self.only_run()
         steps = sorted(
-            MetricPoint.objects.filter(run=run, name="loss").values_list("step", flat=True)
+            MetricPoint.objects.filter(run=run, key__name="loss").values_list("step", flat=True)
         )
         self.assertEqual(steps, list(range(1, 9)))
         self.assertEqual(run.status, "completed")
@@ -195,7 +195,7 @@ class LightningLoop(IntegrationCase):
         with self.tracking(self.key):
             self._fit([], 20)
         run = self.only_run()
-        self.assertEqual(MetricPoint.objects.filter(run=run, name="train_loss").count(), 20)
+        self.assertEqual(MetricPoint.objects.filter(run=run, key__name="train_loss").count(), 20)
         self.assertTrue(run.artifacts.filter(path__endswith=".ckpt").exists())
 
     def test_a_nan_grad_norm_stops_fit_with_a_checkpoint(self) -> None:
