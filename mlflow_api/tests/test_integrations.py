@@ -254,5 +254,5 @@ class ScikitLearnAutolog(IntegrationCase):
         self.assertEqual(sorted(c.config["max_depth"] for c in children), ["1", "2", "3", "4"])
         # log_model re-sends the run's step-0 metrics with its model id: still stored once.
         grid = Run.objects.get(run_id=parent.info.run_id)
-        names = list(grid.metrics.values_list("name", flat=True))
+        names = list(grid.metrics.values_list("key__name", flat=True))
         self.assertEqual(len(names), len(set(names)))
