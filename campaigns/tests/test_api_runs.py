@@ -138,7 +138,9 @@ class LoggingMetrics(RunApiTestCase):
         self.assertEqual(answer.json(), {"accepted": 101, "stopped": False, "stop": None})
         run = self.run_row()
         self.assertEqual(MetricPoint.objects.filter(run=run).count(), 101)
-        self.assertAlmostEqual(MetricPoint.objects.get(run=run, key__name="loss", step=42).value, 2.58)
+        self.assertAlmostEqual(
+            MetricPoint.objects.get(run=run, key__name="loss", step=42).value, 2.58
+        )
         self.assertEqual(run.last_step, 99)
 
     def test_a_nan_loss_stops_the_run_with_the_rule_and_the_reason(self) -> None:
