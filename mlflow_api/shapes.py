@@ -13,7 +13,6 @@ import math
 from datetime import datetime
 from typing import Any
 
-
 from campaigns.models import Campaign, MetricPoint, Run, RunStatus
 from campaigns.selectors import run_metrics as readings
 from mlflow_api.models import LoggedModel

@@ -36,7 +36,8 @@ class PointsArePartitionedByRun(TestCase):
             add_points(run, _curve(50))
         with connection.cursor() as cursor:
             cursor.execute(
-                "SELECT count(*) FROM pg_inherits WHERE inhparent = 'campaigns_metricpoint'::regclass"
+                "SELECT count(*) FROM pg_inherits "
+                "WHERE inhparent = 'campaigns_metricpoint'::regclass"
             )
             assert cursor.fetchone()[0] == 16
             cursor.execute(
