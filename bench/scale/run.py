@@ -71,11 +71,14 @@ def value(step: int, n: int) -> str:
     return repr(3.0 - step / max(n, 1) + (5.0 if step % 250_000 == 7 else 0.0))
 
 
-def copy_rows(run_pk: int, start: int, count: int, n: int) -> str:
+def copy_rows(run_pk: int, key: int, seq: int, start: int, count: int, n: int) -> str:
+    """COPY rows of the lean layout: the metric's key (its summary id) and each point's seq."""
     out = []
-    for step in range(start, start + count):
+    head = f"{run_pk}\t{key}\t"
+    for i, step in enumerate(range(start, start + count)):
         v = value(step, n)
-        out.append(f"{run_pk}\tloss\t{step}\t{v}\t{'NaN' if v == 'NaN' else ''}\t2026-01-01\t\n")
+        nf = "NaN" if v == "NaN" else ""
+        out.append(f"{head}{step}\t{seq + i}\t{v}\t{nf}\t2026-01-01\t\n")
     return "".join(out)
 
 
@@ -88,7 +91,8 @@ def copy_in(text: str) -> None:
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(
-            f"COPY {table} (run_id, name, step, value, non_finite, created_at, model_id) FROM STDIN"
+            f"COPY {table} (run_id, key_id, step, seq, value, non_finite, created_at, model_id) "
+            "FROM STDIN"
         ) as copy,
     ):
         copy.write(text)
@@ -97,14 +101,17 @@ def copy_in(text: str) -> None:
 def ingest_vs_copy(ctx: dict[str, Any], args: argparse.Namespace, tag: str) -> dict[str, float]:
     """Points per second of the service's ingest and of a bare COPY, 1,000-point batches."""
     from django.db import transaction
+    from django.utils import timezone
 
     from campaigns.models import Run
-    from campaigns.services import ingest
+    from campaigns.services import ingest, metric_store
 
     run, _ = ingest.open_run(ctx["campaign"], run_id=f"sample-{tag}", variant=ctx["item"])
     bare = Run.objects.create(
         team=ctx["team"], campaign=ctx["campaign"], run_id=f"copy-{tag}", config_digest="-"
     )
+    # The bare COPY's rows need a key: one summary, made before the clock starts.
+    [(key, _seq)] = metric_store.record_points(bare.pk, [("loss", 0, 1.0)], timezone.now()).values()
     started = time.perf_counter()
     for b in range(args.sample):
         batch = [
@@ -115,7 +122,7 @@ def ingest_vs_copy(ctx: dict[str, Any], args: argparse.Namespace, tag: str) -> d
     started = time.perf_counter()
     for b in range(args.sample):
         with transaction.atomic():
-            copy_in(copy_rows(bare.pk, b * 1000, 1000, 1_000_000))
+            copy_in(copy_rows(bare.pk, key, b * 1000, b * 1000, 1000, 1_000_000))
     copy = args.sample * 1000 / (time.perf_counter() - started)
     return {"service": service, "copy": copy}
 
@@ -150,12 +157,13 @@ def load(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[Any, float]:
         for start in range(0, n, chunk):
             count = min(chunk, n - start)
             with transaction.atomic():
-                copy_in(copy_rows(run.pk, start, count, n))
+                # The ingest's order: the fold first (its summary id is the points' key).
                 pts = [
                     ("loss", s, math.nan if value(s, n) == "NaN" else float(value(s, n)))
                     for s in range(start, start + count)
                 ]
-                metric_store.record_points(run.pk, pts, now)
+                [(key, seq)] = metric_store.record_points(run.pk, pts, now).values()
+                copy_in(copy_rows(run.pk, key, seq, start, count, n))
         Run.objects.filter(pk=run.pk).update(last_step=n - 1 if n else None)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
@@ -171,11 +179,16 @@ def sizes() -> dict[str, tuple[Any, Any, Any]]:
     with connection.cursor() as cursor:
         for model in (MetricPoint, MetricSummary, MetricRollup):
             table = model._meta.db_table
+            # A partitioned table is empty itself: its partitions hold the rows.
             cursor.execute(
-                "SELECT pg_relation_size(%s), pg_indexes_size(%s), count(*) FROM " + table,
-                [table, table],
+                "SELECT coalesce(sum(pg_table_size(relid)), pg_table_size(%s)), "
+                "coalesce(sum(pg_indexes_size(relid)), pg_indexes_size(%s)) "
+                "FROM pg_partition_tree(%s) WHERE isleaf",
+                [table, table, table],
             )
-            heap, index, rows = cursor.fetchone()
+            heap, index = cursor.fetchone()
+            cursor.execute(f"SELECT count(*) FROM {table}")
+            (rows,) = cursor.fetchone()
             out[table] = heap, index, rows
     return out
 
@@ -228,6 +241,14 @@ def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[t
     got = run_metrics.metric_series(big_run, "loss", 500)
     assert got.points[-1][0] == got.count - 1 and len(got.points) <= 500
     return [(label, *timed(fn, args.repeat)) for label, fn in rows]
+
+
+def alert_scan(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[float, int]:
+    from django.utils import timezone
+
+    from ledger.selectors import alerts
+
+    return timed(lambda: alerts.campaign_facts(ctx["campaign"], timezone.now()), args.repeat)
 
 
 def setup() -> dict[str, Any]:
@@ -285,10 +306,11 @@ def main(argv: list[str] | None = None) -> int:
         django.setup()
         ctx = setup()
         empty = ingest_vs_copy(ctx, args, "empty")
+        scan_small = alert_scan(ctx, args)
         big_run, load_s = load(ctx, args)
         full = ingest_vs_copy(ctx, args, "full")
         big_run.refresh_from_db()
-        timings = reads(ctx, big_run, args)
+        timings = [*reads(ctx, big_run, args), ("alert scan at the empty table", *scan_small)]
         report(args, empty, full, load_s, sizes(), timings)
         return 0
     finally:
