@@ -31,7 +31,7 @@ TINY = {
     "money": ["--campaigns", "2", "--runs", "2", "--repeat", "1", "--output", "OUT"],
     "portfolio": ["--campaigns", "3", "--entries", "2", "--repeat", "1", "--output", "OUT"],
     "report": [
-        *("--items", "5", "--runs", "10", "--points", "2000", "--small-factor", "2"),
+        *("--items", "20", "--runs", "10", "--points", "2000", "--small-factor", "2"),
         *("--repeat", "1", "--output", "OUT"),
     ],
     "runs": ["--points", "3000", "--repeat", "1"],

@@ -93,9 +93,9 @@ def main() -> int:
         buf = io.StringIO()
         seqs = {name: seq for name, (_key, seq) in keys.items()}
         for name, step, value in folded:
-            token = "NaN" if math.isnan(value) else ""
+            nan = "NaN" if math.isnan(value) else ""
             buf.write(
-                f"{run.pk}\t{keys[name][0]}\t{step}\t{seqs[name]}\t{token or value}\t{token}"
+                f"{run.pk}\t{keys[name][0]}\t{step}\t{seqs[name]}\t{nan or value}\t{nan}"
                 "\t2026-01-01\t\n"
             )
             seqs[name] += 1

@@ -46,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sample", type=int, default=20, help="1,000-point batches ingested")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keep-db", action="store_true")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure a database a previous --keep-db run loaded (no load; implies --keep-db)",
+    )
     return p.parse_args(argv)
 
 
@@ -268,7 +273,7 @@ def setup() -> dict[str, Any]:
 
 def report(
     args: argparse.Namespace,
-    empty: dict[str, Any],
+    empty: dict[str, Any] | None,
     full: dict[str, Any],
     load_s: float,
     size: dict[str, Any],
@@ -284,6 +289,8 @@ def report(
     total = sum(h + i for h, i, _ in size.values())
     print(f"{'all three':<26} {total / max(points, 1):.1f} bytes/point")
     for tag, r in (("empty", empty), ("full", full)):
+        if r is None:
+            continue
         print(
             f"ingest at the {tag} table: service {r['service']:,.0f} points/s, COPY "
             f"{r['copy']:,.0f} points/s, ratio {r['service'] / r['copy']:.2f}"
@@ -293,9 +300,29 @@ def report(
         print(f"{label:<44} {ms:>10.1f} {queries:>8}")
 
 
+def existing() -> tuple[dict[str, Any], Any]:
+    """The context and the largest run of a database loaded before (``--reuse``)."""
+    from django.contrib.auth import get_user_model
+
+    from campaigns.models import Campaign, Run, Team
+
+    team = Team.objects.get(name="bench")
+    campaign = Campaign.objects.filter(team=team).get()
+    ctx = {
+        "team": team,
+        "user": get_user_model().objects.get(username="bench"),
+        "campaign": campaign,
+        "item": campaign.items.first(),
+    }
+    return ctx, Run.objects.get(campaign=campaign, run_id="r0")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    recreate_database(args.admin_url, args.db)
+    if args.reuse:
+        args.keep_db = True
+    else:
+        recreate_database(args.admin_url, args.db)
     try:
         os.environ["DATABASE_URL"] = db_url(args.admin_url, args.db)
         os.environ["CELERY_BROKER_URL"] = ""
@@ -304,13 +331,20 @@ def main(argv: list[str] | None = None) -> int:
         import django
 
         django.setup()
-        ctx = setup()
-        empty = ingest_vs_copy(ctx, args, "empty")
-        scan_small = alert_scan(ctx, args)
-        big_run, load_s = load(ctx, args)
+        if args.reuse:
+            ctx, big_run = existing()
+            empty = scan_small = None
+            load_s = 0.0
+        else:
+            ctx = setup()
+            empty = ingest_vs_copy(ctx, args, "empty")
+            scan_small = alert_scan(ctx, args)
+            big_run, load_s = load(ctx, args)
         full = ingest_vs_copy(ctx, args, "full")
         big_run.refresh_from_db()
-        timings = [*reads(ctx, big_run, args), ("alert scan at the empty table", *scan_small)]
+        timings = reads(ctx, big_run, args)
+        if scan_small is not None:
+            timings.append(("alert scan at the empty table", *scan_small))
         report(args, empty, full, load_s, sizes(), timings)
         return 0
     finally:

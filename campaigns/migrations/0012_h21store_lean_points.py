@@ -191,7 +191,7 @@ class Migration(migrations.Migration):
                                 db_constraint=False,
                                 db_index=False,
                                 on_delete=django.db.models.deletion.CASCADE,
-                                related_name="points",
+                                related_name="+",
                                 to="campaigns.metricsummary",
                             ),
                         ),

@@ -24,7 +24,7 @@ class MetricPoint(models.Model):
     key = models.ForeignKey(
         "MetricSummary",
         on_delete=models.CASCADE,
-        related_name="points",
+        related_name="+",
         db_index=False,
         db_constraint=False,
     )

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import math
 import unittest
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection
 from django.test import TestCase
 from django.utils import timezone
 
-from campaigns.models import MetricPoint, MetricRollup, MetricSummary, Team
+from campaigns.models import MetricPoint, MetricRollup, MetricSummary, Run, Team
 from campaigns.selectors import run_metrics
 from campaigns.services import metric_store
 from campaigns.tasks import drop_old_metric_points
@@ -53,6 +53,13 @@ class PointsArePartitionedByRun(TestCase):
 
 
 class RetentionKeepsTheCurves(TestCase):
+    now: datetime
+    team: Team
+    old: Run
+    recent: Run
+    running: Run
+    kept: Run
+
     @classmethod
     def setUpTestData(cls) -> None:
         cls.now = timezone.now()
