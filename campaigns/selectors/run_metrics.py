@@ -60,7 +60,10 @@ def full_series(run: Run, name: str, *, non_finite_only: bool = False) -> list[s
 
 
 def _points_at(run: Run, name: str, steps: list[int]) -> QuerySet[MetricPoint]:
-    return MetricPoint.objects.filter(run=run, key__name=name, step__in=steps)
+    # The key first (one indexed row), so the steps are looked up on the primary key's
+    # (run, key, step) prefix rather than through a join the planner may hash.
+    key = MetricSummary.objects.filter(run=run, name=name).values_list("pk", flat=True).first()
+    return MetricPoint.objects.filter(run=run, key_id=key, step__in=steps)
 
 
 def logged_at(run: Run, name: str, points: Sequence[series.Point]) -> list[tuple[int, Any]]:
