@@ -1,10 +1,10 @@
 """Reading a run's logged data back (docs/api.md: reading a run's metrics).
 
 The reads the API and the run admin page share. They cost what they show (docs/architecture.md,
-"Metric store"): names and counts come from the per-(run, metric) summaries; a series of at most
-``max_points`` points comes off the ``(run, name, step)`` index whole, a longer one from one
-level of its rollups plus its non-finite points (campaigns/domain/metric_rollups.py), thinned by
-the pure rule in campaigns/domain/downsampling.py.
+"Metric store"): names and counts come from the per-(run, metric) summaries; a series of at
+most ``max_points`` points comes off the primary key ``(run, key, step, seq)`` whole, a longer
+one from one level of its rollups plus its non-finite points (campaigns/domain/
+metric_rollups.py), thinned by the pure rule in campaigns/domain/downsampling.py.
 """
 
 from __future__ import annotations
