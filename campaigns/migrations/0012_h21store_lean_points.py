@@ -35,6 +35,46 @@ _FOREIGN_KEY = (
     "FOREIGN KEY (run_id) REFERENCES campaigns_run (id) DEFERRABLE INITIALLY DEFERRED"
 )
 
+# The rollups the same way (PostgreSQL only): one run's buckets in one partition, as its points.
+_ROLLUPS = [
+    "ALTER TABLE campaigns_metricrollup RENAME TO campaigns_metricrollup_old",
+    "ALTER TABLE campaigns_metricrollup_old RENAME CONSTRAINT campaigns_metricrollup_pkey "
+    "TO campaigns_metricrollup_old_pkey",
+    "CREATE TABLE campaigns_metricrollup (LIKE campaigns_metricrollup_old INCLUDING DEFAULTS) "
+    "PARTITION BY HASH (run_id)",
+    "ALTER TABLE campaigns_metricrollup ADD CONSTRAINT campaigns_metricrollup_pkey "
+    "PRIMARY KEY (run_id, summary_id, level, bucket)",
+    *(
+        f"CREATE TABLE campaigns_metricrollup_p{i:02d} PARTITION OF campaigns_metricrollup "
+        f"FOR VALUES WITH (MODULUS {PARTITIONS}, REMAINDER {i})"
+        for i in range(PARTITIONS)
+    ),
+    "INSERT INTO campaigns_metricrollup SELECT * FROM campaigns_metricrollup_old",
+    "ALTER TABLE campaigns_metricrollup ADD CONSTRAINT campaigns_metricrollup_run_fk "
+    "FOREIGN KEY (run_id) REFERENCES campaigns_run (id) DEFERRABLE INITIALLY DEFERRED",
+    "ALTER TABLE campaigns_metricrollup ADD CONSTRAINT campaigns_metricrollup_summary_fk "
+    "FOREIGN KEY (summary_id) REFERENCES campaigns_metricsummary (id) "
+    "DEFERRABLE INITIALLY DEFERRED",
+    "DROP TABLE campaigns_metricrollup_old",
+]
+
+# Back to one plain rollup table.
+_BACK_ROLLUPS = [
+    "ALTER TABLE campaigns_metricrollup RENAME TO campaigns_metricrollup_parts",
+    "ALTER TABLE campaigns_metricrollup_parts RENAME CONSTRAINT campaigns_metricrollup_pkey "
+    "TO campaigns_metricrollup_parts_pkey",
+    "CREATE TABLE campaigns_metricrollup (LIKE campaigns_metricrollup_parts INCLUDING DEFAULTS)",
+    "ALTER TABLE campaigns_metricrollup ADD CONSTRAINT campaigns_metricrollup_pkey "
+    "PRIMARY KEY (run_id, summary_id, level, bucket)",
+    "INSERT INTO campaigns_metricrollup SELECT * FROM campaigns_metricrollup_parts",
+    "ALTER TABLE campaigns_metricrollup ADD CONSTRAINT campaigns_metricrollup_run_fk "
+    "FOREIGN KEY (run_id) REFERENCES campaigns_run (id) DEFERRABLE INITIALLY DEFERRED",
+    "ALTER TABLE campaigns_metricrollup ADD CONSTRAINT campaigns_metricrollup_summary_fk "
+    "FOREIGN KEY (summary_id) REFERENCES campaigns_metricsummary (id) "
+    "DEFERRABLE INITIALLY DEFERRED",
+    "DROP TABLE campaigns_metricrollup_parts",
+]
+
 _SQLITE = [
     'ALTER TABLE "campaigns_metricpoint" RENAME TO "campaigns_metricpoint_old"',
     'DROP INDEX IF EXISTS "metric_run_name_step"',
@@ -87,6 +127,8 @@ def lean_points(apps, schema_editor):
         if postgres:
             cursor.execute(_FOREIGN_KEY)
         cursor.execute("DROP TABLE campaigns_metricpoint_old")
+        for sql in _ROLLUPS if postgres else []:
+            cursor.execute(sql)
 
 
 _OLD_COLUMNS = "run_id, name, step, value, non_finite, created_at, timestamp_ms, model_id"
@@ -134,6 +176,8 @@ def name_points(apps, schema_editor):
             "ORDER BY p.run_id, p.seq, p.key_id"
         )
         cursor.execute("DROP TABLE campaigns_metricpoint_lean")
+        for sql in _BACK_ROLLUPS if postgres else []:
+            cursor.execute(sql)
 
 
 class Migration(migrations.Migration):

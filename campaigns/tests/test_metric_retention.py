@@ -28,22 +28,24 @@ def _curve(n: int) -> list[tuple[str, int, float]]:
 
 @needs_postgres
 class PointsArePartitionedByRun(TestCase):
-    def test_the_table_has_sixteen_hash_partitions_and_a_run_lives_in_one(self) -> None:
+    def test_points_and_rollups_have_sixteen_hash_partitions_and_a_run_lives_in_one(
+        self,
+    ) -> None:
         team = Team.objects.create(name="nlp")
         campaign = committed_campaign(team)
         runs = [make_run(campaign, f"r{i}") for i in range(4)]
         for run in runs:
             add_points(run, _curve(50))
         with connection.cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM pg_inherits "
-                "WHERE inhparent = 'campaigns_metricpoint'::regclass"
-            )
-            assert cursor.fetchone()[0] == 16
-            cursor.execute(
-                "SELECT run_id, count(DISTINCT tableoid) FROM campaigns_metricpoint GROUP BY run_id"
-            )
-            assert sorted(cursor.fetchall()) == sorted((run.pk, 1) for run in runs)
+            for table in ("campaigns_metricpoint", "campaigns_metricrollup"):
+                cursor.execute(
+                    "SELECT count(*) FROM pg_inherits WHERE inhparent = %s::regclass", [table]
+                )
+                assert cursor.fetchone()[0] == 16
+                cursor.execute(
+                    f"SELECT run_id, count(DISTINCT tableoid) FROM {table} GROUP BY run_id"
+                )
+                assert sorted(cursor.fetchall()) == sorted((run.pk, 1) for run in runs)
             cursor.execute(
                 "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
                 "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = 'campaigns_metricpoint'::regclass "
