@@ -386,9 +386,12 @@ TASK_TIME_LIMITS = {
     "estimates.tasks.recompute_forecast": (120, 150),  # 0.18 s measured
     "estimates.tasks.sweep_stale_estimates": (60, 90),
     "campaigns.tasks.purge_idempotency_records": (300, 360),
+    "campaigns.tasks.drop_old_metric_points": (600, 660),  # stops itself after its budget
     "ledger.scan_team_budgets": (240, 300),
     "ledger.deliver_alert_to_channel": (40, 60),  # one chat webhook, 10 s deadline
 }
+# Seconds of deleting one retention task does before leaving the rest to the next beat.
+METRIC_RETENTION_SECONDS = float(os.environ.get("METRIC_RETENTION_SECONDS", "300"))
 CELERY_TASK_ANNOTATIONS = {
     name: {"soft_time_limit": soft, "time_limit": hard}
     for name, (soft, hard) in TASK_TIME_LIMITS.items()
@@ -406,6 +409,11 @@ CELERY_BEAT_SCHEDULE = {
     },
     "purge-idempotency-records": {
         "task": "campaigns.tasks.purge_idempotency_records",
+        "schedule": 3600.0,
+    },
+    # Each team's metric retention (docs/domain.md §27): hourly, a bounded amount each time.
+    "drop-old-metric-points": {
+        "task": "campaigns.tasks.drop_old_metric_points",
         "schedule": 3600.0,
     },
     "sweep-stale-reports": {

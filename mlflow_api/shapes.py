@@ -13,9 +13,8 @@ import math
 from datetime import datetime
 from typing import Any
 
-from django.db.models import Max
-
 from campaigns.models import Campaign, MetricPoint, Run, RunStatus
+from campaigns.selectors import run_metrics as readings
 from mlflow_api.models import LoggedModel
 
 STATUS = {
@@ -87,15 +86,7 @@ def run_info(run: Run) -> dict[str, Any]:
 
 def latest_metrics(run: Run) -> list[dict[str, Any]]:
     """The last point of each metric (highest step, then the last logged)."""
-    points = MetricPoint.objects.filter(run=run)
-    last_steps = dict(points.values_list("name").annotate(step=Max("step")).order_by("name"))
-    if not last_steps:
-        return []
-    latest: dict[str, MetricPoint] = {}
-    for point in points.filter(step__in=set(last_steps.values())).order_by("id"):
-        if last_steps.get(point.name) == point.step:
-            latest[point.name] = point
-    return [metric(p) for _, p in sorted(latest.items())]
+    return [metric(p) for p in readings.last_points([run.pk]).get(run.pk, [])]
 
 
 def metric(point: MetricPoint, run_id: str | None = None) -> dict[str, Any]:

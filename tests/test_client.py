@@ -352,7 +352,7 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
         points = MetricPoint.objects.filter(run=self.stored())
         self.assertEqual(points.count(), 250)
         self.assertEqual(run.accepted, 250)
-        self.assertAlmostEqual(points.get(name="loss", step=124).as_float(), 1.76)
+        self.assertAlmostEqual(points.get(key__name="loss", step=124).as_float(), 1.76)
 
     def test_a_nan_loss_stops_the_run_and_the_client_says_which_rule_and_why(self) -> None:
         run = self.start()

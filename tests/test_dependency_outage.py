@@ -195,7 +195,7 @@ def test_every_point_is_stored_once_through_a_redis_kill_and_dropped_database_co
     assert run.pending_points == 0 and run.dropped_points == 0
     stored = MetricPoint.objects.filter(run=Run.objects.get(team=team, run_id="r1"))
     assert stored.count() == 2 * steps
-    assert stored.values("name", "step").distinct().count() == 2 * steps
+    assert stored.values("key__name", "step").distinct().count() == 2 * steps
 
 
 @pytest.mark.django_db

@@ -42,8 +42,6 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from campaigns.services import commit_plan
-
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -93,6 +91,7 @@ def set_up(url: str) -> Fixture:
     from django.db import connection
 
     from campaigns.models import Campaign, IngestKey, PlannedItem, Run, StopRule, Team
+    from campaigns.services import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="bench")
@@ -169,6 +168,20 @@ def copy_ceiling(url: str, run_pk: int, batch: int, max_batches: int, limit: flo
     latencies: list[float] = []
     rows = 0
     with psycopg.connect(url) as conn:
+        # The lean layout stores a point under its metric's key (its summary's id): one
+        # summary row per metric, made before the clock starts.
+        keys = {}
+        for name in NAMES:
+            row = conn.execute(
+                "INSERT INTO campaigns_metricsummary (run_id, name, count, first_step, last_step, "
+                "last_value, last_token, min_value, max_value, non_finite, first_at, last_at) "
+                "VALUES (%s, %s, 0, 0, 0, 0, '', 0, 0, 0, now(), now()) RETURNING id",
+                (run_pk, name),
+            ).fetchone()
+            assert row is not None
+            keys[name] = row[0]
+        seqs = dict.fromkeys(NAMES, 0)
+        conn.commit()
         start = time.perf_counter()
         for points in bodies:
             t0 = time.perf_counter()
@@ -176,12 +189,13 @@ def copy_ceiling(url: str, run_pk: int, batch: int, max_batches: int, limit: flo
             with (
                 conn.cursor() as cur,
                 cur.copy(
-                    "COPY campaigns_metricpoint (run_id, name, step, value, non_finite, created_at)"
-                    " FROM STDIN"
+                    "COPY campaigns_metricpoint (run_id, key_id, step, seq, value, non_finite, "
+                    "created_at, model_id) FROM STDIN"
                 ) as copy,
             ):
                 for name, step, value in points:
-                    copy.write_row((run_pk, name, step, value, "", now))
+                    copy.write_row((run_pk, keys[name], step, seqs[name], value, "", now, ""))
+                    seqs[name] += 1
             conn.commit()
             latencies.append(time.perf_counter() - t0)
             rows += len(points)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import platform
 import random
@@ -32,8 +33,6 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
-
-from campaigns.services import commit_plan
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
@@ -83,6 +82,7 @@ def plan_campaign(team: Any, user: Any, title: str, items: int, rng: random.Rand
         Stage,
         StopRule,
     )
+    from campaigns.services import commit_plan
     from catalog.models import RentalPlan
 
     campaign = Campaign.objects.create(
@@ -241,6 +241,34 @@ def _copy(conn: Any, statement: str, lines: Any, chunk: int = 1 << 20) -> None:
         copy.write(buf.getvalue())
 
 
+def point_lines(run_ids: list[int], per_run: int, points: int, now: str) -> Any:
+    """Each run's points in the lean layout: folded into their summaries and rollups first by
+    the store's own code (metric_store.record_points), whose summary ids are the points' keys."""
+    from django.utils import timezone
+
+    from campaigns.services import metric_store
+
+    left = points
+    for run_id in run_ids:
+        take = min(per_run, left)
+        left -= take
+        rows = []
+        for step in range(take):
+            if step == take - 1 and run_id % 5 == 0:
+                rows.append(("loss", step, math.nan))
+            else:
+                rows.append(("loss" if step % 4 else "val_f1", step, round(1.0 / (step + 1), 6)))
+        keys = metric_store.record_points(run_id, rows, timezone.now())
+        seqs = {name: seq for name, (_key, seq) in keys.items()}
+        for name, step, value in rows:
+            nan = math.isnan(value)
+            yield (
+                f"{run_id}\t{keys[name][0]}\t{step}\t{seqs[name]}\t"
+                f"{'NaN' if nan else f'{value:.6f}'}\t{'NaN' if nan else ''}\t{now}\t\n"
+            )
+            seqs[name] += 1
+
+
 def load_runs(url: str, campaign: Any, runs: int, points: int, rng: random.Random) -> None:
     import psycopg
 
@@ -280,6 +308,11 @@ def load_runs(url: str, campaign: Any, runs: int, points: int, rng: random.Rando
                         str(per_run),
                         now,
                         now,
+                        "{}",
+                        "1",
+                        "[]",
+                        "0",
+                        "",
                     ]
                 )
                 + "\n"
@@ -290,7 +323,8 @@ def load_runs(url: str, campaign: Any, runs: int, points: int, rng: random.Rando
             conn,
             "COPY campaigns_run (team_id, campaign_id, run_id, variant_id, kind, config, "
             "config_digest, status, stop_rule_id, stop_reason, stop_step, stopped_at, "
-            "observed_hours, last_step, created_at, finished_at) FROM STDIN",
+            "observed_hours, last_step, created_at, finished_at, tags, gpus, inputs, "
+            "prior_hours, run_name) FROM STDIN",
             run_lines(),
         )
         run_ids = [
@@ -300,23 +334,12 @@ def load_runs(url: str, campaign: Any, runs: int, points: int, rng: random.Rando
             )
         ]
 
-        def point_lines() -> Any:
-            left = points
-            for run_id in run_ids:
-                take = min(per_run, left)
-                left -= take
-                for step in range(take):
-                    if step == take - 1 and run_id % 5 == 0:
-                        yield f"{run_id}\tloss\t{step}\tNaN\tNaN\t{now}\n"
-                    else:
-                        name = "loss" if step % 4 else "val_f1"
-                        yield f"{run_id}\t{name}\t{step}\t{1.0 / (step + 1):.6f}\t\t{now}\n"
-
+        conn.commit()  # the runs, for the fold below (Django's own connection)
         _copy(
             conn,
-            "COPY campaigns_metricpoint (run_id, name, step, value, non_finite, created_at) "
-            "FROM STDIN",
-            point_lines(),
+            "COPY campaigns_metricpoint (run_id, key_id, step, seq, value, non_finite, "
+            "created_at, model_id) FROM STDIN",
+            point_lines(run_ids, per_run, points, now),
         )
         components = json.dumps(["model", "optimizer", "progress"])
 
@@ -325,13 +348,13 @@ def load_runs(url: str, campaign: Any, runs: int, points: int, rng: random.Rando
                 verified = "t" if run_id % 4 == 0 else "f"
                 yield (
                     f"{run_id}\t40\t{components}\t{1 << 30}\t12.5\t40.0\t"
-                    f"s3://ckpts/{run_id}/step-40\t{verified}\t{now}\n"
+                    f"s3://ckpts/{run_id}/step-40\t{verified}\t{now}\tf\n"
                 )
 
         _copy(
             conn,
             "COPY campaigns_checkpoint (run_id, step, components, size_bytes, write_seconds, "
-            "restore_seconds, location, resume_verified, created_at) FROM STDIN",
+            "restore_seconds, location, resume_verified, created_at, retrieved) FROM STDIN",
             checkpoint_lines(),
         )
         conn.execute("ANALYZE")
@@ -487,7 +510,7 @@ def main() -> int:
         )
         + "\n"
     )
-    print(f"wrote {args.output.relative_to(ROOT)}")
+    print(f"wrote {args.output}")
     return 0 if same else 1
 
 

@@ -82,31 +82,32 @@ def main() -> int:
             config_digest="-",
         )
         spike, nans = args.points * 2 // 3, {args.points // 2, args.points // 2 + 7}
-        buf = io.StringIO()
-        for step in range(args.points):
-            if step in nans:
-                buf.write(f"{run.pk}\tloss\t{step}\tNaN\tNaN\t2026-01-01\t\n")
-            else:
-                value = 50.0 if step == spike else 3.0 - step / args.points
-                buf.write(f"{run.pk}\tloss\t{step}\t{value}\t\t2026-01-01\t\n")
-        for step in range(10_000):
-            buf.write(f"{run.pk}\tlr\t{step}\t0.0001\t\t2026-01-01\t\n")
-        table = MetricPoint._meta.db_table
-        started = time.perf_counter()
-        with connection.cursor() as cursor:
-            with cursor.cursor.copy(
-                f"COPY {table} (run_id, name, step, value, non_finite, created_at, model_id) "
-                "FROM STDIN"
-            ) as copy:
-                copy.write(buf.getvalue())
-            cursor.execute(f"ANALYZE {table}")
-        load_s = time.perf_counter() - started
-        # The metric store's summaries and rollups of the bulk rows, by the ingest's own fold.
         folded = [
             ("loss", s, math.nan if s in nans else (50.0 if s == spike else 3.0 - s / args.points))
             for s in range(args.points)
         ] + [("lr", s, 0.0001) for s in range(10_000)]
-        metric_store.record_points(run.pk, folded, timezone.now())
+        # The metric store's summaries and rollups of the bulk rows, by the ingest's own fold;
+        # its summary ids are the points' keys (the lean layout).
+        keys = metric_store.record_points(run.pk, folded, timezone.now())
+        buf = io.StringIO()
+        seqs = {name: seq for name, (_key, seq) in keys.items()}
+        for name, step, value in folded:
+            nan = "NaN" if math.isnan(value) else ""
+            buf.write(
+                f"{run.pk}\t{keys[name][0]}\t{step}\t{seqs[name]}\t{nan or value}\t{nan}"
+                "\t2026-01-01\t\n"
+            )
+            seqs[name] += 1
+        table = MetricPoint._meta.db_table
+        started = time.perf_counter()
+        with connection.cursor() as cursor:
+            with cursor.cursor.copy(
+                f"COPY {table} (run_id, key_id, step, seq, value, non_finite, created_at, "
+                "model_id) FROM STDIN"
+            ) as copy:
+                copy.write(buf.getvalue())
+            cursor.execute(f"ANALYZE {table}")
+        load_s = time.perf_counter() - started
 
         _token, raw = ApiToken.issue(user)
         client = Client(HTTP_AUTHORIZATION=f"Token {raw}")
@@ -127,8 +128,8 @@ def main() -> int:
         with connection.cursor() as cursor:
             cursor.execute(
                 f"EXPLAIN SELECT step, value, non_finite FROM {table} "
-                "WHERE run_id = %s AND name = %s ORDER BY step",
-                [run.pk, "loss"],
+                "WHERE run_id = %s AND key_id = %s ORDER BY step, seq",
+                [run.pk, keys["loss"][0]],
             )
             plan = "\n".join(row[0] for row in cursor.fetchall())
         print(f"loaded {args.points:,} points (+10,000 of lr) by COPY in {load_s:.1f} s")

@@ -46,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sample", type=int, default=20, help="1,000-point batches ingested")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keep-db", action="store_true")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure a database a previous --keep-db run loaded (no load; implies --keep-db)",
+    )
     return p.parse_args(argv)
 
 
@@ -57,6 +62,9 @@ def timed(fn: Any, repeat: int) -> tuple[float, int]:
     samples = []
     queries = 0
     for _ in range(repeat):
+        # The query log keeps the last 9,000: emptied first, or a long load leaves it full
+        # and the count reads 0.
+        connection.queries_log.clear()
         with CaptureQueriesContext(connection) as ctx:
             started = time.perf_counter()
             fn()
@@ -71,11 +79,14 @@ def value(step: int, n: int) -> str:
     return repr(3.0 - step / max(n, 1) + (5.0 if step % 250_000 == 7 else 0.0))
 
 
-def copy_rows(run_pk: int, start: int, count: int, n: int) -> str:
+def copy_rows(run_pk: int, key: int, seq: int, start: int, count: int, n: int) -> str:
+    """COPY rows of the lean layout: the metric's key (its summary id) and each point's seq."""
     out = []
-    for step in range(start, start + count):
+    head = f"{run_pk}\t{key}\t"
+    for i, step in enumerate(range(start, start + count)):
         v = value(step, n)
-        out.append(f"{run_pk}\tloss\t{step}\t{v}\t{'NaN' if v == 'NaN' else ''}\t2026-01-01\t\n")
+        nf = "NaN" if v == "NaN" else ""
+        out.append(f"{head}{step}\t{seq + i}\t{v}\t{nf}\t2026-01-01\t\n")
     return "".join(out)
 
 
@@ -88,7 +99,8 @@ def copy_in(text: str) -> None:
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(
-            f"COPY {table} (run_id, name, step, value, non_finite, created_at, model_id) FROM STDIN"
+            f"COPY {table} (run_id, key_id, step, seq, value, non_finite, created_at, model_id) "
+            "FROM STDIN"
         ) as copy,
     ):
         copy.write(text)
@@ -97,14 +109,17 @@ def copy_in(text: str) -> None:
 def ingest_vs_copy(ctx: dict[str, Any], args: argparse.Namespace, tag: str) -> dict[str, float]:
     """Points per second of the service's ingest and of a bare COPY, 1,000-point batches."""
     from django.db import transaction
+    from django.utils import timezone
 
     from campaigns.models import Run
-    from campaigns.services import ingest
+    from campaigns.services import ingest, metric_store
 
     run, _ = ingest.open_run(ctx["campaign"], run_id=f"sample-{tag}", variant=ctx["item"])
     bare = Run.objects.create(
         team=ctx["team"], campaign=ctx["campaign"], run_id=f"copy-{tag}", config_digest="-"
     )
+    # The bare COPY's rows need a key: one summary, made before the clock starts.
+    [(key, _seq)] = metric_store.record_points(bare.pk, [("loss", 0, 1.0)], timezone.now()).values()
     started = time.perf_counter()
     for b in range(args.sample):
         batch = [
@@ -115,7 +130,7 @@ def ingest_vs_copy(ctx: dict[str, Any], args: argparse.Namespace, tag: str) -> d
     started = time.perf_counter()
     for b in range(args.sample):
         with transaction.atomic():
-            copy_in(copy_rows(bare.pk, b * 1000, 1000, 1_000_000))
+            copy_in(copy_rows(bare.pk, key, b * 1000, b * 1000, 1000, 1_000_000))
     copy = args.sample * 1000 / (time.perf_counter() - started)
     return {"service": service, "copy": copy}
 
@@ -150,12 +165,13 @@ def load(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[Any, float]:
         for start in range(0, n, chunk):
             count = min(chunk, n - start)
             with transaction.atomic():
-                copy_in(copy_rows(run.pk, start, count, n))
+                # The ingest's order: the fold first (its summary id is the points' key).
                 pts = [
                     ("loss", s, math.nan if value(s, n) == "NaN" else float(value(s, n)))
                     for s in range(start, start + count)
                 ]
-                metric_store.record_points(run.pk, pts, now)
+                [(key, seq)] = metric_store.record_points(run.pk, pts, now).values()
+                copy_in(copy_rows(run.pk, key, seq, start, count, n))
         Run.objects.filter(pk=run.pk).update(last_step=n - 1 if n else None)
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
@@ -171,11 +187,16 @@ def sizes() -> dict[str, tuple[Any, Any, Any]]:
     with connection.cursor() as cursor:
         for model in (MetricPoint, MetricSummary, MetricRollup):
             table = model._meta.db_table
+            # A partitioned table is empty itself: its partitions hold the rows.
             cursor.execute(
-                "SELECT pg_relation_size(%s), pg_indexes_size(%s), count(*) FROM " + table,
-                [table, table],
+                "SELECT coalesce(sum(pg_table_size(relid)), pg_table_size(%s)), "
+                "coalesce(sum(pg_indexes_size(relid)), pg_indexes_size(%s)) "
+                "FROM pg_partition_tree(%s) WHERE isleaf",
+                [table, table, table],
             )
-            heap, index, rows = cursor.fetchone()
+            heap, index = cursor.fetchone()
+            cursor.execute(f"SELECT count(*) FROM {table}")
+            (rows,) = cursor.fetchone()
             out[table] = heap, index, rows
     return out
 
@@ -230,6 +251,14 @@ def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[t
     return [(label, *timed(fn, args.repeat)) for label, fn in rows]
 
 
+def alert_scan(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[float, int]:
+    from django.utils import timezone
+
+    from ledger.selectors import alerts
+
+    return timed(lambda: alerts.campaign_facts(ctx["campaign"], timezone.now()), args.repeat)
+
+
 def setup() -> dict[str, Any]:
     from django.core.management import call_command
 
@@ -247,7 +276,7 @@ def setup() -> dict[str, Any]:
 
 def report(
     args: argparse.Namespace,
-    empty: dict[str, Any],
+    empty: dict[str, Any] | None,
     full: dict[str, Any],
     load_s: float,
     size: dict[str, Any],
@@ -263,6 +292,8 @@ def report(
     total = sum(h + i for h, i, _ in size.values())
     print(f"{'all three':<26} {total / max(points, 1):.1f} bytes/point")
     for tag, r in (("empty", empty), ("full", full)):
+        if r is None:
+            continue
         print(
             f"ingest at the {tag} table: service {r['service']:,.0f} points/s, COPY "
             f"{r['copy']:,.0f} points/s, ratio {r['service'] / r['copy']:.2f}"
@@ -272,9 +303,29 @@ def report(
         print(f"{label:<44} {ms:>10.1f} {queries:>8}")
 
 
+def existing() -> tuple[dict[str, Any], Any]:
+    """The context and the largest run of a database loaded before (``--reuse``)."""
+    from django.contrib.auth import get_user_model
+
+    from campaigns.models import Campaign, Run, Team
+
+    team = Team.objects.get(name="bench")
+    campaign = Campaign.objects.filter(team=team).get()
+    ctx = {
+        "team": team,
+        "user": get_user_model().objects.get(username="bench"),
+        "campaign": campaign,
+        "item": campaign.items.first(),
+    }
+    return ctx, Run.objects.get(campaign=campaign, run_id="r0")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    recreate_database(args.admin_url, args.db)
+    if args.reuse:
+        args.keep_db = True
+    else:
+        recreate_database(args.admin_url, args.db)
     try:
         os.environ["DATABASE_URL"] = db_url(args.admin_url, args.db)
         os.environ["CELERY_BROKER_URL"] = ""
@@ -283,12 +334,20 @@ def main(argv: list[str] | None = None) -> int:
         import django
 
         django.setup()
-        ctx = setup()
-        empty = ingest_vs_copy(ctx, args, "empty")
-        big_run, load_s = load(ctx, args)
+        if args.reuse:
+            ctx, big_run = existing()
+            empty = scan_small = None
+            load_s = 0.0
+        else:
+            ctx = setup()
+            empty = ingest_vs_copy(ctx, args, "empty")
+            scan_small = alert_scan(ctx, args)
+            big_run, load_s = load(ctx, args)
         full = ingest_vs_copy(ctx, args, "full")
         big_run.refresh_from_db()
         timings = reads(ctx, big_run, args)
+        if scan_small is not None:
+            timings.append(("alert scan at the empty table", *scan_small))
         report(args, empty, full, load_s, sizes(), timings)
         return 0
     finally:

@@ -10,11 +10,26 @@ from .runs import Run
 
 
 class MetricPoint(models.Model):
-    # No index of its own: the (run, name, step) index leads with it.
+    """One logged value. Lean (docs/architecture.md §7): the metric is its run's summary id
+    (``key``), not the name's text; no surrogate id, the primary key ``(run, key, step, seq)``
+    is the only full index (``seq``: the point's position in its metric's log, so repeated
+    steps stay distinct). On PostgreSQL the table is hash-partitioned by run (migration
+    0015_h21store_lean_points)."""
+
+    pk = models.CompositePrimaryKey("run", "key", "step", "seq")
+    # The primary key leads with the run: no index of its own.
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics", db_index=False)
-    # MLflow allows 250 characters (docs/mlflow.md); /api/v1/ keeps its own 100.
-    name = models.CharField(max_length=250)
+    # No database constraint: a per-row check at ingest for a key the same transaction has
+    # just upserted; the ORM still deletes a summary's points with it.
+    key = models.ForeignKey(
+        "MetricSummary",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
     step = models.BigIntegerField()
+    seq = models.IntegerField()
     # PostgreSQL's double precision keeps NaN and ±Inf; SQLite turns NaN into NULL, so the
     # token is also kept as text when the value is not finite.
     value = models.FloatField(null=True)
@@ -27,17 +42,21 @@ class MetricPoint(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["run", "name", "step"], name="metric_run_name_step"),
             # The non-finite points alone (a series read keeps every one): a few rows.
             models.Index(
-                fields=["run", "name", "step"],
-                name="metric_non_finite",
+                fields=["run", "key", "step"],
+                name="metric_point_non_finite",
                 condition=~models.Q(non_finite=""),
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.name}@{self.step}={self.as_float()}"
+        return f"{self.key_id}@{self.step}={self.as_float()}"
+
+    @property
+    def name(self) -> str:
+        """The metric's name (from its summary: select_related("key") where many are read)."""
+        return self.key.name
 
     def as_float(self) -> float:
         return (
@@ -70,6 +89,9 @@ class MetricSummary(models.Model):
     non_finite = models.BigIntegerField(default=0)
     first_at = models.DateTimeField()
     last_at = models.DateTimeField()
+    # False once the retention dropped the raw points (docs/domain.md): the series is then
+    # drawn from the rollups whatever its length.
+    points_kept = models.BooleanField(default=True, db_default=True)
 
     class Meta:
         constraints = [

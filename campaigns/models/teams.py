@@ -25,6 +25,13 @@ class Team(models.Model):
         blank=True,
         help_text="Signs each alert: X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>.",
     )
+    # Raw metric points of runs idle this many days are dropped, their summaries and rollups
+    # kept (docs/domain.md §27); None keeps them forever.
+    metric_retention_days = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="Raw metric points older than this many days are dropped (curves stay).",
+    )
     members: models.ManyToManyField[Any, Any] = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="teams"
     )

@@ -1,10 +1,10 @@
 """Reading a run's logged data back (docs/api.md: reading a run's metrics).
 
 The reads the API and the run admin page share. They cost what they show (docs/architecture.md,
-"Metric store"): names and counts come from the per-(run, metric) summaries; a series of at most
-``max_points`` points comes off the ``(run, name, step)`` index whole, a longer one from one
-level of its rollups plus its non-finite points (campaigns/domain/metric_rollups.py), thinned by
-the pure rule in campaigns/domain/downsampling.py.
+"Metric store"): names and counts come from the per-(run, metric) summaries; a series of at
+most ``max_points`` points comes off the primary key ``(run, key, step, seq)`` whole, a longer
+one from one level of its rollups plus its non-finite points (campaigns/domain/
+metric_rollups.py), thinned by the pure rule in campaigns/domain/downsampling.py.
 """
 
 from __future__ import annotations
@@ -53,17 +53,27 @@ def metric_names(run: Run) -> list[tuple[str, int]]:
 def full_series(run: Run, name: str, *, non_finite_only: bool = False) -> list[series.Point]:
     """Every point of one metric in step order (equal steps in logging order), non-finite
     values as floats; ``non_finite_only``: only those (off their partial index)."""
-    return _points_of_runs([run.pk], name, non_finite_only=non_finite_only).get(run.pk, [])
+    key = MetricSummary.objects.filter(run=run, name=name).values_list("pk", flat=True).first()
+    if key is None:
+        return []
+    return _points_of_keys({key: run.pk}, non_finite_only=non_finite_only).get(run.pk, [])
+
+
+def _points_at(run: Run, name: str, steps: list[int]) -> QuerySet[MetricPoint]:
+    # The key first (one indexed row), so the steps are looked up on the primary key's
+    # (run, key, step) prefix rather than through a join the planner may hash.
+    key = MetricSummary.objects.filter(run=run, name=name).values_list("pk", flat=True).first()
+    return MetricPoint.objects.filter(run=run, key_id=key, step__in=steps)
 
 
 def logged_at(run: Run, name: str, points: Sequence[series.Point]) -> list[tuple[int, Any]]:
-    """(step, when it was logged) of the given points of one metric: one indexed query."""
+    """(step, when it was logged) of the given points of one metric: one indexed query. A
+    point the retention dropped (docs/domain.md §27) takes its metric's last logging time."""
     steps = [step for step, _value in points]
-    when = dict(
-        MetricPoint.objects.filter(run=run, name=name, step__in=steps)
-        .order_by()
-        .values_list("step", "created_at")
-    )
+    when = dict(_points_at(run, name, steps).order_by().values_list("step", "created_at"))
+    if len(when) < len(set(steps)):
+        last = MetricSummary.objects.filter(run=run, name=name).values_list("last_at", flat=True)
+        return [(step, when.get(step) or last[0]) for step in steps]
     return [(step, when[step]) for step in steps]
 
 
@@ -75,8 +85,8 @@ def client_marks(
     steps = [step for step, _value in points]
     marks = {
         step: (stamp, model_id)
-        for step, stamp, model_id in MetricPoint.objects.filter(run=run, name=name, step__in=steps)
-        .order_by("id")
+        for step, stamp, model_id in _points_at(run, name, steps)
+        .order_by("step", "seq")
         .values_list("step", "timestamp_ms", "model_id")
     }
     return [marks.get(step, (None, "")) for step in steps]
@@ -88,8 +98,9 @@ def metric_series(run: Run, name: str, max_points: int = DEFAULT_MAX_POINTS) -> 
     row = MetricSummary.objects.filter(run=run, name=name).first()
     if row is None:
         return Series(name=name, count=0, points=[])
-    if row.count <= max_points:
-        return Series(name=name, count=row.count, points=full_series(run, name))
+    if row.count <= max_points and row.points_kept:
+        points = _points_of_keys({row.pk: run.pk}, non_finite_only=False).get(run.pk, [])
+        return Series(name=name, count=row.count, points=points)
     summary = as_summary(row)
     level = mr.level_for(summary, max_points)
     buckets = [
@@ -98,7 +109,11 @@ def metric_series(run: Run, name: str, max_points: int = DEFAULT_MAX_POINTS) -> 
         .order_by("bucket")
         .values_list(*_BUCKET_FIELDS)
     ]
-    nf = full_series(run, name, non_finite_only=True) if row.non_finite < max_points else None
+    nf = (
+        _points_of_keys({row.pk: run.pk}, non_finite_only=True).get(run.pk, [])
+        if row.non_finite < max_points and row.points_kept
+        else None
+    )
     points = mr.series_from_rollups(summary, buckets, nf, max_points)
     return Series(name=name, count=row.count, points=points)
 
@@ -178,16 +193,17 @@ def campaign_series(
     (as ``metric_series``). A few queries whatever the number of runs: the summaries, the short
     series whole, the long ones' rollups by level and their non-finite points."""
     rows = list(MetricSummary.objects.filter(run__campaign_id=campaign_id, name=name))
-    short = [r.run_id for r in rows if r.count <= max_points]
-    long = [r for r in rows if r.count > max_points]
+    short = {r.pk: r.run_id for r in rows if r.count <= max_points and r.points_kept}
+    long = [r for r in rows if r.pk not in short]
     found = {
         pk: Series(name=name, count=len(pts), points=pts)
-        for pk, pts in _points_of_runs(short, name, non_finite_only=False).items()
+        for pk, pts in _points_of_keys(short, non_finite_only=False).items()
     }
     if not long:
         return found
-    nf = _points_of_runs(
-        [r.run_id for r in long if r.non_finite < max_points], name, non_finite_only=True
+    nf = _points_of_keys(
+        {r.pk: r.run_id for r in long if r.non_finite < max_points and r.points_kept},
+        non_finite_only=True,
     )
     summaries = {r.pk: as_summary(r) for r in long}
     levels: dict[int, list[int]] = {}
@@ -202,7 +218,8 @@ def campaign_series(
         ):
             buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
     for r in long:
-        non_finite = nf.get(r.run_id, []) if r.non_finite < max_points else None
+        kept = r.non_finite < max_points and r.points_kept
+        non_finite = nf.get(r.run_id, []) if kept else None
         points = mr.series_from_rollups(
             summaries[r.pk], buckets.get(r.pk, []), non_finite, max_points
         )
@@ -210,24 +227,25 @@ def campaign_series(
     return found
 
 
-def _points_of_runs(
-    run_pks: Sequence[int], name: str, *, non_finite_only: bool
+def _points_of_keys(
+    keys: dict[int, int], *, non_finite_only: bool
 ) -> dict[int, list[series.Point]]:
-    """Every point (or only the non-finite ones) of one metric of the given runs, by run pk,
-    in step order: one query."""
-    if not run_pks:
+    """Every point (or only the non-finite ones) of the given metrics (key → its run's pk), by
+    run pk, in step order: one query off the primary key (the run in it prunes partitions)."""
+    if not keys:
         return {}
     opts = MetricPoint._meta
     q = connection.ops.quote_name
     only = f" AND {q('non_finite')} <> ''" if non_finite_only else ""
-    marks = ", ".join(["%s"] * len(run_pks))
+    runs = sorted(set(keys.values()))
     sql = (
         f"SELECT {q('run_id')}, {q('step')}, {q('value')}, {q('non_finite')} "
-        f"FROM {q(opts.db_table)} WHERE {q('run_id')} IN ({marks}) AND {q('name')} = %s{only} "
-        f"ORDER BY {q('run_id')}, {q('step')}, {q('id')}"
+        f"FROM {q(opts.db_table)} WHERE {q('run_id')} IN ({', '.join(['%s'] * len(runs))}) "
+        f"AND {q('key_id')} IN ({', '.join(['%s'] * len(keys))}){only} "
+        f"ORDER BY {q('run_id')}, {q('key_id')}, {q('step')}, {q('seq')}"
     )
     with connection.cursor() as cursor:
-        cursor.execute(sql, [*run_pks, name])
+        cursor.execute(sql, [*runs, *keys])
         rows = cursor.fetchall()
     by_run: dict[int, list[series.Point]] = {}
     nf = _NON_FINITE
@@ -239,20 +257,62 @@ def _points_of_runs(
 def history_page(
     run: Run, name: str, *, limit: int, after: tuple[int, int] | None = None
 ) -> tuple[list[MetricPoint], tuple[int, int] | None]:
-    """One page of a metric's raw points in (step, logging) order, off the ``(run, name,
-    step)`` index: at most ``limit`` points after the ``(step, id)`` cursor ``after``, and the
-    cursor of the next page (None on the last). A keyset page costs what it returns however
-    deep it is (MLflow's get-history pages with ``max_results`` and ``page_token``)."""
-    rows = MetricPoint.objects.filter(run=run, name=name)
+    """One page of a metric's raw points in (step, logging) order, off the primary key: at
+    most ``limit`` points after the ``(step, seq)`` cursor ``after``, and the cursor of the
+    next page (None on the last). A keyset page costs what it returns however deep it is
+    (MLflow's get-history pages with ``max_results`` and ``page_token``)."""
+    key = MetricSummary.objects.filter(run=run, name=name).first()
+    if key is None:
+        return [], None
+    rows = MetricPoint.objects.filter(run=run, key=key)
     if after is not None:
-        step, pk = after
+        step, seq = after
         # step >= s bounds the index range scan; the OR only filters the boundary step.
-        rows = rows.filter(Q(step__gt=step) | Q(step=step, id__gt=pk), step__gte=step)
-    page = list(rows.order_by("step", "id")[: limit + 1])
+        rows = rows.filter(Q(step__gt=step) | Q(step=step, seq__gt=seq), step__gte=step)
+    page = list(rows.order_by("step", "seq")[: limit + 1])
+    for point in page:
+        point.key = key  # the name without a query per point
     if len(page) <= limit:
         return page, None
     page = page[:limit]
-    return page, (page[-1].step, page[-1].pk)
+    return page, (page[-1].step, page[-1].seq)
+
+
+def last_points(run_pks: Sequence[int]) -> dict[int, list[MetricPoint]]:
+    """The last point of each metric of each run (largest step; of equal steps the
+    later-logged), by run pk and name: two queries (the summaries say which point). A metric
+    whose raw points the retention dropped gets its summary's last point, logged at its last
+    logging time."""
+    summaries = {s.pk: s for s in MetricSummary.objects.filter(run_id__in=run_pks)}
+    if not summaries:
+        return {}
+    latest: dict[int, MetricPoint] = {}
+    for point in MetricPoint.objects.filter(
+        run_id__in=run_pks,
+        key_id__in=[k for k, s in summaries.items() if s.points_kept],
+        step__in={s.last_step for s in summaries.values()},
+    ).order_by("seq"):
+        summary = summaries[point.key_id]
+        if point.step == summary.last_step:
+            point.key = summary
+            latest[summary.pk] = point
+    found: dict[int, list[MetricPoint]] = {}
+    for summary in sorted(summaries.values(), key=lambda s: (s.run_id, s.name)):
+        point = latest.get(summary.pk) or _summary_point(summary)
+        found.setdefault(summary.run_id, []).append(point)
+    return found
+
+
+def _summary_point(summary: MetricSummary) -> MetricPoint:
+    return MetricPoint(
+        run_id=summary.run_id,
+        key=summary,
+        step=summary.last_step,
+        seq=summary.count - 1,
+        value=summary.last_value,
+        non_finite=summary.last_token,
+        created_at=summary.last_at,
+    )
 
 
 def latest_points(run: Run, limit: int = 100) -> tuple[dict[str, tuple[int, float]], int]:
@@ -280,15 +340,17 @@ def run_series(
 ) -> dict[str, Series]:
     """Several metrics of one run, by name, each as ``metric_series`` reads it: the run
     page's curves in a few queries whatever their number (the summaries, the short series
-    whole and the long ones' non-finite points in one, the long ones' rollups by level)."""
+    whole and the long ones' non-finite points in one, the long ones' rollups by level). A
+    metric whose raw points the retention dropped is drawn from its rollups, as there."""
     rows = list(MetricSummary.objects.filter(run=run, name__in=list(names)))
-    long = [r for r in rows if r.count > max_points]
-    whole = [r.name for r in rows if r.count <= max_points]
-    points = _points_of_names(run.pk, whole, [r.name for r in long if r.non_finite < max_points])
+    long = [r for r in rows if r.count > max_points or not r.points_kept]
+    whole = [r.pk for r in rows if r.count <= max_points and r.points_kept]
+    non_finite_of = [r.pk for r in long if r.non_finite < max_points and r.points_kept]
+    points = _points_of_summaries(run.pk, whole, non_finite_of)
     found = {
-        r.name: Series(name=r.name, count=r.count, points=points.get(r.name, []))
+        r.name: Series(name=r.name, count=r.count, points=points.get(r.pk, []))
         for r in rows
-        if r.count <= max_points
+        if r.pk in set(whole)
     }
     summaries = {r.pk: as_summary(r) for r in long}
     levels: dict[int, list[int]] = {}
@@ -303,30 +365,30 @@ def run_series(
         ):
             buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
     for r in long:
-        nf = points.get(r.name, []) if r.non_finite < max_points else None
+        nf = points.get(r.pk, []) if r.pk in set(non_finite_of) else None
         drawn = mr.series_from_rollups(summaries[r.pk], buckets.get(r.pk, []), nf, max_points)
         found[r.name] = Series(name=r.name, count=r.count, points=drawn)
     return found
 
 
-def _points_of_names(
-    run_pk: int, whole: Sequence[str], non_finite_of: Sequence[str]
-) -> dict[str, list[series.Point]]:
-    """Every point of the metrics ``whole`` and the non-finite points of ``non_finite_of``
-    (two disjoint sets of names) of one run, by name, in step order (equal steps in logging
-    order): one query."""
+def _points_of_summaries(
+    run_pk: int, whole: Sequence[int], non_finite_of: Sequence[int]
+) -> dict[int, list[series.Point]]:
+    """Every point of the metrics (summary ids) ``whole`` and the non-finite points of
+    ``non_finite_of`` (two disjoint sets) of one run, by summary id, in step order (equal
+    steps in logging order, ``seq``): one query on the primary key's (run, key, step) prefix."""
     if not whole and not non_finite_of:
         return {}
-    wanted = Q(name__in=list(whole)) | (Q(name__in=list(non_finite_of)) & ~Q(non_finite=""))
+    wanted = Q(key_id__in=list(whole)) | (Q(key_id__in=list(non_finite_of)) & ~Q(non_finite=""))
     rows = (
         MetricPoint.objects.filter(wanted, run_id=run_pk)
-        .order_by("name", "step", "id")
-        .values_list("name", "step", "value", "non_finite")
+        .order_by("key_id", "step", "seq")
+        .values_list("key_id", "step", "value", "non_finite")
     )
-    by_name: dict[str, list[series.Point]] = {}
+    by_key: dict[int, list[series.Point]] = {}
     nf = _NON_FINITE
-    for name, step, value, tok in rows:
+    for key, step, value, tok in rows:
         # The value column is null only for a non-finite point, which has its token.
         point = nf[tok] if tok or value is None else float(value)
-        by_name.setdefault(name, []).append((step, point))
-    return by_name
+        by_key.setdefault(key, []).append((step, point))
+    return by_key

@@ -12,14 +12,15 @@ PostgreSQL and SQLite (3.35+: RETURNING) run the same statements.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import connection
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 
 from campaigns.domain import downsampling
 from campaigns.domain import metric_rollups as mr
-from campaigns.models import MetricRollup, MetricSummary
+from campaigns.models import MetricPoint, MetricRollup, MetricSummary, RunStatus, Team
 
 # Rows per rollup statement (14 parameters each: well inside SQLite's 32,766).
 _CHUNK = 1000
@@ -91,7 +92,7 @@ def _summary_sql(rows: int) -> str:
     return (
         f"INSERT INTO {t} ({', '.join(_q(c) for c in cols)}) VALUES {values} "
         f"ON CONFLICT ({_q('run_id')}, {_q('name')}) DO UPDATE SET {assignments} "
-        f"RETURNING {_q('id')}, {_q('name')}"
+        f"RETURNING {_q('id')}, {_q('name')}, {_q('count')}"
     )
 
 
@@ -180,12 +181,16 @@ def _summary_params(run_pk: int, name: str, s: mr.Summary, now: Any) -> list[Any
     ]
 
 
-def record_points(run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime) -> None:
-    """Fold a stored batch ``(name, step, value)`` (logging order) into the run's summaries
-    and rollups: two statements."""
+def record_points(
+    run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime
+) -> dict[str, tuple[int, int]]:
+    """Fold a batch ``(name, step, value)`` (logging order) into the run's summaries and
+    rollups: two statements. Returns, by name, the metric's key (its summary id) and the
+    ``seq`` of the batch's first point of it (the points logged before): what the points are
+    stored under (docs/architecture.md §7)."""
     grouped = _by_name(points)
     if not grouped:
-        return
+        return {}
     params: list[Any] = []
     stamp = connection.ops.adapt_datetimefield_value(now)
     summaries = {}
@@ -196,28 +201,73 @@ def record_points(run_pk: int, points: Sequence[tuple[str, int, float]], now: da
         params += _summary_params(run_pk, name, summary, stamp)
     with connection.cursor() as cursor:
         cursor.execute(_summary_sql(len(grouped)), params)
-        ids = {name: pk for pk, name in cursor.fetchall()}
-        rows: list[list[Any]] = []
-        for name, pts in grouped.items():
-            for (level, bucket), b in mr.rollup(pts).items():
-                rows.append(
-                    [
-                        run_pk,
-                        ids[name],
-                        level,
-                        bucket,
-                        b.count,
-                        b.min_step,
-                        b.min_value,
-                        b.max_step,
-                        b.max_value,
-                        b.non_finite,
-                        b.first_nf_step,
-                        b.first_nf,
-                        b.last_nf_step,
-                        b.last_nf,
-                    ]
-                )
+        keys = {name: (pk, count - len(grouped[name])) for pk, name, count in cursor.fetchall()}
+        rows = [
+            [run_pk, keys[name][0], level, bucket, *_bucket_values(b)]
+            for name, pts in grouped.items()
+            for (level, bucket), b in mr.rollup(pts).items()
+        ]
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
             cursor.execute(_rollup_sql(len(chunk)), [v for row in chunk for v in row])
+    return keys
+
+
+def _bucket_values(b: mr.Bucket) -> list[Any]:
+    return [
+        b.count,
+        b.min_step,
+        b.min_value,
+        b.max_step,
+        b.max_value,
+        b.non_finite,
+        b.first_nf_step,
+        b.first_nf,
+        b.last_nf_step,
+        b.last_nf,
+    ]
+
+
+# --- Retention (docs/domain.md §27) ----------------------------------------------------------
+
+# Metrics whose raw points one call drops: a bounded transaction (a long run's metric is one).
+RETENTION_BATCH = 50
+
+
+@transaction.atomic
+def set_metric_retention(*, team: Team, days: int | None) -> Team:
+    """The team's retention of raw metric points, in days (None: kept forever)."""
+    if days is not None and (type(days) is not int or days < 1):
+        raise ValidationError({"metric_retention_days": "a whole number of days, at least 1"})
+    team.metric_retention_days = days
+    team.save(update_fields=["metric_retention_days"])
+    return team
+
+
+@transaction.atomic
+def drop_old_points(*, team_id: int, now: datetime, batch: int = RETENTION_BATCH) -> int:
+    """Delete the raw points of up to ``batch`` of the team's metrics last logged more than its
+    retention ago, in runs no longer running; their summaries and rollups stay (the curves are
+    drawn from them from then on). Returns the points deleted; 0 when nothing is left, so a
+    caller repeats it until then. Idempotent: a metric once dropped is not looked at again."""
+    days = Team.objects.filter(pk=team_id).values_list("metric_retention_days", flat=True)
+    if not days or days[0] is None:
+        return 0
+    old = list(
+        MetricSummary.objects.filter(
+            run__team_id=team_id,
+            points_kept=True,
+            last_at__lt=now - timedelta(days=days[0]),
+        )
+        .exclude(run__status=RunStatus.RUNNING)
+        .order_by("last_at", "pk")
+        .values_list("pk", "run_id")[:batch]
+    )
+    if not old:
+        return 0
+    # The run ids with the keys: the delete reads only the runs' partitions.
+    deleted, _ = MetricPoint.objects.filter(
+        run_id__in={run for _key, run in old}, key_id__in=[key for key, _run in old]
+    ).delete()
+    MetricSummary.objects.filter(pk__in=[key for key, _run in old]).update(points_kept=False)
+    return max(deleted, 1)  # a metric with no raw point left still counts as work done

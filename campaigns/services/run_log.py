@@ -153,7 +153,7 @@ def point_key(name: str, step: int, timestamp_ms: int | None, value: float, toke
 
 def _fresh_points(
     run: Run, points: Sequence[ingest.Point]
-) -> tuple[list[ingest.Point], list[tuple[int, str]]]:
+) -> tuple[list[ingest.Point], list[tuple[Any, str]]]:
     """The points not stored yet (nor repeated earlier in the batch), and (stored point id,
     model id) links for repeats that carry a model id the stored point lacks."""
     seen: set[PointKey] = set()
@@ -179,13 +179,13 @@ def _fresh_points(
     return fresh, links
 
 
-def _stored_points(run: Run, points: Sequence[ingest.Point]) -> dict[PointKey, tuple[int, str]]:
+def _stored_points(run: Run, points: Sequence[ingest.Point]) -> dict[PointKey, tuple[Any, str]]:
     rows = MetricPoint.objects.filter(
         run_id=run.pk,
-        name__in={p.name for p in points},
+        key__name__in={p.name for p in points},
         step__in={p.step for p in points},
-    ).values_list("pk", "name", "step", "timestamp_ms", "value", "non_finite", "model_id")
-    found: dict[PointKey, tuple[int, str]] = {}
+    ).values_list("pk", "key__name", "step", "timestamp_ms", "value", "non_finite", "model_id")
+    found: dict[PointKey, tuple[Any, str]] = {}
     for pk, name, step, stamp, value, token, model_id in rows:
         number = math.nan if value is None else value
         found.setdefault(point_key(name, step, stamp, number, token), (pk, model_id))

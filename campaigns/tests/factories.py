@@ -210,21 +210,23 @@ def add_points(run: Run, triples: Any, *, when: Any = None) -> None:
     when = when or timezone.now()
     rows = [(name, step, float(value)) for name, step, value in triples]
     tokens = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
-    MetricPoint.objects.bulk_create(
-        [
+    keys = metric_store.record_points(run.pk, rows, when)
+    seqs = {name: seq for name, (_key, seq) in keys.items()}
+    points = []
+    for name, step, value in rows:
+        points.append(
             MetricPoint(
                 run=run,
-                name=name,
+                key_id=keys[name][0],
                 step=step,
+                seq=seqs[name],
                 value=value if math.isfinite(value) else None,
                 non_finite="" if math.isfinite(value) else tokens[repr(value)],
                 created_at=when,
             )
-            for name, step, value in rows
-        ],
-        batch_size=2000,
-    )
-    metric_store.record_points(run.pk, rows, when)
+        )
+        seqs[name] += 1
+    MetricPoint.objects.bulk_create(points, batch_size=2000)
 
 
 def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> ThroughputSample:

@@ -138,7 +138,9 @@ class LoggingMetrics(RunApiTestCase):
         self.assertEqual(answer.json(), {"accepted": 101, "stopped": False, "stop": None})
         run = self.run_row()
         self.assertEqual(MetricPoint.objects.filter(run=run).count(), 101)
-        self.assertAlmostEqual(MetricPoint.objects.get(run=run, name="loss", step=42).value, 2.58)
+        self.assertAlmostEqual(
+            MetricPoint.objects.get(run=run, key__name="loss", step=42).value, 2.58
+        )
         self.assertEqual(run.last_step, 99)
 
     def test_a_nan_loss_stops_the_run_with_the_rule_and_the_reason(self) -> None:
@@ -544,7 +546,7 @@ class NonFiniteValuesOnPostgres(RunApiTestCase):
         self.start()
         awkward = [("eval\\loss", 1, 5e-324), ("pérdida/ü", 2, -0.0), ("x", 3, 0.1 + 0.2)]
         self.assertEqual(post(self.loop, RUN + "metrics/", points(*awkward)).status_code, 201)
-        stored = list(MetricPoint.objects.order_by("step").values_list("name", "value"))
+        stored = list(MetricPoint.objects.order_by("step").values_list("key__name", "value"))
         self.assertEqual(stored, [(n, v) for n, _s, v in awkward])
 
 

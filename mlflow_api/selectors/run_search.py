@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Max, QuerySet
+from django.db.models import QuerySet
 
 from campaigns.models import MetricPoint, Run
+from campaigns.selectors import run_metrics
 from mlflow_api import shapes
 from mlflow_api.domain import search_filter as sf
 
@@ -29,24 +30,7 @@ class Found:
 
 def _latest_points(run_pks: list[int]) -> dict[int, list[MetricPoint]]:
     """The last point of each metric of each run (highest step, then the last logged)."""
-    points = MetricPoint.objects.filter(run_id__in=run_pks)
-    last = {
-        (r, n): s
-        for r, n, s in points.values_list("run_id", "name")
-        .annotate(step=Max("step"))
-        .values_list("run_id", "name", "step")
-        .order_by()
-    }
-    if not last:
-        return {}
-    latest: dict[tuple[int, str], MetricPoint] = {}
-    for point in points.filter(step__in=set(last.values())).order_by("id"):
-        if last.get((point.run_id, point.name)) == point.step:
-            latest[(point.run_id, point.name)] = point
-    found: dict[int, list[MetricPoint]] = {}
-    for (run_pk, _name), point in sorted(latest.items()):
-        found.setdefault(run_pk, []).append(point)
-    return found
+    return run_metrics.last_points(run_pks)
 
 
 def _facts(run: Run, points: list[MetricPoint]) -> sf.RunFacts:

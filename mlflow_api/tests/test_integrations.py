@@ -109,7 +109,7 @@ class HuggingFaceTrainer(IntegrationCase):
             _hf_trainer(self.out, 8, []).train()
         run = self.only_run()
         steps = sorted(
-            MetricPoint.objects.filter(run=run, name="loss").values_list("step", flat=True)
+            MetricPoint.objects.filter(run=run, key__name="loss").values_list("step", flat=True)
         )
         self.assertEqual(steps, list(range(1, 9)))
         self.assertEqual(run.status, "completed")
@@ -195,7 +195,7 @@ class LightningLoop(IntegrationCase):
         with self.tracking(self.key):
             self._fit([], 20)
         run = self.only_run()
-        self.assertEqual(MetricPoint.objects.filter(run=run, name="train_loss").count(), 20)
+        self.assertEqual(MetricPoint.objects.filter(run=run, key__name="train_loss").count(), 20)
         self.assertTrue(run.artifacts.filter(path__endswith=".ckpt").exists())
 
     def test_a_nan_grad_norm_stops_fit_with_a_checkpoint(self) -> None:
@@ -254,5 +254,5 @@ class ScikitLearnAutolog(IntegrationCase):
         self.assertEqual(sorted(c.config["max_depth"] for c in children), ["1", "2", "3", "4"])
         # log_model re-sends the run's step-0 metrics with its model id: still stored once.
         grid = Run.objects.get(run_id=parent.info.run_id)
-        names = list(grid.metrics.values_list("name", flat=True))
+        names = list(grid.metrics.values_list("key__name", flat=True))
         self.assertEqual(len(names), len(set(names)))

@@ -82,8 +82,8 @@ class MlflowLoopTestCase(MlflowLiveCase):
         self.assertEqual(run.tags["team"], "nlp")
         self.assertEqual(run.tags["stage"], "pilot")
         self.assertIn("mlflow.source.name", run.tags)  # system tags kept as they came
-        self.assertEqual(MetricPoint.objects.filter(run=run, name="loss").count(), 6)
-        self.assertEqual(MetricPoint.objects.filter(run=run, name="val_loss").count(), 1)
+        self.assertEqual(MetricPoint.objects.filter(run=run, key__name="loss").count(), 6)
+        self.assertEqual(MetricPoint.objects.filter(run=run, key__name="val_loss").count(), 1)
 
         nested = self.run_row("lora-r16-s1-eval")
         self.assertEqual(nested.tags["mlflow.parentRunId"], run_id)
@@ -182,7 +182,7 @@ class MlflowLoopTestCase(MlflowLiveCase):
         self.assertEqual(proxy.forwarded["/runs/log-batch"], 2)
         points = MetricPoint.objects.filter(run=self.run_row("retried"))
         self.assertEqual(
-            sorted(points.values_list("name", "step")),
+            sorted(points.values_list("key__name", "step")),
             [("acc", 2), ("loss", 1), ("loss", 2), ("loss", 3)],
         )
 

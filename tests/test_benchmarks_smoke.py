@@ -1,0 +1,99 @@
+"""Every benchmark still starts and finishes: each `bench/` script runs at a tiny size (issue 21
+item 5). It measures nothing; a script that no longer runs against the current schema fails
+here instead of on the day someone needs its figures. Each script makes its own throwaway
+database next to the test database's server and drops it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+
+from django.db import connection
+from django.test import SimpleTestCase
+
+ROOT = Path(__file__).resolve().parent.parent
+POSTGRES = connection.vendor == "postgresql"
+
+# Script, then its arguments at a tiny size (OUT: a file in a temporary directory).
+TINY = {
+    "campaign_page": ["--items", "5", "--small", "2", "--repeat", "1", "--output", "OUT"],
+    "estimates": ["--repeat", "1", "--items", "20", "--campaign-items", "10", "--output", "OUT"],
+    "exports": ["--smoke", "--output", "OUT"],
+    "ingest": [
+        *("--workers", "1", "--clients", "1", "--seconds", "2", "--max-requests", "3"),
+        *("--warmup", "1", "--copy-batches", "3", "--output", "OUT"),
+    ],
+    "mlflow": ["--steps", "10", "--batches", "2", "--rounds", "1", "--workers", "1"],
+    "money": ["--campaigns", "2", "--runs", "2", "--repeat", "1", "--output", "OUT"],
+    "portfolio": ["--campaigns", "3", "--entries", "2", "--repeat", "1", "--output", "OUT"],
+    "report": [
+        *("--items", "20", "--runs", "10", "--points", "2000", "--small-factor", "2"),
+        *("--repeat", "1", "--output", "OUT"),
+    ],
+    "runs": ["--points", "3000", "--repeat", "1"],
+    "scale": ["--points", "20000", "--runs", "5", "--sample", "2", "--repeat", "1"],
+}
+
+
+def _admin_url() -> str:
+    s = connection.settings_dict
+    user = s.get("USER") or "postgres"
+    auth = f"{user}:{s['PASSWORD']}" if s.get("PASSWORD") else user
+    return f"postgres://{auth}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/postgres"
+
+
+def run_bench(name: str) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        args = [a.replace("OUT", str(Path(tmp) / f"{name}.json")) for a in TINY[name]]
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        if name != "estimates":
+            # A database of its own, named after the test database (parallel workers differ).
+            args += [
+                "--admin-url",
+                _admin_url(),
+                "--db",
+                f"{connection.settings_dict['NAME']}_smoke_{name}",
+            ]
+        if name == "mlflow":
+            args += ["--mlflow-db", f"{connection.settings_dict['NAME']}_smoke_mlflow_store"]
+        return subprocess.run(
+            [sys.executable, str(ROOT / "bench" / name / "run.py"), *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+
+class EveryBenchmarkRunsAtATinySize(SimpleTestCase):
+    databases = {"default"}
+
+    def assert_runs(self, name: str) -> None:
+        done = run_bench(name)
+        self.assertEqual(done.returncode, 0, f"bench/{name}/run.py:\n{done.stdout}\n{done.stderr}")
+
+    def test_every_bench_script_is_covered(self) -> None:
+        scripts = {p.parent.name for p in (ROOT / "bench").glob("*/run.py")}
+        self.assertEqual(scripts, set(TINY))
+
+    def test_estimates(self) -> None:
+        self.assert_runs("estimates")
+
+
+def _postgres_bench(name: str) -> object:
+    @unittest.skipUnless(POSTGRES, "the benchmark needs PostgreSQL: set DATABASE_URL")
+    def test(self: EveryBenchmarkRunsAtATinySize) -> None:
+        self.assert_runs(name)
+
+    test.__name__ = f"test_{name}"
+    return test
+
+
+for _name in TINY:
+    if _name != "estimates":
+        setattr(EveryBenchmarkRunsAtATinySize, f"test_{_name}", _postgres_bench(_name))
