@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 
 from campaigns.models import Team
 from campaigns.tests.factories import as_user as client_for
@@ -68,8 +69,12 @@ def trickler() -> Iterator[str]:
         server.server_close()
 
 
-def start_queue_worker(queues: str, env_extra: dict[str, str]) -> subprocess.Popen[bytes]:
-    """`celery worker -Q queues --concurrency=1` on the test database; returns once it answers."""
+def start_queue_worker(kinds: str, env_extra: dict[str, str]) -> subprocess.Popen[bytes]:
+    """`celery worker -Q <the queues of kinds> --concurrency=1` on the test database; returns
+    once it answers. Kinds ("delivery,reports", "celery" the default) name this test process's
+    queues: under pytest-xdist each test process has its own (conftest.py)."""
+    names = {**settings.TASK_QUEUES, "celery": settings.TASK_QUEUES["default"]}
+    queues = ",".join(names[kind] for kind in kinds.split(","))
     env = {**os.environ, "DATABASE_URL": _database_url_for_worker()}
     env.update({"CELERY_TASK_ALWAYS_EAGER": "0", **env_extra})
     hostname = f"{queues.replace(',', '-')}-{os.getpid()}-{time.monotonic_ns()}@localhost"
