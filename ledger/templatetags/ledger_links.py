@@ -44,7 +44,7 @@ def submit_deliverable_tool(campaign: Campaign, can_write: bool) -> SafeString:
     """The campaign page's object-tools entry: submit a deliverable of this campaign."""
     # A draft has no runs and nothing to deliver yet; a closed campaign takes no deliverable.
     if not can_write or campaign.is_draft or campaign.is_closed:
-        return format_html("")
+        return SafeString("")
     return format_html(
         '<li><a href="{}" class="historylink" id="submit-deliverable">'
         "Submit a deliverable</a></li>",
@@ -79,7 +79,7 @@ def ledger_campaign_tools(context: dict[str, Any], campaign: Campaign) -> SafeSt
     runs exist) and plan the next campaign from this one (writers of the team only)."""
     request = context.get("request")
     if request is None or not Membership.objects.can_write(request.user, campaign.team_id):
-        return format_html("")
+        return SafeString("")
     token = get_token(request)
     tools = []
     if not campaign.is_draft:
