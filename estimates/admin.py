@@ -32,19 +32,7 @@ class EstimateAdmin(admin.ModelAdmin[Estimate]):
     list_filter = ["status", "time_source"]
     search_fields = ["campaign__title", "item__name"]
     list_select_related = ["campaign", "item"]
-    fields = (
-        "campaign",
-        "item",
-        "status",
-        "time_source",
-        "input_version",
-        "computed_version",
-        "stale_since",
-        "computed_at",
-        "error",
-        "inputs",
-        "outputs",
-    )
+    fields = (*list_display, "error", "inputs", "outputs")
     readonly_fields = fields
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Estimate]:
