@@ -100,22 +100,27 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return self._writable(request, obj) and (obj is None or obj.is_draft)
 
 
-class PlannedItemInline(CampaignInline):
+class ItemRowsInline(CampaignInline):
+    """The items' tables: after commit an item may still be added or amended, with a reason;
+    while drafting there is nothing to amend, so no reason column."""
+
+    frozen_after_commit = False
+    paged = True
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None or obj.is_draft:
+            return [f for f in self.fields or () if f != "amendment_reason"]
+        return self.fields
+
+
+class PlannedItemInline(ItemRowsInline):
     model = PlannedItem
     form = PlannedItemForm
     fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS, "status", "amendment_reason"]
     readonly_fields = ["status"]
-    paged = True
-    # After commit an item may still be added or amended, with a reason.
-    frozen_after_commit = False
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        if obj is None or obj.is_draft:
-            return [f for f in self.fields if f != "amendment_reason"]
-        return self.fields
 
 
-class ItemWorkInline(CampaignInline):
+class ItemWorkInline(ItemRowsInline):
     """The same items as PlannedItemInline, with the work the forecast turns into hours."""
 
     model = PlannedItem
@@ -127,16 +132,9 @@ class ItemWorkInline(CampaignInline):
     classes = ["collapse"]  # tokens and samples, what a pilot rescales, are in the item's row
     extra = 0
     can_delete = False
-    frozen_after_commit = False
-    paged = True
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # items are added in the table above
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        if obj is None or obj.is_draft:
-            return [f for f in self.fields if f != "amendment_reason"]
-        return self.fields
 
 
 class StopRuleInline(CampaignInline):
