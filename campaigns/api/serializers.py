@@ -336,10 +336,10 @@ class CampaignDetailSerializer(CampaignSerializer):
         return campaign_figures(campaign).as_json()
 
 
+# A stage's one observed figure, reconciled with its runs (docs/domain.md §8.6), as the stage
+# serializers show it; `_seen` says where the reconciliation comes from. A comment, not a
+# docstring: drf-spectacular would take it as the description of a serializer that has none.
 class ObservedFigures:
-    """A stage's one observed figure, reconciled with its runs (docs/domain.md §8.6), as the
-    stage serializers show it: `_seen` says where the reconciliation comes from."""
-
     def _seen(self, stage: Stage) -> StageObserved | None:
         raise NotImplementedError
 
