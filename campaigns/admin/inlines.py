@@ -52,6 +52,14 @@ def rows_page(request: HttpRequest) -> int:
         return 1
 
 
+def compact_multi(name: str) -> SharedChoicesSelectMultiple:
+    """A multiple choice one line tall (ctrl/cmd-click for several), so its row stays one row;
+    its choices come once in the page (campaigns/admin/shared_choices.py)."""
+    return SharedChoicesSelectMultiple(
+        name, attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+    )
+
+
 class CampaignInline(admin.TabularInline[Any, Any]):
     # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
     extra = 1
@@ -201,12 +209,8 @@ class StageInline(CampaignInline):
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "depends_on":
             kwargs["queryset"] = Stage.objects.filter(campaign_id=object_id_of(request))
-            # One line tall (ctrl/cmd-click for several): a stage row stays one row. Every
-            # stage once in the page, not on every row (campaigns/admin/shared_choices.py).
-            kwargs["widget"] = SharedChoicesSelectMultiple(
-                "stage-depends_on",
-                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"},
-            )
+            # Every stage once in the page, not on every row (campaigns/admin/shared_choices.py).
+            kwargs["widget"] = compact_multi("stage-depends_on")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -226,10 +230,7 @@ class DecisionPointInline(CampaignInline):
             kwargs["queryset"] = PlannedItem.objects.filter(
                 campaign_id=object_id_of(request)
             ).exclude(tier="mandatory")
-            kwargs["widget"] = SharedChoicesSelectMultiple(
-                "decision-cut_variants",
-                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"},
-            )
+            kwargs["widget"] = compact_multi("decision-cut_variants")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
