@@ -53,32 +53,13 @@ class GpuModelAdmin(CatalogAdmin):
 
 @admin.register(RentalPlan)
 class RentalPlanAdmin(CatalogAdmin):
-    list_display = [
-        "provider",
-        "name",
-        "gpu",
-        "gpus_per_lot",
-        "duration_hours",
-        "price",
-        "currency",
-        "lot_price_per_hour",
-        "gpu_hour_price",
-        "illustrative",
-    ]
+    # The lot's terms, edited as they are listed (the listing adds the derived prices).
+    _terms = ["provider", "name", "gpu", "gpus_per_lot", "duration_hours", "price", "currency"]
+    list_display = [*_terms, "lot_price_per_hour", "gpu_hour_price", "illustrative"]
     list_filter = ["provider", "gpu", "currency", "illustrative"]
     search_fields = ["provider", "name", "gpu__name"]
     list_select_related = ["gpu"]
-    fields = [
-        "provider",
-        "name",
-        "gpu",
-        "gpus_per_lot",
-        "duration_hours",
-        "price",
-        "currency",
-        "illustrative",
-        "note",
-    ]
+    fields = [*_terms, "illustrative", "note"]
 
     @admin.display(description="per lot-hour (all its GPUs)")
     def lot_price_per_hour(self, obj: RentalPlan) -> str:

@@ -16,36 +16,28 @@ from django.http import HttpRequest
 from campaigns.models import team_ids_for
 from estimates.models import Estimate
 
+# The columns of the list; the page shows them with the error and the stored inputs and outputs.
+_LISTED: tuple[str, ...] = (
+    "campaign",
+    "item",
+    "status",
+    "time_source",
+    "input_version",
+    "computed_version",
+    "stale_since",
+    "computed_at",
+)
+_SHOWN: tuple[str, ...] = (*_LISTED, "error", "inputs", "outputs")
+
 
 @admin.register(Estimate)
 class EstimateAdmin(admin.ModelAdmin[Estimate]):
-    list_display = [
-        "campaign",
-        "item",
-        "status",
-        "time_source",
-        "input_version",
-        "computed_version",
-        "stale_since",
-        "computed_at",
-    ]
+    list_display = _LISTED
     list_filter = ["status", "time_source"]
     search_fields = ["campaign__title", "item__name"]
     list_select_related = ["campaign", "item"]
-    fields = (
-        "campaign",
-        "item",
-        "status",
-        "time_source",
-        "input_version",
-        "computed_version",
-        "stale_since",
-        "computed_at",
-        "error",
-        "inputs",
-        "outputs",
-    )
-    readonly_fields = fields
+    fields = _SHOWN
+    readonly_fields = _SHOWN
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Estimate]:
         qs = super().get_queryset(request)

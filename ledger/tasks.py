@@ -8,11 +8,19 @@ so a module-level import back would make the two import each other.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from celery import shared_task
 
 logger = logging.getLogger(__name__)
+
+
+def _enqueue_each(task: Any, ids: Sequence[int]) -> int:
+    """Enqueue `task` once per id; how many were enqueued (what the periodic tasks return)."""
+    for pk in ids:
+        task.delay(pk)
+    return len(ids)
 
 
 @shared_task(  # type: ignore[untyped-decorator]
@@ -56,9 +64,7 @@ def sweep_stale_reports() -> int:
         .order_by("created_at", "id")
         .values_list("pk", flat=True)[:1000]
     )
-    for report_id in due:
-        build_closing_report.delay(report_id)
-    return len(due)
+    return _enqueue_each(build_closing_report, due)
 
 
 @shared_task(  # type: ignore[untyped-decorator]
@@ -114,10 +120,7 @@ def retry_alert_deliveries() -> int:
     returns how many. A duplicate is harmless: a delivery is claimed once."""
     from ledger.alert_delivery import due_alert_ids
 
-    due = due_alert_ids()
-    for alert_id in due:
-        deliver_alert.delay(alert_id)
-    return len(due)
+    return _enqueue_each(deliver_alert, due_alert_ids())
 
 
 @shared_task(  # type: ignore[untyped-decorator]
@@ -131,9 +134,7 @@ def scan_team_budgets() -> int:
 
     raised = 0
     for team_id in TeamAllowance.objects.values_list("team_id", flat=True).distinct():
-        for alert in store_team_budget_alerts(team_id):
-            deliver_alert.delay(alert.pk)
-            raised += 1
+        raised += _enqueue_each(deliver_alert, [a.pk for a in store_team_budget_alerts(team_id)])
     return raised
 
 

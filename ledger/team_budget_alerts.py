@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignStatus
 from ledger.domain import team_budget as tb
 from ledger.models import Alert, AlertKind
 from ledger.selectors import team_budget as budgets
+from ledger.services.alerts import store_new_alert
 
 OPEN = (CampaignStatus.COMMITTED, CampaignStatus.RUNNING)
 
@@ -48,16 +49,12 @@ def store_team_budget_alerts(team_id: int, now: datetime | None = None) -> list[
     for key, budget in over.items():
         if key in open_keys:
             continue
-        try:
-            with transaction.atomic():
-                raised.append(
-                    Alert.objects.create(
-                        campaign=carrier,
-                        kind=AlertKind.TEAM_BUDGET,
-                        key=key,
-                        message=f"The team's forecast passes its allowance: {tb.describe(budget)}",
-                    )
-                )
-        except IntegrityError:
-            continue
+        stored = store_new_alert(
+            campaign=carrier,
+            kind=AlertKind.TEAM_BUDGET,
+            key=key,
+            message=f"The team's forecast passes its allowance: {tb.describe(budget)}",
+        )
+        if stored is not None:
+            raised.append(stored)
     return raised

@@ -52,6 +52,14 @@ def rows_page(request: HttpRequest) -> int:
         return 1
 
 
+def compact_multi(name: str) -> SharedChoicesSelectMultiple:
+    """A multiple choice one line tall (ctrl/cmd-click for several), so its row stays one row;
+    its choices come once in the page (campaigns/admin/shared_choices.py)."""
+    return SharedChoicesSelectMultiple(
+        name, attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"}
+    )
+
+
 class CampaignInline(admin.TabularInline[Any, Any]):
     # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
     extra = 1
@@ -100,22 +108,27 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return self._writable(request, obj) and (obj is None or obj.is_draft)
 
 
-class PlannedItemInline(CampaignInline):
+class ItemRowsInline(CampaignInline):
+    """The items' tables: after commit an item may still be added or amended, with a reason;
+    while drafting there is nothing to amend, so no reason column."""
+
+    frozen_after_commit = False
+    paged = True
+
+    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        if obj is None or obj.is_draft:
+            return [f for f in self.fields or () if f != "amendment_reason"]
+        return self.fields
+
+
+class PlannedItemInline(ItemRowsInline):
     model = PlannedItem
     form = PlannedItemForm
     fields = [*ITEM_FIELDS, *ROW_WORK_FIELDS, "status", "amendment_reason"]
     readonly_fields = ["status"]
-    paged = True
-    # After commit an item may still be added or amended, with a reason.
-    frozen_after_commit = False
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        if obj is None or obj.is_draft:
-            return [f for f in self.fields if f != "amendment_reason"]
-        return self.fields
 
 
-class ItemWorkInline(CampaignInline):
+class ItemWorkInline(ItemRowsInline):
     """The same items as PlannedItemInline, with the work the forecast turns into hours."""
 
     model = PlannedItem
@@ -127,16 +140,9 @@ class ItemWorkInline(CampaignInline):
     classes = ["collapse"]  # tokens and samples, what a pilot rescales, are in the item's row
     extra = 0
     can_delete = False
-    frozen_after_commit = False
-    paged = True
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # items are added in the table above
-
-    def get_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        if obj is None or obj.is_draft:
-            return [f for f in self.fields if f != "amendment_reason"]
-        return self.fields
 
 
 class StopRuleInline(CampaignInline):
@@ -203,12 +209,8 @@ class StageInline(CampaignInline):
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "depends_on":
             kwargs["queryset"] = Stage.objects.filter(campaign_id=object_id_of(request))
-            # One line tall (ctrl/cmd-click for several): a stage row stays one row. Every
-            # stage once in the page, not on every row (campaigns/admin/shared_choices.py).
-            kwargs["widget"] = SharedChoicesSelectMultiple(
-                "stage-depends_on",
-                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"},
-            )
+            # Every stage once in the page, not on every row (campaigns/admin/shared_choices.py).
+            kwargs["widget"] = compact_multi("stage-depends_on")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 
@@ -228,10 +230,7 @@ class DecisionPointInline(CampaignInline):
             kwargs["queryset"] = PlannedItem.objects.filter(
                 campaign_id=object_id_of(request)
             ).exclude(tier="mandatory")
-            kwargs["widget"] = SharedChoicesSelectMultiple(
-                "decision-cut_variants",
-                attrs={"size": 1, "class": "compact-multi", "title": "ctrl/cmd-click for several"},
-            )
+            kwargs["widget"] = compact_multi("decision-cut_variants")
         return super().formfield_for_manytomany(db_field, request, **kwargs)
 
 

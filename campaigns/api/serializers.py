@@ -336,7 +336,32 @@ class CampaignDetailSerializer(CampaignSerializer):
         return campaign_figures(campaign).as_json()
 
 
-class StageSerializer(StrictModelSerializer[Stage]):
+# A stage's one observed figure, reconciled with its runs (docs/domain.md §8.6), as the stage
+# serializers show it; `_seen` says where the reconciliation comes from. A comment, not a
+# docstring: drf-spectacular would take it as the description of a serializer that has none.
+class ObservedFigures:
+    def _seen(self, stage: Stage) -> StageObserved | None:
+        raise NotImplementedError
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_observed_hours(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None or seen.hours is None else f"{seen.hours:.2f}"
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=[FROM_RUNS, RECORDED, RECORDED_OVER_RUNS], allow_null=True)
+    )
+    def get_observed_source(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None else seen.source
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_runs_observed_hours(self, stage: Stage) -> str | None:
+        seen = self._seen(stage)
+        return None if seen is None or seen.runs_hours is None else f"{seen.runs_hours:.2f}"
+
+
+class StageSerializer(ObservedFigures, StrictModelSerializer[Stage]):
     variant = StrictPrimaryKeyRelatedField(
         queryset=PlannedItem.objects.none(), required=False, allow_null=True
     )
@@ -391,23 +416,6 @@ class StageSerializer(StrictModelSerializer[Stage]):
         if stage.campaign_id not in cache:
             cache[stage.campaign_id] = reconciled_for([stage.campaign_id])[stage.campaign_id]
         return cache[stage.campaign_id].stages.get(stage.pk)
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_observed_hours(self, stage: Stage) -> str | None:
-        seen = self._seen(stage)
-        return None if seen is None or seen.hours is None else f"{seen.hours:.2f}"
-
-    @extend_schema_field(
-        serializers.ChoiceField(choices=[FROM_RUNS, RECORDED, RECORDED_OVER_RUNS], allow_null=True)
-    )
-    def get_observed_source(self, stage: Stage) -> str | None:
-        seen = self._seen(stage)
-        return None if seen is None else seen.source
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_runs_observed_hours(self, stage: Stage) -> str | None:
-        seen = self._seen(stage)
-        return None if seen is None or seen.runs_hours is None else f"{seen.runs_hours:.2f}"
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()

@@ -10,6 +10,7 @@ only reach the views marked `allow_ingest`, and only their one campaign.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -23,7 +24,7 @@ from drf_spectacular.utils import (
     PolymorphicProxySerializer,
     extend_schema,
 )
-from rest_framework import generics
+from rest_framework import generics, serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -311,6 +312,24 @@ class RunView(APIView):
         self.check_object_permissions(self.request, run)
         return run
 
+    def write(
+        self,
+        body: type[serializers.Serializer[Any]],
+        action: Callable[..., Any],
+        shown: type[serializers.BaseSerializer[Any]],
+        status: int = 200,
+    ) -> Response:
+        """Validate the body, then `action(run, **fields)`; what the run's state refuses is 409
+        (`_refused`), what it made is shown by `shown`."""
+        run = self.get_run()
+        serializer = body(data=self.request.data, context={"run": run})
+        serializer.is_valid(raise_exception=True)
+        try:
+            made = action(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return _refused(exc)
+        return Response(shown(made).data, status=status)
+
 
 class RunDetail(RunView):
     @extend_schema(responses={200: RunDetailSerializer})
@@ -446,14 +465,9 @@ class RunThroughput(RunView):
     )
     def post(self, request: Request, run_id: str) -> Response:
         """Measured throughput: samples or tokens per second over `gpus` GPUs."""
-        run = self.get_run()
-        serializer = ThroughputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            sample = ingest.record_throughput(run, **serializer.validated_data)
-        except ingest.RunRefused as exc:
-            return _refused(exc)
-        return Response(ThroughputSerializer(sample).data, status=201)
+        return self.write(
+            ThroughputSerializer, ingest.record_throughput, ThroughputSerializer, status=201
+        )
 
 
 class RunCheckpoints(RunView):
@@ -462,14 +476,12 @@ class RunCheckpoints(RunView):
     )
     def post(self, request: Request, run_id: str) -> Response:
         """A checkpoint; one that is no usable resume fires the `no_usable_resume` rule."""
-        run = self.get_run()
-        serializer = CheckpointSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            checkpoint, _firing = ingest.record_checkpoint(run, **serializer.validated_data)
-        except ingest.RunRefused as exc:
-            return _refused(exc)
-        return Response(CheckpointSerializer(checkpoint).data, status=201)
+
+        def record(run: Run, **facts: Any) -> Checkpoint:
+            checkpoint, _firing = ingest.record_checkpoint(run, **facts)
+            return checkpoint
+
+        return self.write(CheckpointSerializer, record, CheckpointSerializer, status=201)
 
 
 class RetrievedCheckpoint(RunView):
@@ -489,17 +501,7 @@ class StopRun(RunView):
     @extend_schema(request=StopRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
     def post(self, request: Request, run_id: str) -> Response:
         """Stop the run by hand: `reason` (required) and the `rule` applied, if any."""
-        run = self.get_run()
-        serializer = StopRunSerializer(data=request.data, context={"run": run})
-        serializer.is_valid(raise_exception=True)
-        data = serializer.validated_data
-        try:
-            run = ingest.stop_run(
-                run, reason=data["reason"], rule=data.get("rule"), step=data.get("step")
-            )
-        except ingest.RunRefused as exc:
-            return _refused(exc)
-        return Response(RunDetailSerializer(run).data)
+        return self.write(StopRunSerializer, ingest.stop_run, RunDetailSerializer)
 
 
 class FinishRun(RunView):
@@ -507,11 +509,4 @@ class FinishRun(RunView):
     def post(self, request: Request, run_id: str) -> Response:
         """Close the run as completed or failed with its observed hours (a stopped run stays
         stopped; its hours still count)."""
-        run = self.get_run()
-        serializer = FinishRunSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        try:
-            run = ingest.finish_run(run, **serializer.validated_data)
-        except ingest.RunRefused as exc:
-            return _refused(exc)
-        return Response(RunDetailSerializer(run).data)
+        return self.write(FinishRunSerializer, ingest.finish_run, RunDetailSerializer)

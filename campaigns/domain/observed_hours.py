@@ -56,6 +56,7 @@ class RunRow:
     kind: str
     status: str
     observed_hours: Decimal | None
+    # A resumed run's earlier segments (docs/domain.md §4).
     prior_hours: Decimal = Decimal(0)
 
 

@@ -119,10 +119,19 @@ _A100_SOURCE = (
     "NVIDIA A100 Tensor Core GPU datasheet (SXM): FP32 19.5, TF32 156, BF16/FP16 312 TFLOPS "
     "dense (312/624/624 are the sparsity figures)"
 )
+_A100_PEAKS: Final = {"fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0}
 _HOPPER_SXM_SOURCE = (
     "NVIDIA H100/H200 datasheet (SXM): FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS "
     "with sparsity; halved for dense"
 )
+# Dense TFLOPS of the Hopper SXM tensor cores (H100 SXM, H200 and H800 share them).
+_HOPPER_SXM_PEAKS: Final = {
+    "fp32": 67.0,
+    "tf32": 494.5,
+    "bf16": 989.5,
+    "fp16": 989.5,
+    "fp8": 1979.0,
+}
 
 _CATALOG: Final = (
     _gpu(
@@ -176,19 +185,9 @@ _CATALOG: Final = (
         fp16=362.05,
         fp8=733.0,
     ),
-    _gpu("A100-40GB", 40, _A100_SOURCE, 400, fp32=19.5, tf32=156.0, bf16=312.0, fp16=312.0),
-    _gpu("A100-80GB", 80, _A100_SOURCE, 400, fp32=19.5, tf32=156.0, bf16=312.0, fp16=312.0),
-    _gpu(
-        "H100-SXM",
-        80,
-        _HOPPER_SXM_SOURCE,
-        tdp=700,
-        fp32=67.0,
-        tf32=494.5,
-        bf16=989.5,
-        fp16=989.5,
-        fp8=1979.0,
-    ),
+    _gpu("A100-40GB", 40, _A100_SOURCE, 400, **_A100_PEAKS),
+    _gpu("A100-80GB", 80, _A100_SOURCE, 400, **_A100_PEAKS),
+    _gpu("H100-SXM", 80, _HOPPER_SXM_SOURCE, tdp=700, **_HOPPER_SXM_PEAKS),
     _gpu(
         "H100-PCIe",
         80,
@@ -202,17 +201,7 @@ _CATALOG: Final = (
         fp8=1513.0,
     ),
     # 141 GB is the exposed HBM3e (nvidia-smi shows ~140 GiB); same tensor cores as H100 SXM.
-    _gpu(
-        "H200",
-        141,
-        _HOPPER_SXM_SOURCE,
-        tdp=700,
-        fp32=67.0,
-        tf32=494.5,
-        bf16=989.5,
-        fp16=989.5,
-        fp8=1979.0,
-    ),
+    _gpu("H200", 141, _HOPPER_SXM_SOURCE, tdp=700, **_HOPPER_SXM_PEAKS),
     _gpu(
         "B200",
         180,
@@ -268,11 +257,7 @@ _CATALOG: Final = (
         "NVIDIA H800 datasheet (SXM): FP32 67, TF32 989*, BF16/FP16 1,979*, FP8 3,958* TFLOPS "
         "with sparsity (the H100 SXM's tensor cores; NVLink and FP64 cut); halved for dense",
         tdp=700,
-        fp32=67.0,
-        tf32=494.5,
-        bf16=989.5,
-        fp16=989.5,
-        fp8=1979.0,
+        **_HOPPER_SXM_PEAKS,
     ),
     _gpu(
         "MI300X",

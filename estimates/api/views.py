@@ -7,8 +7,9 @@ ingest key may only append run data to its campaign (docs/api.md), and none of t
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeVar
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import generics, permissions, serializers
@@ -64,13 +65,42 @@ def nested_error(dotted: str, message: str) -> dict[str, Any]:
     return dict(detail)
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def field_error(error: formulas.EstimateInputError) -> serializers.ValidationError:
+    """The formulas' refusal as a 400 naming its field in DRF's nested shape."""
+    return serializers.ValidationError(nested_error(error.field, error.message))
+
+
+def calculator_schema(body: type[Any], result: type[Any], summary: str) -> Callable[[_F], _F]:
+    """A calculator endpoint's schema: the body it reads, its result, and 400 naming the field."""
+    return extend_schema(
+        request=body,
+        responses={200: result, 400: OpenApiResponse(description="Field errors")},
+        summary=summary,
+    )
+
+
+def catalog_gpu(name: str, field: str, hint: str = "") -> catalog.GpuModel:
+    """The catalog's GPU named ``name`` (or an alias of it); an unknown name is a 400 naming
+    ``field`` with the names known, and ``hint`` after them."""
+    row = GpuModel.objects.lookup(name)
+    if row is None:
+        known = ", ".join(GpuModel.objects.values_list("name", flat=True))
+        raise serializers.ValidationError(
+            nested_error(field, f"unknown GPU model {name!r}; known: {known}{hint}")
+        )
+    return row.as_spec()
+
+
 class EstimatePreviewView(APIView):
     permission_classes = [SignedInPerson]
 
-    @extend_schema(
-        request=EstimatePreviewSerializer,
-        responses={200: EstimateResultSerializer, 400: OpenApiResponse(description="Field errors")},
-        summary="Estimate FLOPs, time, memory per device and cost of one training run",
+    @calculator_schema(
+        EstimatePreviewSerializer,
+        EstimateResultSerializer,
+        "Estimate FLOPs, time, memory per device and cost of one training run",
     )
     def post(self, request: Request) -> Response:
         body = EstimatePreviewSerializer(data=request.data)
@@ -79,7 +109,7 @@ class EstimatePreviewView(APIView):
         try:
             result = formulas.estimate(body.to_estimate_input(gpu))
         except formulas.EstimateInputError as error:
-            raise serializers.ValidationError(nested_error(error.field, error.message)) from None
+            raise field_error(error) from None
         precision = body.validated_data["training"]["precision"]
         return Response(result_json(result, gpu, precision))
 
@@ -89,17 +119,7 @@ def hardware_spec(hardware: dict[str, Any], field: str = "hardware.gpu") -> cata
     name or alias); an unknown name is a 400 naming ``field``."""
     if "custom" in hardware:
         return CustomHardwareSerializer().as_spec(hardware["custom"])
-    name = hardware["gpu"]
-    row = GpuModel.objects.lookup(name)
-    if row is None:
-        known = ", ".join(GpuModel.objects.values_list("name", flat=True))
-        raise serializers.ValidationError(
-            nested_error(
-                field,
-                f"unknown GPU model {name!r}; known: {known}; or describe it in hardware.custom",
-            )
-        )
-    return row.as_spec()
+    return catalog_gpu(hardware["gpu"], field, "; or describe it in hardware.custom")
 
 
 class ComputeOptimalView(APIView):
@@ -108,10 +128,10 @@ class ComputeOptimalView(APIView):
 
     permission_classes = [SignedInPerson]
 
-    @extend_schema(
-        request=ComputeOptimalRequestSerializer,
-        responses={200: ComputeOptimalSerializer, 400: OpenApiResponse(description="Field errors")},
-        summary="Compute-optimal parameters and tokens (Chinchilla table 3), and scaling levers",
+    @calculator_schema(
+        ComputeOptimalRequestSerializer,
+        ComputeOptimalSerializer,
+        "Compute-optimal parameters and tokens (Chinchilla table 3), and scaling levers",
     )
     def post(self, request: Request) -> Response:
         body = ComputeOptimalRequestSerializer(data=request.data)
@@ -152,7 +172,7 @@ class ComputeOptimalView(APIView):
                 speedup_basis=basis,
             )
         except formulas.EstimateInputError as error:
-            raise serializers.ValidationError(nested_error(error.field, error.message)) from None
+            raise field_error(error) from None
         total = 6.0 * split.parameters * split.tokens
         return Response(
             {
@@ -190,13 +210,7 @@ class ComputeOptimalView(APIView):
 
 
 def _budget_gpu(budget: dict[str, Any]) -> catalog.GpuModel:
-    row = GpuModel.objects.lookup(budget["gpu"])
-    if row is None:
-        known = ", ".join(GpuModel.objects.values_list("name", flat=True))
-        raise serializers.ValidationError(
-            nested_error("budget.gpu", f"unknown GPU model {budget['gpu']!r}; known: {known}")
-        )
-    spec = row.as_spec()
+    spec = catalog_gpu(budget["gpu"], "budget.gpu")
     if not spec.supports(budget["precision"]):
         raise serializers.ValidationError(
             nested_error(
@@ -214,10 +228,10 @@ class ServingView(APIView):
 
     permission_classes = [SignedInPerson]
 
-    @extend_schema(
-        request=ServingRequestSerializer,
-        responses={200: ServingSerializer, 400: OpenApiResponse(description="Field errors")},
-        summary="Inference cost over months, and owning vs renting",
+    @calculator_schema(
+        ServingRequestSerializer,
+        ServingSerializer,
+        "Inference cost over months, and owning vs renting",
     )
     def post(self, request: Request) -> Response:
         body = ServingRequestSerializer(data=request.data)
@@ -356,13 +370,10 @@ class HardwareOptionsView(APIView):
 
     permission_classes = [SignedInPerson]
 
-    @extend_schema(
-        request=HardwareOptionsRequestSerializer,
-        responses={
-            200: HardwareOptionsSerializer,
-            400: OpenApiResponse(description="Field errors"),
-        },
-        summary="Every catalog GPU (and custom accelerator) that fits the job, ranked by cost",
+    @calculator_schema(
+        HardwareOptionsRequestSerializer,
+        HardwareOptionsSerializer,
+        "Every catalog GPU (and custom accelerator) that fits the job, ranked by cost",
     )
     def post(self, request: Request) -> Response:
         body = HardwareOptionsRequestSerializer(data=request.data)
@@ -398,7 +409,7 @@ class HardwareOptionsView(APIView):
                 else:
                     works.append((work, candidate))
         except formulas.EstimateInputError as error:
-            raise serializers.ValidationError(nested_error(error.field, error.message)) from None
+            raise field_error(error) from None
         cost = data.get("cost") or {}
         offers = [plan_offer(p) for p in RentalPlan.objects.select_related("gpu")]
         currency = cost.get("currency", "USD")

@@ -92,10 +92,7 @@ def _observed(inputs: ForecastInputs) -> _Observed:
             observed_hours.StageRow(s.id, s.variant_id, s.kind, s.observed_hours, s.observed_reason)
             for s in inputs.stages
         ),
-        (
-            observed_hours.RunRow(r.variant_id, r.kind, r.status, r.observed_hours, r.prior_hours)
-            for r in inputs.runs
-        ),
+        inputs.runs,
     )
     seen = _Observed(reconciled)
     items: dict[int, float] = defaultdict(float)

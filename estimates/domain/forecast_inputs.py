@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.domain import calendar
+from campaigns.domain.observed_hours import RunRow
 from catalog.domain.catalog import GpuModel
 from estimates.domain import calibration
 from estimates.domain import lot_selection as plans
@@ -74,14 +75,8 @@ class StageInput:
     observed_reason: str = ""
 
 
-@dataclass(frozen=True)
-class RunInput:
-    variant_id: int | None
-    kind: str
-    status: str
-    observed_hours: Decimal | None
-    # A resumed run's earlier segments (docs/domain.md §4).
-    prior_hours: Decimal = Decimal(0)
+# A run as the stages' reconciliation reads it (docs/domain.md §8.6): one shape for both.
+RunInput = RunRow
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns.api.fields import (
@@ -18,6 +17,8 @@ from campaigns.api.fields import (
     StrictIntegerField,
     StrictModelSerializer,
 )
+from campaigns.api.serializers import ObservedFigures
+from campaigns.domain.observed_hours import StageObserved
 from campaigns.models import Stage
 from campaigns.selectors.observed_hours import reconciled
 from catalog.validators import currency_validator
@@ -216,7 +217,7 @@ class ObservedHoursSerializer(serializers.Serializer[Any]):
     )
 
 
-class ObservedStageSerializer(StrictModelSerializer[Stage]):
+class ObservedStageSerializer(ObservedFigures, StrictModelSerializer[Stage]):
     """A stage after its observed hours were recorded, with the frozen figure it is compared to."""
 
     # A plain string: the stage kinds' enum is documented once, by the stages endpoint.
@@ -251,25 +252,11 @@ class ObservedStageSerializer(StrictModelSerializer[Stage]):
     def get_planned_hours(self, stage: Stage) -> str:
         return f"{self.context['planned_hours']:.2f}"
 
-    def _seen(self, stage: Stage) -> Any:
+    def _seen(self, stage: Stage) -> StageObserved | None:
         if "_seen" not in self.context:
             self.context["_seen"] = reconciled(stage.campaign).stages.get(stage.pk)
-        return self.context["_seen"]
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_observed_hours(self, stage: Stage) -> str | None:
-        seen = self._seen(stage)
-        return None if seen is None or seen.hours is None else f"{seen.hours:.2f}"
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_observed_source(self, stage: Stage) -> str | None:
-        seen = self._seen(stage)
-        return None if seen is None else seen.source
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_runs_observed_hours(self, stage: Stage) -> str | None:
-        seen = self._seen(stage)
-        return None if seen is None or seen.runs_hours is None else f"{seen.runs_hours:.2f}"
+        seen: StageObserved | None = self.context["_seen"]
+        return seen
 
     def get_deviation_hours(self, stage: Stage) -> str | None:
         seen = self._seen(stage)

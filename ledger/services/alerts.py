@@ -62,21 +62,25 @@ def _store_alerts(campaign: Campaign, now: datetime | None = None) -> list[Alert
     for condition in found:
         if (condition.kind, condition.key) in open_alerts:
             continue
-        try:
-            with transaction.atomic():
-                raised.append(
-                    Alert.objects.create(
-                        campaign=campaign,
-                        kind=condition.kind,
-                        key=condition.key,
-                        message=condition.message,
-                    )
-                )
-        except IntegrityError:
-            continue
+        stored = store_new_alert(
+            campaign=campaign, kind=condition.kind, key=condition.key, message=condition.message
+        )
+        if stored is not None:
+            raised.append(stored)
     # The outbox: one delivery row per channel, committed with its alert (docs/domain.md §19.5).
     channels = channels_for(campaign.team) if raised else []
     AlertDelivery.objects.bulk_create(
         AlertDelivery(alert=alert, channel=channel) for alert in raised for channel in channels
     )
     return raised
+
+
+def store_new_alert(*, campaign: Campaign, kind: str, key: str, message: str) -> Alert | None:
+    """Store an open alert, or None when a racing scan stored the same one first: the partial
+    unique constraint (one open alert per campaign, kind and key) is the last word, and the
+    savepoint keeps the caller's transaction usable."""
+    try:
+        with transaction.atomic():
+            return Alert.objects.create(campaign=campaign, kind=kind, key=key, message=message)
+    except IntegrityError:
+        return None

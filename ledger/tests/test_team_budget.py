@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from decimal import Decimal
+from unittest import mock
 
 import pytest
 from django.db import connection
@@ -18,9 +19,9 @@ from campaigns.services import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
-from ledger import services
+from ledger import services, tasks
 from ledger.domain import team_budget as tb
-from ledger.models import AlertKind, TeamAllowance
+from ledger.models import Alert, AlertKind, TeamAllowance
 from ledger.selectors import team_budget as budgets
 from ledger.services.team_budget import set_allowance
 from ledger.team_budget_alerts import store_team_budget_alerts
@@ -161,6 +162,15 @@ class TeamBudgetTests(TestCase):
         commit_plan(campaign=big, user=self.owner, over_team_budget=True)
         big.refresh_from_db()
         self.assertEqual(big.status, "committed")
+
+    def test_the_periodic_scan_raises_the_alert_once_and_enqueues_its_delivery(self) -> None:
+        big = _with_lot(self.team, "big", self.this_q + timedelta(days=1), quantity=3)
+        commit_plan(campaign=big, user=self.owner, over_team_budget=True)
+        with mock.patch.object(tasks.deliver_alert, "delay") as delay:
+            self.assertEqual(tasks.scan_team_budgets(), 1)
+            self.assertEqual(tasks.scan_team_budgets(), 0)  # the open alert is not raised again
+        [alert] = Alert.objects.filter(kind=AlertKind.TEAM_BUDGET, campaign=big)
+        delay.assert_called_once_with(alert.pk)
 
     def test_the_facts_load_in_a_constant_number_of_queries(self) -> None:
         for i in range(3):

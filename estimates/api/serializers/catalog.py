@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 from rest_framework import serializers
 
@@ -11,11 +12,18 @@ from catalog.domain import catalog
 from catalog.models import GpuModel, HourlyRate, RentalPlan
 
 
-class HourlyRateSerializer(StrictModelSerializer[HourlyRate]):
+# A catalog price with the note saying how far to trust it (catalog.price_note). A comment, not
+# a docstring: drf-spectacular would take a base's docstring as each serializer's description.
+class PriceNoted(serializers.Serializer[Any]):
     price_note = serializers.SerializerMethodField(
         help_text="Said when the price is illustrative, undated or older than a year."
     )
 
+    def get_price_note(self, row: HourlyRate | RentalPlan) -> str:
+        return catalog.price_note(row.illustrative, row.as_of, date.today())
+
+
+class HourlyRateSerializer(PriceNoted, StrictModelSerializer[HourlyRate]):
     class Meta:
         model = HourlyRate
         fields = [
@@ -29,9 +37,6 @@ class HourlyRateSerializer(StrictModelSerializer[HourlyRate]):
             "price_note",
         ]
         read_only_fields = fields
-
-    def get_price_note(self, rate: HourlyRate) -> str:
-        return catalog.price_note(rate.illustrative, rate.as_of, date.today())
 
 
 class GpuModelSerializer(StrictModelSerializer[GpuModel]):
@@ -54,7 +59,7 @@ class GpuModelSerializer(StrictModelSerializer[GpuModel]):
         read_only_fields = fields
 
 
-class RentalPlanSerializer(StrictModelSerializer[RentalPlan]):
+class RentalPlanSerializer(PriceNoted, StrictModelSerializer[RentalPlan]):
     gpu: serializers.SlugRelatedField[GpuModel] = serializers.SlugRelatedField(
         slug_field="name", read_only=True
     )
@@ -70,9 +75,6 @@ class RentalPlanSerializer(StrictModelSerializer[RentalPlan]):
         decimal_places=4,
         read_only=True,
         help_text="Price per GPU-hour: price / (duration_hours x gpus_per_lot).",
-    )
-    price_note = serializers.SerializerMethodField(
-        help_text="Said when the price is illustrative, undated or older than a year."
     )
 
     class Meta:
@@ -96,6 +98,3 @@ class RentalPlanSerializer(StrictModelSerializer[RentalPlan]):
             "price_note",
         ]
         read_only_fields = fields
-
-    def get_price_note(self, plan: RentalPlan) -> str:
-        return catalog.price_note(plan.illustrative, plan.as_of, date.today())
