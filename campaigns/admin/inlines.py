@@ -108,7 +108,7 @@ class ItemWorkInline(CampaignInline):
 class StopRuleInline(CampaignInline):
     model = StopRule
     form = StopRuleForm
-    fields = ["kind", "metric", "comparator", "threshold", "description"]
+    fields = StopRuleForm.Meta.fields
 
 
 class StageInline(CampaignInline):

@@ -192,6 +192,29 @@ def refuse_unless_running(run: Run) -> None:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
 
 
+def refuse_unless_taking_points(run: Run, last_step: int | None, now: Any) -> None:
+    """Like refuse_unless_running, except that a run stopped by a rule with a grace still takes
+    writes up to `last_step` while the grace lasts (docs/domain.md §4.6): the loop reaches and
+    saves its checkpoint. Past it, refused naming the grace."""
+    if run.status != RunStatus.STOPPED or run.stop_rule_id is None or run.finished_at:
+        refuse_unless_running(run)
+        return
+    grace = StopRule.objects.only("grace_steps", "grace_minutes").get(pk=run.stop_rule_id).grace
+    since = (now - run.stopped_at).total_seconds() if run.stopped_at else 0.0
+    step = (run.stop_step or 0) if last_step is None else last_step
+    if rules.within_grace(
+        grace, stop_step=run.stop_step, last_step=step, seconds_since_stop=since
+    ):
+        return
+    if grace.given:
+        raise RunRefused(
+            f"run {run.run_id!r} was stopped by rule #{run.stop_rule_id}: {run.stop_reason}; "
+            f"its grace of {grace} is over",
+            run,
+        )
+    refuse_unless_running(run)
+
+
 def _refuse_if_finished(run: Run) -> None:
     if run.status in FINISHED:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
@@ -211,6 +234,7 @@ def rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
                     comparator=rule.comparator or None,  # type: ignore[arg-type]
                     threshold=rule.threshold,
                     description=rule.description,
+                    grace=rule.grace,
                 )
             )
         except ValueError as exc:
@@ -258,10 +282,11 @@ def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
 def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     """Store a batch of points (all or nothing) and apply the metric stop rules to it."""
     run = _locked(run)
-    refuse_unless_running(run)
+    now = timezone.now()
+    refuse_unless_taking_points(run, max((p.step for p in points), default=None), now)
     if not points:
         return Appended(run, 0, None)
-    fields, firing = store_points(run, points, timezone.now())
+    fields, firing = store_points(run, points, now)
     if fields:
         run.save(update_fields=fields)
     return Appended(run, len(points), firing)
@@ -272,23 +297,30 @@ def store_points(run: Run, points: Sequence[Point], now: Any) -> tuple[list[str]
     the run's changed fields (for the caller's one save) and the firing, if any."""
     _insert_points(run, points, now)
     metric_store.record_points(run.pk, [(p.name, p.step, p.value) for p in points], now)
+    if run.status == RunStatus.STOPPED:
+        # Points within a rule's grace: stored, the first firing stays the run's stop.
+        return _advance_last_step(run, points), None
     specs = rule_specs(run.campaign_id)
     watched = {name for spec in specs for name in spec.metric_names}
     firing = rules.evaluate_points(
         specs,
         (rules.MetricPoint(p.name, p.step, p.value) for p in points if p.name in watched),
     )
-    fields = []
-    top = max(p.step for p in points)
-    if run.last_step is None or top > run.last_step:
-        run.last_step = top
-        fields.append("last_step")
+    fields = _advance_last_step(run, points)
     if firing is None:
         firing = budget_firing(run, specs, now)
     if firing is not None:
         record_stop(run, firing, now)
         fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
     return fields, firing
+
+
+def _advance_last_step(run: Run, points: Sequence[Point]) -> list[str]:
+    top = max(p.step for p in points)
+    if run.last_step is None or top > run.last_step:
+        run.last_step = top
+        return ["last_step"]
+    return []
 
 
 def _insert_points(run: Run, points: Sequence[Point], now: Any) -> None:

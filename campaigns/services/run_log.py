@@ -73,7 +73,8 @@ def log_to_run(
     rule come last (the firing batch is still stored)."""
     run = lock_run(runs, run_id)
     refuse_if_deleted(run)
-    ingest.refuse_unless_running(run)
+    last_step = max((p.step for p in points), default=None)
+    ingest.refuse_unless_taking_points(run, last_step, timezone.now())
     fields: list[str] = []
     if params:
         fields += _merge_params(run, params)
