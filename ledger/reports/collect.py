@@ -232,26 +232,30 @@ def _ledger_entries(campaign: Campaign) -> Rows:
 
 
 def _segments(campaign: Campaign) -> tuple[Rows, Rows]:
-    """The ended segments of the campaign's resumed runs, and those runs (two queries)."""
+    """The ended segments of the campaign's resumed runs, and those runs, in one query."""
     ended = list(
         RunSegment.objects.filter(run__campaign=campaign)
-        .order_by("run_id", "number")
-        .values("run_id", "number", "started_at", "ended_at", "status", "hours")
-    )
-    resumed = list(
-        Run.objects.filter(campaign=campaign, pk__in={s["run_id"] for s in ended})
-        .order_by("created_at", "id")
+        .order_by("run__created_at", "run_id", "number")
         .values(
-            "id",
             "run_id",
+            "number",
+            "started_at",
+            "ended_at",
             "status",
-            "segment_started_at",
-            "finished_at",
-            "observed_hours",
-            "prior_hours",
+            "hours",
+            "run__run_id",
+            "run__status",
+            "run__segment_started_at",
+            "run__finished_at",
+            "run__observed_hours",
+            "run__prior_hours",
         )
-    ) if ended else []
-    return ended, resumed
+    )
+    resumed = {
+        s["run_id"]: {"id": s["run_id"], **{k[5:]: v for k, v in s.items() if k[:5] == "run__"}}
+        for s in ended
+    }
+    return ended, list(resumed.values())
 
 
 def _runs(campaign: Campaign) -> tuple[Rows, Rows, Rows]:
