@@ -108,7 +108,15 @@ class ItemWorkInline(CampaignInline):
 class StopRuleInline(CampaignInline):
     model = StopRule
     form = StopRuleForm
-    fields = StopRuleForm.Meta.fields
+    fields = [
+        "kind",
+        "metric",
+        "comparator",
+        "threshold",
+        "description",
+        "grace_steps",
+        "grace_minutes",
+    ]
 
 
 class StageInline(CampaignInline):

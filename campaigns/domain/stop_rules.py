@@ -373,9 +373,7 @@ def _firing_at_point(rule: StopRuleSpec, point: MetricPoint) -> Firing | None:
         )
     else:
         return None
-    return Firing(
-        rule_id=rule.id, kind=rule.kind, reason=reason, step=point.step, grace=rule.grace
-    )
+    return Firing(rule_id=rule.id, kind=rule.kind, reason=reason, step=point.step, grace=rule.grace)
 
 
 def evaluate_points(rules: Iterable[StopRuleSpec], points: Iterable[MetricPoint]) -> Firing | None:

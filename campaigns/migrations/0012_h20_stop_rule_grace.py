@@ -5,20 +5,27 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('campaigns', '0011_h21_metric_summaries_rollups'),
+        ("campaigns", "0011_h21_metric_summaries_rollups"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='stoprule',
-            name='grace_minutes',
-            field=models.PositiveIntegerField(default=0, help_text='Wall minutes the loop may go on after the stop (0: none).', validators=[django.core.validators.MaxValueValidator(10080)]),
+            model_name="stoprule",
+            name="grace_minutes",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="Wall minutes the loop may go on after the stop (0: none).",
+                validators=[django.core.validators.MaxValueValidator(10080)],
+            ),
         ),
         migrations.AddField(
-            model_name='stoprule',
-            name='grace_steps',
-            field=models.PositiveIntegerField(default=0, help_text='Optimizer steps the loop may go on after the firing step (0: none).', validators=[django.core.validators.MaxValueValidator(1000000)]),
+            model_name="stoprule",
+            name="grace_steps",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="Optimizer steps the loop may go on after the firing step (0: none).",
+                validators=[django.core.validators.MaxValueValidator(1000000)],
+            ),
         ),
     ]

@@ -202,9 +202,7 @@ def refuse_unless_taking_points(run: Run, last_step: int | None, now: Any) -> No
     grace = StopRule.objects.only("grace_steps", "grace_minutes").get(pk=run.stop_rule_id).grace
     since = (now - run.stopped_at).total_seconds() if run.stopped_at else 0.0
     step = (run.stop_step or 0) if last_step is None else last_step
-    if rules.within_grace(
-        grace, stop_step=run.stop_step, last_step=step, seconds_since_stop=since
-    ):
+    if rules.within_grace(grace, stop_step=run.stop_step, last_step=step, seconds_since_stop=since):
         return
     if grace.given:
         raise RunRefused(
@@ -220,9 +218,30 @@ def _refuse_if_finished(run: Run) -> None:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
 
 
-def rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
+# A committed campaign's stop rules never change (docs/domain.md §4.2), so each process keeps
+# them once per (campaign, commit moment) and a log call spares the statement. The commit
+# moment is in the key because a campaign is only committed once, and so that a reused id (a
+# test database rolled back) is never mistaken for the campaign it once named.
+_COMMITTED_RULES: dict[tuple[int, Any], list[rules.StopRuleSpec]] = {}
+_COMMITTED_RULES_MAX = 1024
+
+
+def rule_specs(campaign_id: int, committed_at: Any = None) -> list[rules.StopRuleSpec]:
     """The campaign's stop rules as rules.py takes them; an unusable one is logged and skipped
-    (the API refuses those, but an old row must not stop every batch with a 500)."""
+    (the API refuses those, but an old row must not stop every batch with a 500). Given the
+    campaign's commit moment, read once per process."""
+    if committed_at is None:
+        return _load_rule_specs(campaign_id)
+    key = (campaign_id, committed_at)
+    specs = _COMMITTED_RULES.get(key)
+    if specs is None:
+        if len(_COMMITTED_RULES) >= _COMMITTED_RULES_MAX:
+            _COMMITTED_RULES.clear()
+        specs = _COMMITTED_RULES[key] = _load_rule_specs(campaign_id)
+    return specs
+
+
+def _load_rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
     specs = []
     for rule in StopRule.objects.filter(campaign_id=campaign_id).order_by("id"):
         try:
@@ -300,7 +319,10 @@ def store_points(run: Run, points: Sequence[Point], now: Any) -> tuple[list[str]
     if run.status == RunStatus.STOPPED:
         # Points within a rule's grace: stored, the first firing stays the run's stop.
         return _advance_last_step(run, points), None
-    specs = rule_specs(run.campaign_id)
+    # The MLflow path has the campaign read after the lock (run_log.lock_run): its commit
+    # moment lets the frozen rules come from this process's copy.
+    committed_at = run.campaign.committed_at if Run.campaign.is_cached(run) else None
+    specs = rule_specs(run.campaign_id, committed_at)
     watched = {name for spec in specs for name in spec.metric_names}
     firing = rules.evaluate_points(
         specs,

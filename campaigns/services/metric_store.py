@@ -5,8 +5,10 @@ Called by campaigns/services/ingest.py in the ingest transaction, after the run 
 so two batches of one run are folded one after the other. Each batch costs two statements
 whatever its size: one ``INSERT … ON CONFLICT DO UPDATE`` of the summaries of its metrics and
 one of its rollups, from the batch's aggregates computed in Python
-(campaigns/domain/metric_rollups.py); the ``DO UPDATE`` applies ``merge`` in SQL. Both
-PostgreSQL and SQLite (3.35+: RETURNING) run the same statements.
+(campaigns/domain/metric_rollups.py); the ``DO UPDATE`` applies ``merge`` in SQL. SQLite
+(3.35+: RETURNING) runs them apart; PostgreSQL runs both as one statement (the summaries in a
+data-modifying ``WITH``) when the rollup rows fit one chunk, so a logging call pays one round
+trip for its metric store.
 """
 
 from __future__ import annotations
@@ -180,44 +182,91 @@ def _summary_params(run_pk: int, name: str, s: mr.Summary, now: Any) -> list[Any
     ]
 
 
+# The rollup columns as the combined statement's VALUES list carries them (the metric's name in
+# place of its summary id, which the summary upsert returns), with their PostgreSQL types.
+_ROLLUP_VALUES = (
+    ("run_id", "bigint"),
+    ("name", "text"),
+    ("level", "integer"),
+    ("bucket", "bigint"),
+    ("count", "bigint"),
+    ("min_step", "bigint"),
+    ("min_value", "double precision"),
+    ("max_step", "bigint"),
+    ("max_value", "double precision"),
+    ("non_finite", "bigint"),
+    ("first_nf_step", "bigint"),
+    ("first_nf", "text"),
+    ("last_nf_step", "bigint"),
+    ("last_nf", "text"),
+)
+
+
+def _combined_sql(summaries: int, rollups: int) -> str:
+    """PostgreSQL: both upserts in one statement (one round trip), the summaries in a
+    data-modifying WITH whose RETURNING gives the rollups their summary ids."""
+    rollup = _rollup_sql(1)
+    head = rollup[: rollup.index(" VALUES ")]
+    conflict = rollup[rollup.index(" ON CONFLICT ") :]
+    row = "(" + ", ".join(f"%s::{kind}" for _c, kind in _ROLLUP_VALUES) + ")"
+    names = ", ".join(_q(c) for c, _k in _ROLLUP_VALUES)
+    picked = ", ".join("s." + _q("id") if c == "name" else "v." + _q(c) for c, _k in _ROLLUP_VALUES)
+    return (
+        f"WITH s AS ({_summary_sql(summaries)}) {head} SELECT {picked} "
+        f"FROM (VALUES {', '.join([row] * rollups)}) AS v ({names}) "
+        f"JOIN s ON s.{_q('name')} = v.{_q('name')}{conflict}"
+    )
+
+
+def _rollup_rows(grouped: dict[str, list[mr.Point]], run_pk: int) -> list[list[Any]]:
+    """The batch's rollup rows, each with its metric's name where its summary id goes."""
+    rows: list[list[Any]] = []
+    for name, pts in grouped.items():
+        for (level, bucket), b in mr.rollup(pts).items():
+            rows.append(
+                [
+                    run_pk,
+                    name,
+                    level,
+                    bucket,
+                    b.count,
+                    b.min_step,
+                    b.min_value,
+                    b.max_step,
+                    b.max_value,
+                    b.non_finite,
+                    b.first_nf_step,
+                    b.first_nf,
+                    b.last_nf_step,
+                    b.last_nf,
+                ]
+            )
+    return rows
+
+
 def record_points(run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime) -> None:
     """Fold a stored batch ``(name, step, value)`` (logging order) into the run's summaries
-    and rollups: two statements."""
+    and rollups: one statement on PostgreSQL for a batch of up to _CHUNK rollup rows (a
+    logging call's common case), else two or more."""
     grouped = _by_name(points)
     if not grouped:
         return
     params: list[Any] = []
     stamp = connection.ops.adapt_datetimefield_value(now)
-    summaries = {}
     for name, pts in grouped.items():
         summary = mr.summarize(pts)
         assert summary is not None
-        summaries[name] = summary
         params += _summary_params(run_pk, name, summary, stamp)
+    rows = _rollup_rows(grouped, run_pk)
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and len(rows) <= _CHUNK:
+            flat = [v for row in rows for v in row]
+            cursor.execute(_combined_sql(len(grouped), len(rows)), params + flat)
+            return
         cursor.execute(_summary_sql(len(grouped)), params)
         ids = {name: pk for pk, name in cursor.fetchall()}
-        rows: list[list[Any]] = []
-        for name, pts in grouped.items():
-            for (level, bucket), b in mr.rollup(pts).items():
-                rows.append(
-                    [
-                        run_pk,
-                        ids[name],
-                        level,
-                        bucket,
-                        b.count,
-                        b.min_step,
-                        b.min_value,
-                        b.max_step,
-                        b.max_value,
-                        b.non_finite,
-                        b.first_nf_step,
-                        b.first_nf,
-                        b.last_nf_step,
-                        b.last_nf,
-                    ]
-                )
+        for row in rows:
+            row[1] = ids[row[1]]
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
             cursor.execute(_rollup_sql(len(chunk)), [v for row in chunk for v in row])

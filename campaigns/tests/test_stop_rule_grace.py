@@ -7,6 +7,7 @@ import math
 from datetime import timedelta
 
 from django.test import TestCase
+from django.urls import reverse
 
 from campaigns.models import MetricPoint, Run, StopRule, Team
 from campaigns.services import commit_plan
@@ -94,7 +95,9 @@ class MinuteGrace(GraceTestCase):
 
     def test_a_stopped_run_takes_any_step_until_the_minutes_are_over(self) -> None:
         self.fire_at(20)
-        self.assertEqual(post(self.loop, RUN + "metrics/", points(("loss", 500, 1.0))).status_code, 201)
+        self.assertEqual(
+            post(self.loop, RUN + "metrics/", points(("loss", 500, 1.0))).status_code, 201
+        )
         left = self.loop.get(RUN).json()["stop"]["grace_seconds_left"]
         self.assertTrue(500 < left <= 600)
         run = self.run_row()
@@ -125,8 +128,14 @@ class GraceInThePlan(TestCase):
         self.url = f"/api/v1/campaigns/{self.campaign.pk}/stop-rules/"
 
     def test_a_rule_states_its_grace_before_the_runs_and_the_baseline_freezes_it(self) -> None:
-        body = {"kind": "metric_threshold", "metric": "val_loss", "comparator": "gt",
-                "threshold": 5, "grace_steps": 200, "grace_minutes": 15}
+        body = {
+            "kind": "metric_threshold",
+            "metric": "val_loss",
+            "comparator": "gt",
+            "threshold": 5,
+            "grace_steps": 200,
+            "grace_minutes": 15,
+        }
         created = post(self.api, self.url, body)
         self.assertEqual(created.status_code, 201)
         self.assertEqual(
@@ -145,3 +154,24 @@ class GraceInThePlan(TestCase):
             answer = post(self.api, self.url, body)
             self.assertEqual(answer.status_code, 400, answer.content)
             self.assertIn(field, answer.json())
+
+
+class GraceInTheAdmin(TestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="nlp")
+        cls.owner = make_user("olga", team=cls.team, role="owner")
+        cls.campaign = make_plannable(cls.team)
+        StopRule.objects.filter(campaign=cls.campaign).update(grace_steps=50, grace_minutes=12)
+
+    def test_the_stop_rules_inline_shows_the_grace_and_freezes_it_at_commit(self) -> None:
+        self.client.force_login(self.owner)
+        url = reverse("admin:campaigns_campaign_change", args=[self.campaign.pk])
+        draft = self.client.get(url)
+        self.assertContains(draft, 'name="stop_rules-0-grace_steps"')
+        self.assertContains(draft, 'value="50"')
+        commit_plan(campaign=self.campaign, user=self.owner)
+        frozen = self.client.get(url)
+        self.assertNotContains(frozen, 'name="stop_rules-0-grace_steps"')
+        self.assertContains(frozen, "Grace steps")
+        self.assertContains(frozen, "12")

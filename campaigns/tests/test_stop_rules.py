@@ -433,8 +433,13 @@ def test_a_firing_carries_the_grace_its_rule_states() -> None:
 
 @pytest.mark.parametrize(
     ("steps", "minutes", "field"),
-    [(-1, 0, "grace_steps"), (0, -1, "grace_minutes"), (True, 0, "grace_steps"),
-     (0, 7 * 24 * 60 + 1, "grace_minutes"), (1.5, 0, "grace_steps")],
+    [
+        (-1, 0, "grace_steps"),
+        (0, -1, "grace_minutes"),
+        (True, 0, "grace_steps"),
+        (0, 7 * 24 * 60 + 1, "grace_minutes"),
+        (1.5, 0, "grace_steps"),
+    ],
 )
 def test_it_refuses_a_grace_out_of_bounds_naming_the_field(
     steps: object, minutes: object, field: str

@@ -199,7 +199,9 @@ def segments_section(
             (len(stretches) + 1, run["segment_started_at"], run["finished_at"], run["status"], last)
         )
         segments = [_segment(run["id"], stretch, posted) for stretch in stretches]
-        costs = [posted[(run["id"], n)]["amount"] for n, *_ in stretches if (run["id"], n) in posted]
+        costs = [
+            posted[(run["id"], n)]["amount"] for n, *_ in stretches if (run["id"], n) in posted
+        ]
         rows.append(
             {
                 "run_id": run["run_id"],
