@@ -4,8 +4,10 @@ Both loops log to MLflow in ways that cannot carry a stop back to the loop: tran
 logs asynchronously (a refused call only prints an ERROR line), and a synchronous refusal
 raises out of ``trainer.fit()`` without a checkpoint. These callbacks ask the run's status
 instead (``GET /api/v1/runs/{run_id}/``, at most every ``every_seconds``) and, once a rule
-has stopped the run, let the loop save a checkpoint and end training at that step (after
-``grace_steps`` more steps, if given).
+has stopped the run, let the loop save a checkpoint and end training at that step, or at the
+end of the grace the rule states (``grace_steps`` after the firing step, ``grace_minutes``
+after the stop: the server still takes the loop's points until then). ``grace_steps=N`` given
+to the callback overrides the rule's: N steps after the stop is seen.
 
     from campaign_desk_client.callbacks import DeskTrainerCallback     # transformers
     trainer = Trainer(..., args=TrainingArguments(report_to=["mlflow"]),
@@ -44,6 +46,8 @@ class Stop:
     rule: int | None
     reason: str
     step: int | None
+    until_step: int | None = None  # the rule's grace: the last step the server takes
+    deadline: float | None = None  # the rule's grace in minutes, on this process's clock
 
 
 def _desk_from_env() -> CampaignDesk:
@@ -67,7 +71,8 @@ def _active_mlflow_run_id() -> str | None:
 
 class StopWatch:
     """Polls one run's status, at most every ``every_seconds``; ``due(step)`` says when the loop
-    should save and end (the stop is known and ``grace_steps`` steps have passed since)."""
+    should save and end: the stop is known and its grace is over (the rule's, or
+    ``grace_steps`` steps since the stop was seen when given)."""
 
     def __init__(
         self,
@@ -75,10 +80,10 @@ class StopWatch:
         run_id: str | None = None,
         desk: CampaignDesk | None = None,
         every_seconds: float = DEFAULT_EVERY_SECONDS,
-        grace_steps: int = 0,
+        grace_steps: int | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if every_seconds < 0 or grace_steps < 0:
+        if every_seconds < 0 or (grace_steps is not None and grace_steps < 0):
             raise ValueError("every_seconds and grace_steps are >= 0")
         self.run_id = run_id
         self._desk = desk
@@ -107,8 +112,24 @@ class StopWatch:
             return
         stop = run.get("stop") if run.get("status") == "stopped" else None
         if isinstance(stop, dict):
-            step = stop.get("step")
-            self.stop = Stop(stop.get("rule"), str(stop.get("reason") or "stopped"), step)
+            left = stop.get("grace_seconds_left")
+            self.stop = Stop(
+                stop.get("rule"),
+                str(stop.get("reason") or "stopped"),
+                stop.get("step"),
+                until_step=stop.get("grace_until_step"),
+                # Counted from before the request: the server's window ends no later.
+                deadline=now + float(left) if isinstance(left, int | float) else None,
+            )
+
+    def _grace_over(self, stop: Stop, seen: int, step: int) -> bool:
+        if self.grace_steps is not None:
+            return step >= seen + self.grace_steps
+        if stop.deadline is not None and self._clock() >= stop.deadline:
+            return True
+        if stop.until_step is not None:
+            return step >= stop.until_step
+        return stop.deadline is None
 
     def due(self, step: int) -> bool:
         if self.stop is None:
@@ -124,7 +145,7 @@ class StopWatch:
                 self.stop.step,
                 self.stop.reason,
             )
-        return step >= self.seen_at_step + self.grace_steps
+        return self._grace_over(self.stop, self.seen_at_step, step)
 
 
 def _trainer_callback_class() -> type:

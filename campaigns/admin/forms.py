@@ -187,8 +187,20 @@ class ItemWorkForm(PlannedItemForm):
 class StopRuleForm(CampaignChildForm):
     class Meta:
         model = StopRule
-        fields = ["kind", "metric", "comparator", "threshold", "description"]
-        widgets = {"description": forms.Textarea(attrs={"rows": 1, "cols": 24})}
+        fields = [
+            "kind",
+            "metric",
+            "comparator",
+            "threshold",
+            "description",
+            "grace_steps",
+            "grace_minutes",
+        ]
+        widgets = {
+            "description": forms.Textarea(attrs={"rows": 1, "cols": 24}),
+            "grace_steps": forms.NumberInput(attrs={"style": "width: 6em"}),
+            "grace_minutes": forms.NumberInput(attrs={"style": "width: 5em"}),
+        }
 
 
 STAGE_FIELDS = [

@@ -148,7 +148,15 @@ class ItemWorkInline(ItemRowsInline):
 class StopRuleInline(CampaignInline):
     model = StopRule
     form = StopRuleForm
-    fields = ["kind", "metric", "comparator", "threshold", "description"]
+    fields = [
+        "kind",
+        "metric",
+        "comparator",
+        "threshold",
+        "description",
+        "grace_steps",
+        "grace_minutes",
+    ]
 
 
 class StageInline(CampaignInline):

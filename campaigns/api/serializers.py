@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -267,7 +268,17 @@ class StopRuleSerializer(StrictModelSerializer[StopRule]):
 
     class Meta:
         model = StopRule
-        fields = ["id", "kind", "metric", "comparator", "threshold", "description", "created_at"]
+        fields = [
+            "id",
+            "kind",
+            "metric",
+            "comparator",
+            "threshold",
+            "description",
+            "grace_steps",
+            "grace_minutes",
+            "created_at",
+        ]
         read_only_fields = ["id", "created_at"]
 
 
@@ -436,12 +447,25 @@ class StopInfoSerializer(serializers.Serializer[Any]):
     reason = StrictCharField()
     step = StrictIntegerField(allow_null=True)
     at = serializers.DateTimeField(allow_null=True)
+    grace_steps = StrictIntegerField(help_text="The rule's grace in steps (0: none).")
+    grace_minutes = StrictIntegerField(help_text="The rule's grace in minutes (0: none).")
+    grace_until_step = StrictIntegerField(
+        allow_null=True, help_text="The last step the run still takes; null without step grace."
+    )
+    grace_seconds_left = serializers.FloatField(
+        allow_null=True,
+        help_text="Seconds of the grace's minutes left (0 when over); null without them.",
+    )
 
 
 def stop_info(run: Run) -> dict[str, Any] | None:
-    """The run's stop as the API shows it, or None while it was not stopped."""
+    """The run's stop as the API shows it, or None while it was not stopped. The grace
+    (docs/domain.md §4.6) is the rule's; the seconds left are counted on the server's clock, so
+    a loop on another machine needs no synchronised clock."""
     if run.status != "stopped":
         return None
+    grace = run.stop_rule.grace if run.stop_rule is not None else rules.NO_GRACE
+    since = (timezone.now() - run.stopped_at).total_seconds() if run.stopped_at else 0.0
     return {
         "rule": run.stop_rule_id,
         "kind": run.stop_rule.kind if run.stop_rule is not None else None,
@@ -450,6 +474,10 @@ def stop_info(run: Run) -> dict[str, Any] | None:
         "at": serializers.DateTimeField().to_representation(run.stopped_at)
         if run.stopped_at
         else None,
+        "grace_steps": grace.steps,
+        "grace_minutes": grace.minutes,
+        "grace_until_step": rules.grace_until_step(grace, run.stop_step),
+        "grace_seconds_left": rules.grace_seconds_left(grace, since),
     }
 
 

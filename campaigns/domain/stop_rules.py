@@ -28,8 +28,15 @@ Rule kinds and when they fire:
 ``custom``
     Free text applied by a person through the stop endpoint; never fires automatically.
 
+Grace (docs/domain.md §4.6): a rule may state how long the loop goes on after it fired, so the
+loop can reach and save a checkpoint: ``grace_steps`` optimizer steps after the firing step and
+``grace_minutes`` wall minutes after the stop (0: not given). Within it the stopped run still
+takes points (``within_grace``); the window closes at the first limit given that is reached. The
+grace is part of the rule, so it is written before the runs and frozen at commit like the rule.
+
 Units: steps are optimizer steps as logged by the training loop (integers >= 0); hours are wall
-hours; money is ``Decimal`` in the campaign's currency (never float).
+hours; grace minutes are whole wall minutes; money is ``Decimal`` in the campaign's currency
+(never float).
 
 When several rules could fire, the first firing wins: metric points are taken in step order, then
 in input order for equal steps, and at one point rules are tried in the order given.
@@ -101,6 +108,72 @@ _NON_FINITE_TOKENS: Final[dict[str, float]] = {
 }
 
 
+# Bounds of a rule's grace: a week of minutes, a million steps. Beyond them a grace is a typo,
+# and each minute of grace is rented time.
+MAX_GRACE_STEPS: Final = 1_000_000
+MAX_GRACE_MINUTES: Final = 7 * 24 * 60
+
+
+@dataclass(frozen=True)
+class Grace:
+    """How long a loop may go on after its rule fired (0 = not given, for either)."""
+
+    steps: int = 0
+    minutes: int = 0
+
+    @property
+    def given(self) -> bool:
+        return self.steps > 0 or self.minutes > 0
+
+    def __str__(self) -> str:
+        parts = [f"{self.steps} steps"] if self.steps else []
+        parts += [f"{self.minutes} minutes"] if self.minutes else []
+        return " or ".join(parts) if parts else "no grace"
+
+
+NO_GRACE: Final = Grace()
+
+
+def grace_problems(steps: object, minutes: object) -> tuple[str, ...]:
+    """Why a grace is unusable, in words naming the field; empty when it is fine."""
+    problems: list[str] = []
+    for field, value, limit in (
+        ("grace_steps", steps, MAX_GRACE_STEPS),
+        ("grace_minutes", minutes, MAX_GRACE_MINUTES),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
+            problems.append(f"{field} must be a whole number from 0 to {limit:,}, not {value!r}")
+    return tuple(problems)
+
+
+def grace_until_step(grace: Grace, stop_step: int | None) -> int | None:
+    """The last step a stopped run still takes, or None when the grace counts no steps."""
+    if not grace.steps:
+        return None
+    return (stop_step or 0) + grace.steps
+
+
+def grace_seconds_left(grace: Grace, seconds_since_stop: float) -> float | None:
+    """Seconds until the grace's minutes are over (0 when over), None when it counts none."""
+    if not grace.minutes:
+        return None
+    return max(grace.minutes * 60 - seconds_since_stop, 0.0)
+
+
+def within_grace(
+    grace: Grace, *, stop_step: int | None, last_step: int, seconds_since_stop: float
+) -> bool:
+    """Whether a stopped run still takes a write reaching ``last_step``, this long after the
+    stop. Without a grace, never; with one, while every limit it gives still holds."""
+    if not grace.given:
+        return False
+    until = grace_until_step(grace, stop_step)
+    if until is not None and last_step > until:
+        return False
+    left = grace_seconds_left(grace, seconds_since_stop)
+    return left is None or left > 0
+
+
 def rule_problems(
     kind: str, metric: str, comparator: str | None, threshold: float | None
 ) -> tuple[str, ...]:
@@ -151,9 +224,11 @@ class StopRuleSpec:
     comparator: Comparator | None = None
     threshold: float | None = None
     description: str = ""
+    grace: Grace = NO_GRACE
 
     def __post_init__(self) -> None:
         problems = rule_problems(self.kind, self.metric, self.comparator, self.threshold)
+        problems += grace_problems(self.grace.steps, self.grace.minutes)
         if problems:
             raise ValueError(f"stop rule #{self.id}: " + "; ".join(problems))
 
@@ -221,6 +296,7 @@ class Firing:
     kind: RuleKind
     reason: str
     step: int | None
+    grace: Grace = NO_GRACE
 
 
 def format_metric_value(value: float) -> str:
@@ -297,7 +373,7 @@ def _firing_at_point(rule: StopRuleSpec, point: MetricPoint) -> Firing | None:
         )
     else:
         return None
-    return Firing(rule_id=rule.id, kind=rule.kind, reason=reason, step=point.step)
+    return Firing(rule_id=rule.id, kind=rule.kind, reason=reason, step=point.step, grace=rule.grace)
 
 
 def evaluate_points(rules: Iterable[StopRuleSpec], points: Iterable[MetricPoint]) -> Firing | None:
@@ -350,7 +426,9 @@ def evaluate_checkpoint(
         f"checkpoint at step {checkpoint.step} is not a usable resume: "
         f"{'; '.join(problems)} ({rule.label})"
     )
-    return Firing(rule_id=rule.id, kind=rule.kind, reason=reason, step=checkpoint.step)
+    return Firing(
+        rule_id=rule.id, kind=rule.kind, reason=reason, step=checkpoint.step, grace=rule.grace
+    )
 
 
 def _as_decimal(value: float | Decimal, what: str) -> Decimal:
@@ -403,7 +481,11 @@ def evaluate_budget(
     if not problems:
         return None
     return Firing(
-        rule_id=rule.id, kind=rule.kind, reason=f"{'; '.join(problems)} ({rule.label})", step=None
+        rule_id=rule.id,
+        kind=rule.kind,
+        reason=f"{'; '.join(problems)} ({rule.label})",
+        step=None,
+        grace=rule.grace,
     )
 
 
@@ -436,4 +518,5 @@ def evaluate_spend(
             f"({rule.label})"
         ),
         step=None,
+        grace=rule.grace,
     )

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from campaigns.domain import stop_rules as rules
 from catalog.validators import no_bidi_controls
 
 from .campaign import Campaign
@@ -170,10 +171,26 @@ class StopRule(models.Model):
     comparator = models.CharField(max_length=2, choices=Comparator.choices, blank=True)
     threshold = models.FloatField(null=True, blank=True)
     description = models.TextField(blank=True)
+    # The rule's grace (docs/domain.md §4.6): how long the loop may go on after the rule fired,
+    # to reach and save a checkpoint. Part of the rule, so frozen at commit with it.
+    grace_steps = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.MAX_GRACE_STEPS)],
+        help_text="Optimizer steps the loop may go on after the firing step (0: none).",
+    )
+    grace_minutes = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.MAX_GRACE_MINUTES)],
+        help_text="Wall minutes the loop may go on after the stop (0: none).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["id"]
+
+    @property
+    def grace(self) -> rules.Grace:
+        return rules.Grace(steps=self.grace_steps, minutes=self.grace_minutes)
 
     def __str__(self) -> str:
         if self.kind == StopRuleKind.METRIC_THRESHOLD:
@@ -228,6 +245,8 @@ class StopRule(models.Model):
             "comparator": self.comparator,
             "threshold": self.threshold,
             "description": self.description,
+            "grace_steps": self.grace_steps,
+            "grace_minutes": self.grace_minutes,
         }
 
 

@@ -192,14 +192,56 @@ def refuse_unless_running(run: Run) -> None:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
 
 
+def refuse_unless_taking_points(run: Run, last_step: int | None, now: Any) -> None:
+    """Like refuse_unless_running, except that a run stopped by a rule with a grace still takes
+    writes up to `last_step` while the grace lasts (docs/domain.md §4.6): the loop reaches and
+    saves its checkpoint. Past it, refused naming the grace."""
+    if run.status != RunStatus.STOPPED or run.stop_rule_id is None or run.finished_at:
+        refuse_unless_running(run)
+        return
+    grace = StopRule.objects.only("grace_steps", "grace_minutes").get(pk=run.stop_rule_id).grace
+    since = (now - run.stopped_at).total_seconds() if run.stopped_at else 0.0
+    step = (run.stop_step or 0) if last_step is None else last_step
+    if rules.within_grace(grace, stop_step=run.stop_step, last_step=step, seconds_since_stop=since):
+        return
+    if grace.given:
+        raise RunRefused(
+            f"run {run.run_id!r} was stopped by rule #{run.stop_rule_id}: {run.stop_reason}; "
+            f"its grace of {grace} is over",
+            run,
+        )
+    refuse_unless_running(run)
+
+
 def _refuse_if_finished(run: Run) -> None:
     if run.status in FINISHED:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
 
 
-def rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
+# A committed campaign's stop rules never change (docs/domain.md §4.2), so each process keeps
+# them once per (campaign, commit moment) and a log call spares the statement. The commit
+# moment is in the key because a campaign is only committed once, and so that a reused id (a
+# test database rolled back) is never mistaken for the campaign it once named.
+_COMMITTED_RULES: dict[tuple[int, Any], list[rules.StopRuleSpec]] = {}
+_COMMITTED_RULES_MAX = 1024
+
+
+def rule_specs(campaign_id: int, committed_at: Any = None) -> list[rules.StopRuleSpec]:
     """The campaign's stop rules as rules.py takes them; an unusable one is logged and skipped
-    (the API refuses those, but an old row must not stop every batch with a 500)."""
+    (the API refuses those, but an old row must not stop every batch with a 500). Given the
+    campaign's commit moment, read once per process."""
+    if committed_at is None:
+        return _load_rule_specs(campaign_id)
+    key = (campaign_id, committed_at)
+    specs = _COMMITTED_RULES.get(key)
+    if specs is None:
+        if len(_COMMITTED_RULES) >= _COMMITTED_RULES_MAX:
+            _COMMITTED_RULES.clear()
+        specs = _COMMITTED_RULES[key] = _load_rule_specs(campaign_id)
+    return specs
+
+
+def _load_rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
     specs = []
     for rule in StopRule.objects.filter(campaign_id=campaign_id).order_by("id"):
         try:
@@ -211,6 +253,7 @@ def rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
                     comparator=rule.comparator or None,  # type: ignore[arg-type]
                     threshold=rule.threshold,
                     description=rule.description,
+                    grace=rule.grace,
                 )
             )
         except ValueError as exc:
@@ -258,10 +301,11 @@ def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
 def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     """Store a batch of points (all or nothing) and apply the metric stop rules to it."""
     run = _locked(run)
-    refuse_unless_running(run)
+    now = timezone.now()
+    refuse_unless_taking_points(run, max((p.step for p in points), default=None), now)
     if not points:
         return Appended(run, 0, None)
-    fields, firing = store_points(run, points, timezone.now())
+    fields, firing = store_points(run, points, now)
     if fields:
         run.save(update_fields=fields)
     return Appended(run, len(points), firing)
@@ -273,23 +317,33 @@ def store_points(run: Run, points: Sequence[Point], now: Any) -> tuple[list[str]
     # The summaries first: their ids are the points' keys, their counts the points' seq.
     keys = metric_store.record_points(run.pk, [(p.name, p.step, p.value) for p in points], now)
     _insert_points(run, points, keys, now)
-    specs = rule_specs(run.campaign_id)
+    if run.status == RunStatus.STOPPED:
+        # Points within a rule's grace: stored, the first firing stays the run's stop.
+        return _advance_last_step(run, points), None
+    # The MLflow path has the campaign read after the lock (run_log.lock_run): its commit
+    # moment lets the frozen rules come from this process's copy.
+    committed_at = run.campaign.committed_at if Run.campaign.is_cached(run) else None
+    specs = rule_specs(run.campaign_id, committed_at)
     watched = {name for spec in specs for name in spec.metric_names}
     firing = rules.evaluate_points(
         specs,
         (rules.MetricPoint(p.name, p.step, p.value) for p in points if p.name in watched),
     )
-    fields = []
-    top = max(p.step for p in points)
-    if run.last_step is None or top > run.last_step:
-        run.last_step = top
-        fields.append("last_step")
+    fields = _advance_last_step(run, points)
     if firing is None:
         firing = budget_firing(run, specs, now)
     if firing is not None:
         record_stop(run, firing, now)
         fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
     return fields, firing
+
+
+def _advance_last_step(run: Run, points: Sequence[Point]) -> list[str]:
+    top = max(p.step for p in points)
+    if run.last_step is None or top > run.last_step:
+        run.last_step = top
+        return ["last_step"]
+    return []
 
 
 def _insert_points(

@@ -13,9 +13,10 @@ store:
 * a dataset input is kept once per (name, digest).
 
 Statements: the run is looked up and locked in one statement, the campaign read once after the
-lock (a close that committed meanwhile is seen), the stop rules once, the stored points only
-when a point could repeat one (its step is not past the run's last step), then one COPY and at
-most one UPDATE of the run (issue 20 item 6: at most 8 for the common call).
+lock (a close that committed meanwhile is seen), the committed campaign's frozen stop rules
+once per process, the stored points only when a point could repeat one (its step is not past
+the run's last step), then one COPY, one statement of the metric store and at most one UPDATE of
+the run (issue 20 item 6: at most 8 for the common call).
 """
 
 from __future__ import annotations
@@ -73,7 +74,8 @@ def log_to_run(
     rule come last (the firing batch is still stored)."""
     run = lock_run(runs, run_id)
     refuse_if_deleted(run)
-    ingest.refuse_unless_running(run)
+    last_step = max((p.step for p in points), default=None)
+    ingest.refuse_unless_taking_points(run, last_step, timezone.now())
     fields: list[str] = []
     if params:
         fields += _merge_params(run, params)

@@ -10,16 +10,22 @@ from hypothesis import strategies as st
 from campaigns.domain.stop_rules import (
     COMPARATORS,
     DEFAULT_REQUIRED_COMPONENTS,
+    NO_GRACE,
     CheckpointFacts,
     Comparator,
     Firing,
+    Grace,
     MetricPoint,
     StopRuleSpec,
     evaluate_budget,
     evaluate_checkpoint,
     evaluate_points,
+    grace_problems,
+    grace_seconds_left,
+    grace_until_step,
     parse_metric_value,
     rule_problems,
+    within_grace,
 )
 
 NAN_LOSS = StopRuleSpec(id=3, kind="non_finite_loss")
@@ -388,3 +394,75 @@ def test_it_rejects_bools_none_and_other_strings(raw: object) -> None:
 def test_it_rejects_an_integer_too_large_for_a_float() -> None:
     with pytest.raises(ValueError, match="too large"):
         parse_metric_value(10**400)
+
+
+# --- grace (docs/domain.md §4.6) -------------------------------------------------------------
+
+
+def test_a_rule_without_grace_takes_nothing_after_its_stop() -> None:
+    assert not within_grace(NO_GRACE, stop_step=20, last_step=20, seconds_since_stop=0.0)
+
+
+def test_a_step_grace_takes_points_up_to_that_many_steps_after_the_firing_step() -> None:
+    grace = Grace(steps=5)
+    assert grace_until_step(grace, 20) == 25
+    assert within_grace(grace, stop_step=20, last_step=25, seconds_since_stop=9e9)
+    assert not within_grace(grace, stop_step=20, last_step=26, seconds_since_stop=0.0)
+
+
+def test_a_minute_grace_takes_any_step_until_its_minutes_are_over() -> None:
+    grace = Grace(minutes=2)
+    assert within_grace(grace, stop_step=20, last_step=10_000, seconds_since_stop=119.0)
+    assert not within_grace(grace, stop_step=20, last_step=21, seconds_since_stop=120.0)
+    assert grace_seconds_left(grace, 100.0) == 20.0
+    assert grace_seconds_left(grace, 500.0) == 0.0
+
+
+def test_with_both_limits_the_grace_closes_at_the_first_one_reached() -> None:
+    grace = Grace(steps=5, minutes=1)
+    assert not within_grace(grace, stop_step=20, last_step=22, seconds_since_stop=61.0)
+    assert not within_grace(grace, stop_step=20, last_step=26, seconds_since_stop=1.0)
+    assert within_grace(grace, stop_step=20, last_step=22, seconds_since_stop=1.0)
+
+
+def test_a_firing_carries_the_grace_its_rule_states() -> None:
+    rule = StopRuleSpec(id=3, kind="non_finite_loss", grace=Grace(steps=50))
+    firing = evaluate_points([rule], [MetricPoint("loss", 7, math.nan)])
+    assert firing is not None and firing.grace == Grace(steps=50)
+
+
+@pytest.mark.parametrize(
+    ("steps", "minutes", "field"),
+    [
+        (-1, 0, "grace_steps"),
+        (0, -1, "grace_minutes"),
+        (True, 0, "grace_steps"),
+        (0, 7 * 24 * 60 + 1, "grace_minutes"),
+        (1.5, 0, "grace_steps"),
+    ],
+)
+def test_it_refuses_a_grace_out_of_bounds_naming_the_field(
+    steps: object, minutes: object, field: str
+) -> None:
+    problems = grace_problems(steps, minutes)
+    assert len(problems) == 1 and problems[0].startswith(field)
+    with pytest.raises(ValueError, match=field):
+        StopRuleSpec(id=1, kind="custom", description="x", grace=Grace(steps, minutes))  # type: ignore[arg-type]
+
+
+@given(
+    st.integers(0, 1000),
+    st.integers(0, 1000),
+    st.integers(0, 100),
+    st.integers(0, 2000),
+    st.floats(0, 1e5),
+)
+def test_a_grace_never_takes_a_step_beyond_its_steps_nor_a_write_past_its_minutes(
+    stop: int, steps: int, minutes: int, step: int, since: float
+) -> None:
+    grace = Grace(steps=steps, minutes=minutes)
+    taken = within_grace(grace, stop_step=stop, last_step=step, seconds_since_stop=since)
+    if taken:
+        assert grace.given
+        assert not steps or step <= stop + steps
+        assert not minutes or since < minutes * 60

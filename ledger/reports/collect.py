@@ -23,6 +23,7 @@ from campaigns.models import (
     PlannedItem,
     Run,
     RunKind,
+    RunSegment,
     RunStatus,
     Stage,
     ThroughputSample,
@@ -33,7 +34,7 @@ from estimates.models import Estimate
 from ledger.models import Deliverable, LedgerEntry
 from ledger.reports.common import REPORT_SCHEMA, moment
 from ledger.reports.hours import hours_section, next_campaign
-from ledger.reports.items import items_section, pilots_section, runs_section
+from ledger.reports.items import items_section, pilots_section, runs_section, segments_section
 from ledger.reports.money import cost_per_accepted, costs_section
 from ledger.reports.outputs import checkpoints_section, deliverables_section, reload_instructions
 from ledger.reports.plan import changes, lot_hours, plan_section
@@ -58,6 +59,8 @@ class Facts:
     run_groups: Rows
     ended_runs: Rows
     metrics: Rows
+    ended_segments: Rows
+    resumed_runs: Rows
     checkpoint_totals: dict[str, Any]
     verified_checkpoints: Rows
     pilot_samples: Rows
@@ -90,6 +93,8 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         "items": items_section(f.items, f.decisions, f.run_groups, f.ended_runs),
         "pilots": pilots_section(f.items, f.pilot_samples, f.item_estimates),
         "runs": runs_section(f.run_groups, f.ended_runs, f.metrics, items_by_id),
+        # Resumed runs, per segment: hours and the entry each stretch posted (§4).
+        "run_segments": segments_section(f.ended_segments, f.resumed_runs, f.entries),
         "deliverables": deliverables_section(f.deliverables),
         "checkpoints": checkpoints_section(
             campaign, f.items, f.run_groups, f.checkpoint_totals, f.verified_checkpoints
@@ -180,6 +185,7 @@ def load_facts(campaign: Campaign) -> Facts:
         .order_by("made_at", "id")
     )
     run_groups, ended_runs, metrics = _runs(campaign)
+    ended_segments, resumed_runs = _segments(campaign)
     checkpoint_totals, verified = _checkpoints(campaign)
     return Facts(
         baseline=baseline,
@@ -192,6 +198,8 @@ def load_facts(campaign: Campaign) -> Facts:
         run_groups=run_groups,
         ended_runs=ended_runs,
         metrics=metrics,
+        ended_segments=ended_segments,
+        resumed_runs=resumed_runs,
         checkpoint_totals=checkpoint_totals,
         verified_checkpoints=verified,
         pilot_samples=_pilot_samples(campaign),
@@ -218,8 +226,37 @@ def _ledger_entries(campaign: Campaign) -> Rows:
             "reverses_id",
             "created_at",
             "created_by__username",
+            "run_id",
+            "run_segment",
         )
     )
+
+
+def _segments(campaign: Campaign) -> tuple[Rows, Rows]:
+    """The ended segments of the campaign's resumed runs, and those runs, in one query."""
+    ended = list(
+        RunSegment.objects.filter(run__campaign=campaign)
+        .order_by("run__created_at", "run_id", "number")
+        .values(
+            "run_id",
+            "number",
+            "started_at",
+            "ended_at",
+            "status",
+            "hours",
+            "run__run_id",
+            "run__status",
+            "run__segment_started_at",
+            "run__finished_at",
+            "run__observed_hours",
+            "run__prior_hours",
+        )
+    )
+    resumed = {
+        s["run_id"]: {"id": s["run_id"], **{k[5:]: v for k, v in s.items() if k[:5] == "run__"}}
+        for s in ended
+    }
+    return ended, list(resumed.values())
 
 
 def _runs(campaign: Campaign) -> tuple[Rows, Rows, Rows]:

@@ -1,6 +1,7 @@
 """The closing report's items and runs: each planned item's fate in words (the rule of
 campaigns/domain/item_fate.py, the same as the API's item status), the runs by status, the
-metrics logged, and what each pilot measured against the estimate it replaced."""
+metrics logged, the segments of resumed runs, and what each pilot measured against the estimate
+it replaced."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.domain import item_fate as fates
-from campaigns.domain.formatting import format_hours_fixed
+from campaigns.domain.formatting import format_hours_fixed, format_money
 from campaigns.models import DecisionPoint, ItemStatus, PlannedItem, RunKind, RunStatus, Tier
 from ledger.reports.common import moment
 
@@ -172,6 +173,61 @@ def runs_section(
             for m in metrics
         ],
         "ended_without_item": [r["run_id"] for r in ended_runs if r["variant_id"] is None],
+    }
+
+
+def segments_section(
+    ended: Sequence[Mapping[str, Any]],
+    resumed: Sequence[Mapping[str, Any]],
+    entries: Sequence[Mapping[str, Any]],
+) -> list[dict[str, Any]]:
+    """Each resumed run's segments (docs/domain.md §4): the stretches that ended (failed) and
+    the last one, with the hours and the rental entry each posted (null when no hourly rate
+    prices the run: a lot's share is not posted per run). Hours and cost add up to the run's."""
+    posted = {(e["run_id"], e["run_segment"]): e for e in entries if e.get("run_id")}
+    by_run: dict[int, list[Mapping[str, Any]]] = defaultdict(list)
+    for segment in ended:
+        by_run[segment["run_id"]].append(segment)
+    rows = []
+    for run in resumed:
+        stretches = [
+            (s["number"], s["started_at"], s["ended_at"], s["status"], s["hours"])
+            for s in by_run[run["id"]]
+        ]
+        last = None if run["observed_hours"] is None else run["observed_hours"] - run["prior_hours"]
+        stretches.append(
+            (len(stretches) + 1, run["segment_started_at"], run["finished_at"], run["status"], last)
+        )
+        segments = [_segment(run["id"], stretch, posted) for stretch in stretches]
+        costs = [
+            posted[(run["id"], n)]["amount"] for n, *_ in stretches if (run["id"], n) in posted
+        ]
+        rows.append(
+            {
+                "run_id": run["run_id"],
+                "segments": segments,
+                "hours": format_hours_fixed(run["observed_hours"])
+                if run["observed_hours"] is not None
+                else None,
+                "cost": format_money(sum(costs, Decimal(0))) if costs else None,
+            }
+        )
+    return rows
+
+
+def _segment(
+    run_pk: int, stretch: tuple[Any, ...], posted: Mapping[tuple[int, int], Mapping[str, Any]]
+) -> dict[str, Any]:
+    number, started, ended, status, hours = stretch
+    entry = posted.get((run_pk, number))
+    return {
+        "number": number,
+        "started_at": moment(started),
+        "ended_at": moment(ended),
+        "status": status if ended else "running",
+        "hours": None if hours is None else format_hours_fixed(max(hours, Decimal(0))),
+        "cost": None if entry is None else format_money(entry["amount"]),
+        "entry": None if entry is None else entry["id"],
     }
 
 

@@ -46,9 +46,15 @@ class MlflowLiveCase(LiveServerTestCase):
         }
         # MLflow's fluent API keeps the active experiment in a module global and in
         # MLFLOW_EXPERIMENT_ID: an earlier test's campaign id must not leak into this one.
+        # Likewise the tracking URI: Lightning's MLFlowLogger calls mlflow.set_tracking_uri(),
+        # a module global that outranks MLFLOW_TRACKING_URI. Left set, the next test class
+        # talks to the previous class's stopped live server: one kept-alive connection is
+        # still answered by its lingering handler thread, every new one is refused.
+        import mlflow.tracking._tracking_service.utils as tracking_uri
         import mlflow.tracking.fluent as fluent
 
         fluent._active_experiment_id = None
+        tracking_uri._tracking_uri = None
         with mock.patch.dict(os.environ, env):
             os.environ.pop("MLFLOW_EXPERIMENT_ID", None)
             os.environ.pop("MLFLOW_EXPERIMENT_NAME", None)
@@ -56,6 +62,7 @@ class MlflowLiveCase(LiveServerTestCase):
                 yield
             finally:
                 fluent._active_experiment_id = None
+                tracking_uri._tracking_uri = None
 
     def run_row(self, name: str) -> Run:
         """The run the script named `name` (MLflow's run_name; the run id is generated)."""

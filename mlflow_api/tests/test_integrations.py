@@ -12,7 +12,6 @@ import importlib.util
 import os
 import shutil
 import tempfile
-import unittest
 from typing import Any
 from unittest import mock
 
@@ -41,6 +40,8 @@ POLL = 0.2
 
 
 class IntegrationCase(MlflowLiveCase):
+    grace_steps = 0  # the grad_norm rule's grace (docs/domain.md §4.6)
+
     def setUp(self) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         media = tempfile.mkdtemp(prefix="cd-mlflow-media-")
@@ -56,7 +57,10 @@ class IntegrationCase(MlflowLiveCase):
         # The non-finite rule can watch any metric: HF's NaN filter hides a NaN loss, the
         # NaN stays visible in grad_norm.
         self.grad_rule = StopRule.objects.create(
-            campaign=self.campaign, kind="non_finite_loss", metric="grad_norm"
+            campaign=self.campaign,
+            kind="non_finite_loss",
+            metric="grad_norm",
+            grace_steps=self.grace_steps,
         )
         commit_plan(campaign=self.campaign, user=self.owner)
         self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
@@ -211,12 +215,33 @@ class LightningLoop(IntegrationCase):
         self.assertTrue(desk.checkpoint_path and os.path.exists(desk.checkpoint_path))
 
 
+class LightningGrace(IntegrationCase):
+    grace_steps = 4
+    _fit = LightningLoop._fit
+
+    def test_the_rules_grace_lets_fit_log_on_to_its_last_step_then_save_and_end(self) -> None:
+        from campaign_desk_client.callbacks import DeskLightningCallback
+
+        desk = DeskLightningCallback(every_seconds=0)
+        with self.tracking(self.key):
+            trainer = self._fit([desk], 200, poison_at=NAN_AT)
+        run = self.only_run()
+        self.assertEqual((run.status, run.stop_rule_id), ("stopped", self.grad_rule.pk))
+        self.assertEqual(trainer.global_step, run.stop_step + 4)
+        # The synchronous logger's points after the firing step were taken, none past the grace.
+        steps = MetricPoint.objects.filter(run=run, name="train_loss").values_list(
+            "step", flat=True
+        )
+        self.assertTrue(run.stop_step < max(steps) <= run.stop_step + 4)
+        self.assertTrue(desk.checkpoint_path and os.path.exists(desk.checkpoint_path))
+
+
 def test_callbacks_module_imports_without_the_libraries() -> None:
     with mock.patch.dict("sys.modules", {"transformers": None, "lightning": None}):
         import campaign_desk_client.callbacks as callbacks
 
         watch = callbacks.StopWatch(run_id="r", every_seconds=5)
-        assert watch.grace_steps == 0
+        assert watch.grace_steps is None  # the rule states the grace
 
 
 @pytest.mark.skipif(
@@ -227,10 +252,6 @@ def test_callbacks_module_imports_without_the_libraries() -> None:
 # test server's shared SQLite connection cannot take.
 @pytest.mark.postgres
 class ScikitLearnAutolog(IntegrationCase):
-    @unittest.skip(
-        "after merging the reliability work the live test server stops answering mid-autolog "
-        "(connection refused); open in issue 20"
-    )
     def test_gridsearch_keeps_every_child_run_with_its_own_params(self) -> None:
         import mlflow.sklearn
         import numpy as np
