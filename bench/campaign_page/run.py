@@ -54,6 +54,8 @@ def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ["CELERY_BROKER_URL"] = ""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
+    os.environ.setdefault("LOCAL_HTTP", "1")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
@@ -78,7 +80,7 @@ def plan(team: Any, title: str, items: int) -> Any:
             campaign=campaign,
             name="baseline" if i == 0 else f"variant-{i}",
             role="baseline" if i == 0 else "variant",
-            tier="mandatory" if i < items // 4 else "useful",
+            tier="mandatory" if i < max(1, items // 4) else "useful",  # a plan needs one
             planned_hours=Decimal("6"),
             rationale="beats the baseline by 1 F1",
             gpu="RTX 4090",

@@ -33,6 +33,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "estimates"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+# In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
+os.environ.setdefault("LOCAL_HTTP", "1")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 

@@ -83,6 +83,8 @@ def set_up(url: str) -> Fixture:
     os.environ["DATABASE_URL"] = url
     os.environ["LOG_LEVEL"] = "WARNING"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
+    os.environ.setdefault("LOCAL_HTTP", "1")
     sys.path.insert(0, str(ROOT))
     import django
 

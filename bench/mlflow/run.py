@@ -97,6 +97,8 @@ def set_up_desk(url: str) -> tuple[int, str]:
     os.environ["DATABASE_URL"] = url
     os.environ["LOG_LEVEL"] = "WARNING"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
+    os.environ.setdefault("LOCAL_HTTP", "1")
     import django
 
     django.setup()

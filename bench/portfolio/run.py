@@ -53,6 +53,8 @@ def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ["CELERY_BROKER_URL"] = ""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
+    os.environ.setdefault("LOCAL_HTTP", "1")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 
