@@ -33,8 +33,9 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "bench" / "estimates"))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-# In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
-os.environ.setdefault("LOCAL_HTTP", "1")
+# A bench measures a local checkout as runserver serves it: DEBUG on (static files from the
+# apps, no redirect to HTTPS), as it was before DEBUG became off by default.
+os.environ.setdefault("DEBUG", "1")
 os.environ["CELERY_TASK_ALWAYS_EAGER"] = "1"
 os.environ.setdefault("LOG_LEVEL", "WARNING")
 

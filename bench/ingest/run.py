@@ -83,8 +83,9 @@ def set_up(url: str) -> Fixture:
     os.environ["DATABASE_URL"] = url
     os.environ["LOG_LEVEL"] = "WARNING"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
-    os.environ.setdefault("LOCAL_HTTP", "1")
+    # A bench measures a local checkout as runserver serves it: DEBUG on (static files from the
+    # apps, no redirect to HTTPS), as it was before DEBUG became off by default.
+    os.environ.setdefault("DEBUG", "1")
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -58,8 +58,9 @@ def setup_django(url: str) -> None:
     os.environ["DATABASE_URL"] = url
     os.environ["CELERY_BROKER_URL"] = ""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
-    os.environ.setdefault("LOCAL_HTTP", "1")
+    # A bench measures a local checkout as runserver serves it: DEBUG on (static files from the
+    # apps, no redirect to HTTPS), as it was before DEBUG became off by default.
+    os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     import django
 

@@ -63,8 +63,9 @@ def setup_django(url: str) -> None:
     # The report is measured in this process; no broker, no worker.
     os.environ["CELERY_BROKER_URL"] = ""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-    # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
-    os.environ.setdefault("LOCAL_HTTP", "1")
+    # A bench measures a local checkout as runserver serves it: DEBUG on (static files from the
+    # apps, no redirect to HTTPS), as it was before DEBUG became off by default.
+    os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     sys.path.insert(0, str(ROOT))
     import django

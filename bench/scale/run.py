@@ -330,8 +330,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["DATABASE_URL"] = db_url(args.admin_url, args.db)
         os.environ["CELERY_BROKER_URL"] = ""
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
-        # In-process requests to a local database: plain HTTP (no redirect to HTTPS with DEBUG off).
-        os.environ.setdefault("LOCAL_HTTP", "1")
+        # A bench measures a local checkout as runserver serves it: DEBUG on (static files from the
+        # apps, no redirect to HTTPS), as it was before DEBUG became off by default.
+        os.environ.setdefault("DEBUG", "1")
         os.environ.setdefault("LOG_LEVEL", "WARNING")
         import django
 

@@ -2,11 +2,12 @@
 (docs/architecture.md, "Metric store").
 
 Called by campaigns/services/ingest.py in the ingest transaction, after the run row is locked,
-so two batches of one run are folded one after the other. Each batch costs two statements
+so two batches of one run are folded one after the other. Each batch costs two upserts
 whatever its size: one ``INSERT … ON CONFLICT DO UPDATE`` of the summaries of its metrics and
 one of its rollups, from the batch's aggregates computed in Python
-(campaigns/domain/metric_rollups.py); the ``DO UPDATE`` applies ``merge`` in SQL. Both
-PostgreSQL and SQLite (3.35+: RETURNING) run the same statements.
+(campaigns/domain/metric_rollups.py); the ``DO UPDATE`` applies ``merge`` in SQL. SQLite
+(3.35+: RETURNING) runs them apart; PostgreSQL runs both as one statement (the summaries'
+in a data-modifying ``WITH``) when the rollup rows fit one chunk: one round trip per batch.
 """
 
 from __future__ import annotations
@@ -185,7 +186,8 @@ def record_points(
     run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime
 ) -> dict[str, tuple[int, int]]:
     """Fold a batch ``(name, step, value)`` (logging order) into the run's summaries and
-    rollups: two statements. Returns, by name, the metric's key (its summary id) and the
+    rollups: one statement on PostgreSQL for up to _CHUNK rollup rows (a logging call's common
+    case), else two or more. Returns, by name, the metric's key (its summary id) and the
     ``seq`` of the batch's first point of it (the points logged before): what the points are
     stored under (docs/architecture.md §7)."""
     grouped = _by_name(points)
@@ -199,18 +201,70 @@ def record_points(
         assert summary is not None
         summaries[name] = summary
         params += _summary_params(run_pk, name, summary, stamp)
+    # Each rollup row carries its metric's name where the summary id goes, until it is known.
+    rows = [
+        [run_pk, name, level, bucket, *_bucket_values(b)]
+        for name, pts in grouped.items()
+        for (level, bucket), b in mr.rollup(pts).items()
+    ]
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and len(rows) <= _CHUNK:
+            # One round trip for a logging call's common case (docs/architecture.md §7).
+            flat = [v for row in rows for v in row]
+            cursor.execute(_combined_sql(len(grouped), len(rows)), params + flat)
+            return _keys(cursor.fetchall(), grouped)
         cursor.execute(_summary_sql(len(grouped)), params)
-        keys = {name: (pk, count - len(grouped[name])) for pk, name, count in cursor.fetchall()}
-        rows = [
-            [run_pk, keys[name][0], level, bucket, *_bucket_values(b)]
-            for name, pts in grouped.items()
-            for (level, bucket), b in mr.rollup(pts).items()
-        ]
+        keys = _keys(cursor.fetchall(), grouped)
+        for row in rows:
+            row[1] = keys[row[1]][0]
         for start in range(0, len(rows), _CHUNK):
             chunk = rows[start : start + _CHUNK]
             cursor.execute(_rollup_sql(len(chunk)), [v for row in chunk for v in row])
     return keys
+
+
+def _keys(
+    returned: Sequence[tuple[int, str, int]], grouped: dict[str, list[mr.Point]]
+) -> dict[str, tuple[int, int]]:
+    """By name: the summary id and the seq of the batch's first point (the count before)."""
+    return {name: (pk, count - len(grouped[name])) for pk, name, count in returned}
+
+
+# The rollup columns as the combined statement's VALUES list carries them (the metric's name in
+# place of its summary id, which the summary upsert returns), with their PostgreSQL types.
+_ROLLUP_VALUES = (
+    ("run_id", "bigint"),
+    ("name", "text"),
+    ("level", "integer"),
+    ("bucket", "bigint"),
+    ("count", "bigint"),
+    ("min_step", "bigint"),
+    ("min_value", "double precision"),
+    ("max_step", "bigint"),
+    ("max_value", "double precision"),
+    ("non_finite", "bigint"),
+    ("first_nf_step", "bigint"),
+    ("first_nf", "text"),
+    ("last_nf_step", "bigint"),
+    ("last_nf", "text"),
+)
+
+
+def _combined_sql(summaries: int, rollups: int) -> str:
+    """PostgreSQL: both upserts in one statement, the summaries' in a data-modifying WITH whose
+    RETURNING gives the rollups their summary ids and the caller the points' keys."""
+    rollup = _rollup_sql(1)
+    head = rollup[: rollup.index(" VALUES ")]
+    conflict = rollup[rollup.index(" ON CONFLICT ") :]
+    row = "(" + ", ".join(f"%s::{kind}" for _c, kind in _ROLLUP_VALUES) + ")"
+    names = ", ".join(_q(c) for c, _k in _ROLLUP_VALUES)
+    picked = ", ".join("s." + _q("id") if c == "name" else "v." + _q(c) for c, _k in _ROLLUP_VALUES)
+    return (
+        f"WITH s AS ({_summary_sql(summaries)}), r AS ({head} SELECT {picked} "
+        f"FROM (VALUES {', '.join([row] * rollups)}) AS v ({names}) "
+        f"JOIN s ON s.{_q('name')} = v.{_q('name')}{conflict}) "
+        f"SELECT {_q('id')}, {_q('name')}, {_q('count')} FROM s"
+    )
 
 
 def _bucket_values(b: mr.Bucket) -> list[Any]:

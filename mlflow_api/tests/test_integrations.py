@@ -229,7 +229,7 @@ class LightningGrace(IntegrationCase):
         self.assertEqual((run.status, run.stop_rule_id), ("stopped", self.grad_rule.pk))
         self.assertEqual(trainer.global_step, run.stop_step + 4)
         # The synchronous logger's points after the firing step were taken, none past the grace.
-        steps = MetricPoint.objects.filter(run=run, name="train_loss").values_list(
+        steps = MetricPoint.objects.filter(run=run, key__name="train_loss").values_list(
             "step", flat=True
         )
         self.assertTrue(run.stop_step < max(steps) <= run.stop_step + 4)
