@@ -235,7 +235,7 @@ def candidates(
     ranked: dict[tuple[int, str], tuple[int, int, float]] = {}
 
     def add(step: int, value: float, rank: int) -> None:
-        ranked.setdefault((step, repr(value)), (step, rank, value))
+        ranked.setdefault((step, _same_value(value)), (step, rank, value))
 
     for b in buckets:
         if b.min_step is not None and b.min_value is not None:
@@ -249,12 +249,18 @@ def candidates(
                 add(b.last_nf_step, value_of(b.last_nf), 1)
     for step, value in non_finite_points or ():
         add(step, value, 1)
-    ranked[(summary.last_step, repr(summary.last_value))] = (
+    ranked[(summary.last_step, _same_value(summary.last_value))] = (
         summary.last_step,
         2,
         summary.last_value,
     )
     return [(step, value) for step, _rank, value in sorted(ranked.values(), key=_order)]
+
+
+def _same_value(value: float) -> str:
+    """What makes two candidates at one step the same point: their value, NaN equal to NaN
+    (by its text) and -0.0 to 0.0 (``+ 0.0`` drops the sign of zero; a store may keep either)."""
+    return repr(value + 0.0)
 
 
 def _order(entry: tuple[int, int, float]) -> tuple[int, int]:

@@ -143,3 +143,10 @@ class HistoryPages(TestCase):
             if after is None:
                 break
         assert seen == sorted(((s, float(i)) for i, s in enumerate(steps)), key=lambda p: p[0])
+
+
+def test_zero_and_minus_zero_at_one_step_are_one_point() -> None:
+    """Hypothesis found it: the store keeps -0.0 where the raw read had 0.0 (or the other way),
+    and the two were drawn as two points at step 0."""
+    points = [(0, 0.0), (0, -0.0), (0, 0.0), (0, -0.0)]
+    assert mr.series_from_points(points, 2) == [(0, 0.0)]
