@@ -132,6 +132,25 @@ _BUCKET_FIELDS = (
 )
 
 
+def _rollups_at_their_levels(
+    summaries: dict[int, mr.Summary], max_points: int
+) -> dict[int, list[mr.Bucket]]:
+    """By summary id, the rollup buckets of the level each long series is drawn at (one query
+    per level, whatever the number of series)."""
+    levels: dict[int, list[int]] = {}
+    for pk, summary in summaries.items():
+        levels.setdefault(mr.level_for(summary, max_points), []).append(pk)
+    buckets: dict[int, list[mr.Bucket]] = {}
+    for level, pks in levels.items():
+        for summary_id, *values in (
+            MetricRollup.objects.filter(summary_id__in=pks, level=level)
+            .order_by("summary_id", "bucket")
+            .values_list("summary_id", *_BUCKET_FIELDS)
+        ):
+            buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
+    return buckets
+
+
 def as_summary(row: MetricSummary) -> mr.Summary:
     """The stored summary as the pure rule takes it (the token carries a non-finite last)."""
     last = mr.value_of(row.last_token) if row.last_token else float(row.last_value or 0.0)
@@ -206,17 +225,7 @@ def campaign_series(
         non_finite_only=True,
     )
     summaries = {r.pk: as_summary(r) for r in long}
-    levels: dict[int, list[int]] = {}
-    for r in long:
-        levels.setdefault(mr.level_for(summaries[r.pk], max_points), []).append(r.pk)
-    buckets: dict[int, list[mr.Bucket]] = {}
-    for level, pks in levels.items():
-        for summary_id, *values in (
-            MetricRollup.objects.filter(summary_id__in=pks, level=level)
-            .order_by("summary_id", "bucket")
-            .values_list("summary_id", *_BUCKET_FIELDS)
-        ):
-            buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
+    buckets = _rollups_at_their_levels(summaries, max_points)
     for r in long:
         kept = r.non_finite < max_points and r.points_kept
         non_finite = nf.get(r.run_id, []) if kept else None
@@ -353,17 +362,7 @@ def run_series(
         if r.pk in set(whole)
     }
     summaries = {r.pk: as_summary(r) for r in long}
-    levels: dict[int, list[int]] = {}
-    for r in long:
-        levels.setdefault(mr.level_for(summaries[r.pk], max_points), []).append(r.pk)
-    buckets: dict[int, list[mr.Bucket]] = {}
-    for level, pks in levels.items():
-        for summary_id, *values in (
-            MetricRollup.objects.filter(summary_id__in=pks, level=level)
-            .order_by("summary_id", "bucket")
-            .values_list("summary_id", *_BUCKET_FIELDS)
-        ):
-            buckets.setdefault(summary_id, []).append(mr.Bucket(*values))
+    buckets = _rollups_at_their_levels(summaries, max_points)
     for r in long:
         nf = points.get(r.pk, []) if r.pk in set(non_finite_of) else None
         drawn = mr.series_from_rollups(summaries[r.pk], buckets.get(r.pk, []), nf, max_points)

@@ -13,6 +13,7 @@ import hashlib
 import os
 from typing import Any
 
+import pytest
 import schemathesis
 from hypothesis import HealthCheck, settings
 from schemathesis.checks import CHECKS as REGISTRY
@@ -129,3 +130,26 @@ def send_case(case: Any, api_world: dict[str, Any]) -> None:
         headers={"Authorization": api_world["authorization"]},
         checks=[*CHECKS, a_valid_request_refused_with_400_names_the_field],
     )
+
+
+def fuzz_module(leaves_out: str) -> tuple[Any, Any]:
+    """The fixture and the test a schema test file binds at module level (as ``api_schema``
+    and its ``test_…`` name): every /api/v1/ operation but those ``leaves_out`` (a path
+    regex) matches, each sent with every check."""
+
+    @pytest.fixture
+    def api_schema(api_world: dict[str, Any], in_process_requests: None) -> Any:
+        return api_schema_for(api_world)
+
+    lazy = (
+        schemathesis.pytest.from_fixture("api_schema")
+        .exclude(path_regex=NOT_FUZZED)
+        .exclude(path_regex=leaves_out)
+    )
+
+    @lazy.parametrize()
+    @FUZZ_SETTINGS
+    def test(case: Any, api_world: dict[str, Any]) -> None:
+        send_case(case, api_world)
+
+    return api_schema, test
