@@ -674,7 +674,10 @@ def test_dalys_interval_nearly_minimizes_dalys_expected_wall_time(
     from estimates.domain.formulas import daly_wall_time
 
     tau = daly_interval(cost, mtbf)
-    if cost >= 2 * mtbf:
+    # Eq. (37) is the expansion for a checkpoint cheap next to the MTBF; towards its limit
+    # (cost -> 2 MTBF, where it becomes tau = MTBF) it drifts: at cost/MTBF = 1.94 a 10% longer
+    # interval saves 0.11% (hypothesis found it). The claim is held where the method holds it.
+    if cost >= mtbf:
         return
     best = daly_wall_time(100.0, tau, cost, mtbf)
     assert best <= daly_wall_time(100.0, tau * change, cost, mtbf) * 1.001
