@@ -16,6 +16,7 @@ admin.site.index_title = "Plan and track training campaigns"
 # At 1366 px the app list beside every page squeezed the lists (a title wrapped word by word,
 # the report's download links behind a sideways scroll): the index and breadcrumbs lead back.
 admin.site.enable_nav_sidebar = False
+SITE_NAMES = {"site_header": admin.site.site_header, "site_title": admin.site.site_title}
 
 urlpatterns = [
     # The catalog became its own app (docs/architecture.md): old admin links keep working.
@@ -30,14 +31,15 @@ urlpatterns = [
     # MLflow's "View run at …/mlflow/#/experiments/E/runs/R" (campaigns/links.py).
     path("mlflow/", links.mlflow_ui, name="mlflow-ui"),
     # The one-time link a new member gets sets their password (campaigns/admin/teams.py).
+    # Outside the admin site, so its header is passed: else the page says "Django administration".
     path(
         "accounts/reset/<uidb64>/<token>/",
-        auth_views.PasswordResetConfirmView.as_view(),
+        auth_views.PasswordResetConfirmView.as_view(extra_context=SITE_NAMES),
         name="password_reset_confirm",
     ),
     path(
         "accounts/reset/done/",
-        auth_views.PasswordResetCompleteView.as_view(),
+        auth_views.PasswordResetCompleteView.as_view(extra_context=SITE_NAMES),
         name="password_reset_complete",
     ),
     path("api/v1/health/", health, name="health"),

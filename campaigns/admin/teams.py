@@ -242,10 +242,11 @@ def _save_member(team: Team, row: MembershipForm, user: Any, request: HttpReques
         )
         link = password_link(request, member)
         transaction.on_commit(lambda: _send_invitation(member, team, link))
+        # Not opening with the address: the admin capitalises a message's first letter.
         messages.info(
             request,
-            f"{row.invite_email} is now {member.get_username()} ({role}) in {team}: an e-mail "
-            "with a one-time link to set the password is on its way.",
+            f"An e-mail with a one-time link to set the password is on its way to "
+            f"{row.invite_email}, now {member.get_username()} ({role}) in {team}.",
         )
         return membership
     member = row.instance.user
