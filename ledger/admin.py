@@ -25,6 +25,7 @@ from campaigns import admin as campaigns_admin
 from campaigns import services as campaign_services
 from campaigns.admin import TeamScopedAdmin
 from campaigns.admin.refusals import REFUSALS, text_of
+from campaigns.admin.tenancy import READERS
 from campaigns.models import (
     Campaign,
     CommitOverTeamBudget,
@@ -564,10 +565,9 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
         ]
 
     def _page_action(self, request: HttpRequest, object_id: str, action: Any) -> HttpResponse:
-        """Run a list action on this one campaign from its page's button (POST; writers)."""
-        campaign: Campaign | None = self.get_object(request, object_id)
-        if campaign is None:
-            raise Http404("No such campaign.")
+        """Run a list action on this one campaign from its page's button (POST; the action
+        itself refuses viewers with its message, as from the list)."""
+        campaign = self._campaign_for(request, object_id, READERS)
         if request.method == "POST":
             try:
                 with transaction.atomic():
