@@ -5,45 +5,23 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from campaigns.models import Campaign, Team
 from campaigns.tests.factories import make_user
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.browser = start_chromium()
-        cls.browser.implicitly_wait(5)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
+class PlanACampaignInTheAdmin(BrowserTestCase):
+    window = (1400, 1000)
+    implicit_wait = 5
 
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
         make_user("pia", team=self.team, role="planner", password="pw-pia")
-
-    def fill(self, name: str, value: str) -> None:
-        from selenium.webdriver.common.by import By
-
-        field = self.browser.find_element(By.NAME, name)
-        field.clear()
-        field.send_keys(value)
-
-    def select(self, name: str, value: str) -> None:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import Select
-
-        Select(self.browser.find_element(By.NAME, name)).select_by_value(value)
 
     def add_inline_row(self, prefix: str) -> None:
         from selenium.webdriver.common.by import By
@@ -54,15 +32,9 @@ class PlanACampaignInTheAdmin(StaticLiveServerTestCase):
 
     def test_a_planner_logs_in_plans_commits_closes_and_sees_the_summary(self) -> None:
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
 
         b = self.browser
-        b.get(f"{self.live_server_url}/admin/login/")
-        self.fill("username", "pia")
-        self.fill("password", "pw-pia")
-        b.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        # Leave the login page only once the session cookie is set.
-        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
+        self.log_in("pia")
         b.get(f"{self.live_server_url}/admin/campaigns/campaign/add/")
 
         self.select("team", str(self.team.pk))

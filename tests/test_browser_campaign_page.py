@@ -15,32 +15,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
 from campaigns.models import Campaign, Checkpoint, Team
 from campaigns.tests.factories import add_points, make_user
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class CampaignPageAt1366(StaticLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.browser = start_chromium(1366, 768)
-        cls.browser.implicitly_wait(3)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
-
+class CampaignPageAt1366(BrowserTestCase):
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
         make_user("pia", team=self.team, role="planner", password="pw-pia")
@@ -49,19 +37,6 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         BUILD.mkdir(exist_ok=True)
 
     # --- helpers -------------------------------------------------------------------------
-
-    def fill(self, name: str, value: str) -> None:
-        from selenium.webdriver.common.by import By
-
-        field = self.browser.find_element(By.NAME, name)
-        field.clear()
-        field.send_keys(value)
-
-    def select(self, name: str, value: str) -> None:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import Select
-
-        Select(self.browser.find_element(By.NAME, name)).select_by_value(value)
 
     def select_text(self, name: str, text: str) -> None:
         from selenium.webdriver.common.by import By
@@ -75,39 +50,15 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         button = self.browser.find_element(By.NAME, "_continue")
         self.browser.execute_script("arguments[0].click();", button)
 
-    def no_horizontal_scroll(self, page: str) -> None:
-        width, inner = self.browser.execute_script(
-            # clientWidth, not innerWidth: the vertical scrollbar takes its 15 px of the window.
-            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
-        )
-        if width > inner:
-            self.shot(f"too-wide-{page.replace(' ', '-')}.png")
-        wide = self.browser.execute_script(
-            "var out = [];"
-            "document.querySelectorAll('body *').forEach(function (e) {"
-            "  var r = e.getBoundingClientRect();"
-            "  if (r.right > document.documentElement.clientWidth + 1 && out.length < 6)"
-            "    out.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r.right));"
-            "});"
-            "return out;"
-        )
-        self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}: {wide}")
+    def when_too_wide(self, page: str) -> list[str]:
+        self.shot(f"too-wide-{page.replace(' ', '-')}.png")
+        return []
 
     def shot(self, name: str) -> None:
         self.browser.save_screenshot(str(BUILD / name))
 
     def page_height(self) -> Any:
         return self.browser.execute_script("return document.documentElement.scrollHeight;")
-
-    def log_in(self, username: str = "pia") -> None:
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        b = self.browser
-        b.get(f"{self.live_server_url}/admin/login/")
-        self.fill("username", username)
-        self.fill("password", f"pw-{username}")
-        self.browser.find_element("css selector", "input[type=submit]").click()
-        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
 
     # --- the test ------------------------------------------------------------------------
 
@@ -117,7 +68,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
         from selenium.webdriver.common.by import By
 
         b = self.browser
-        self.log_in()
+        self.log_in("pia")
         b.get(f"{self.live_server_url}/admin/campaigns/campaign/add/")
         self.no_horizontal_scroll("the add page")
         team = b.find_element(By.NAME, "team")
@@ -323,7 +274,7 @@ class CampaignPageAt1366(StaticLiveServerTestCase):
             )
         add_run(campaign, "lora-full", 1, "full", {"loss": (160, lambda s: 2.8 / (1 + s / 30))})
         b = self.browser
-        self.log_in()
+        self.log_in("pia")
         b.get(f"{self.live_server_url}/admin/campaigns/campaign/{campaign.pk}/change/")
         b.find_element(By.ID, "compare-runs").click()
         chart = b.find_element(By.CSS_SELECTOR, "#compare-figure .metric-chart")

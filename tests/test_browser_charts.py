@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
 from campaigns.models import Campaign, Run, Team
@@ -19,48 +18,20 @@ from campaigns.tests.factories import committed_campaign, make_user
 from campaigns.tests.test_compare_runs import add_run
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class ChartsAt1366(StaticLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.browser = start_chromium(1366, 768)
-        cls.browser.implicitly_wait(3)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
-
+class ChartsAt1366(BrowserTestCase):
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
         self.owner = make_user("olga", team=self.team, role="owner", password="pw-olga")
         if not RentalPlan.objects.exists():
             seed_catalog()
         BUILD.mkdir(exist_ok=True)
-
-    def log_in(self, username: str = "olga") -> None:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        b = self.browser
-        b.get(f"{self.live_server_url}/admin/login/")
-        b.find_element(By.NAME, "username").send_keys(username)
-        b.find_element(By.NAME, "password").send_keys(f"pw-{username}")
-        b.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
-
-    def no_horizontal_scroll(self, page: str) -> None:
-        width, inner = self.browser.execute_script(
-            "return [document.documentElement.scrollWidth, window.innerWidth];"
-        )
-        self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}")
 
     def js(self, script: str, *args: Any) -> Any:
         return self.browser.execute_script(script, *args)
@@ -99,7 +70,7 @@ class ChartsAt1366(StaticLiveServerTestCase):
 
         campaign = self.campaign_with_runs()
         run = Run.objects.get(campaign=campaign, run_id="base-full")
-        self.log_in()
+        self.log_in("olga")
         b = self.browser
         b.get(f"{self.live_server_url}/admin/campaigns/run/{run.pk}/change/")
         WebDriverWait(b, 10).until(
@@ -117,7 +88,7 @@ class ChartsAt1366(StaticLiveServerTestCase):
             loss,
         )
         self.assertIn("smoothed 0.90", loss.find_element(By.CSS_SELECTOR, ".u-title").text)
-        self.no_horizontal_scroll("the run page")
+        self.no_horizontal_scroll("the run page", against="window")
         self.js("arguments[0].scrollIntoView();", charts[0])
         b.save_screenshot(str(BUILD / "run-page.png"))
 
@@ -126,7 +97,7 @@ class ChartsAt1366(StaticLiveServerTestCase):
         from selenium.webdriver.support.ui import WebDriverWait
 
         campaign = self.campaign_with_runs()
-        self.log_in()
+        self.log_in("olga")
         b = self.browser
         b.get(
             f"{self.live_server_url}/admin/campaigns/campaign/{campaign.pk}/compare/"
@@ -145,7 +116,7 @@ class ChartsAt1366(StaticLiveServerTestCase):
         self.assertTrue(b.find_elements(By.ID, "compare-threshold"))
         keys = [e.text for e in b.find_elements(By.CSS_SELECTOR, "#config-diff tbody th")]
         self.assertEqual(keys, ["optimizer.lr", "rank", "steps"])
-        self.no_horizontal_scroll("the compare page")
+        self.no_horizontal_scroll("the compare page", against="window")
         self.hover_reads_a_value(chart)  # the screenshot shows the legend's values
         b.save_screenshot(str(BUILD / "compare-page.png"))
 
@@ -165,5 +136,5 @@ class ChartsAt1366(StaticLiveServerTestCase):
         self.js("arguments[0].scrollIntoView();", figure)
         self.assertTrue(figure.find_elements(By.CSS_SELECTOR, "rect.observed"))
         self.assertTrue(figure.find_elements(By.CSS_SELECTOR, "line.window"))
-        self.no_horizontal_scroll("the demo campaign")
+        self.no_horizontal_scroll("the demo campaign", against="window")
         figure.screenshot(str(BUILD / "campaign-gantt.png"))

@@ -9,14 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from campaigns.models import Run, Team
 from campaigns.tests.factories import committed_campaign, make_user
 from campaigns.tests.test_compare_runs import add_run
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build" / "h19web"
 CURVES = {"val_loss": (200, lambda s: 8 / (1 + s / 20)), "lr": (200, lambda s: 3e-4)}
@@ -24,18 +23,13 @@ CURVES = {"val_loss": (200, lambda s: 8 / (1 + s / 20)), "lr": (200, lambda s: 3
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class PagesUnderThePolicy(StaticLiveServerTestCase):
+class PagesUnderThePolicy(BrowserTestCase):
+    implicit_wait = 2
+
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        cls.browser = start_chromium(1366, 768)
-        cls.browser.implicitly_wait(2)
         BUILD.mkdir(parents=True, exist_ok=True)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
 
     def setUp(self) -> None:
         if not RentalPlan.objects.exists():
@@ -65,11 +59,8 @@ class PagesUnderThePolicy(StaticLiveServerTestCase):
         )
         self.browser.execute_script("arguments[0].scrollIntoView({block: 'center'});", found[0])
         self.browser.save_screenshot(str(BUILD / f"{name}.png"))
-        width, inner = self.browser.execute_script(
-            "return [document.documentElement.scrollWidth, window.innerWidth];"
-        )
         if fits:
-            self.assertLessEqual(width, inner, f"{name} scrolls sideways")
+            self.no_horizontal_scroll(name, against="window")
         self.assertEqual(self.violations(), [], name)
 
     def test_every_page_works_and_the_console_reports_no_violation(self) -> None:

@@ -13,29 +13,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from campaigns.models import Campaign, Stage, Team
 from campaigns.tests.factories import grow_plan, make_plannable, make_user
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build" / "h21page"
 
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class LargePlanAt1366(StaticLiveServerTestCase):
+class LargePlanAt1366(BrowserTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        cls.browser = start_chromium(1366, 768)
-        cls.browser.implicitly_wait(3)
         cls.browser.set_page_load_timeout(60)  # a save that hangs fails instead of waiting
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
 
     def setUp(self) -> None:
         self.team = Team.objects.create(name="nlp")
@@ -43,17 +35,6 @@ class LargePlanAt1366(StaticLiveServerTestCase):
         self.campaign: Campaign = make_plannable(self.team)
         grow_plan(self.campaign, 200)
         BUILD.mkdir(parents=True, exist_ok=True)
-
-    def log_in(self) -> None:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        b = self.browser
-        b.get(f"{self.live_server_url}/admin/login/")
-        b.find_element(By.NAME, "username").send_keys("pia")
-        b.find_element(By.NAME, "password").send_keys("pw-pia")
-        b.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
 
     def stage_prefix(self, name: str) -> str:
         """The form prefix (``stages-N``) of the stage row whose name is ``name``."""
@@ -72,12 +53,6 @@ class LargePlanAt1366(StaticLiveServerTestCase):
             "document.getElementById(arguments[0]).scrollIntoView({block: 'center'});", prefix
         )
 
-    def no_horizontal_scroll(self, page: str) -> None:
-        width, inner = self.browser.execute_script(
-            "return [document.documentElement.scrollWidth, window.innerWidth];"
-        )
-        self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}")
-
     def test_a_stage_of_a_200_item_draft_gets_another_item_and_dependencies_and_saves(
         self,
     ) -> None:
@@ -85,7 +60,7 @@ class LargePlanAt1366(StaticLiveServerTestCase):
         from selenium.webdriver.support.ui import Select, WebDriverWait
 
         b = self.browser
-        self.log_in()
+        self.log_in("pia")
         url = f"{self.live_server_url}/admin/campaigns/campaign/{self.campaign.pk}/change/"
         b.get(f"{url}?page=3")
         pager = b.find_element(By.ID, "row-pages")
@@ -96,7 +71,7 @@ class LargePlanAt1366(StaticLiveServerTestCase):
         # Filled from the page's one list: every item (and the blank choice), every stage.
         self.assertEqual(self.options(f"{row}-variant"), 201)
         self.assertEqual(self.options(f"{row}-depends_on"), 199)
-        self.no_horizontal_scroll("the third page of a 200-item plan")
+        self.no_horizontal_scroll("the third page of a 200-item plan", against="window")
         self.show_row(row)
         b.save_screenshot(str(BUILD / "large-plan-page-3.png"))
 
@@ -120,7 +95,7 @@ class LargePlanAt1366(StaticLiveServerTestCase):
         )
         self.assertFalse(b.find_elements(By.CSS_SELECTOR, ".errornote"), "the save was refused")
         self.assertIn("page=3", b.current_url, "the save comes back to the page it saved")
-        self.no_horizontal_scroll("the saved page")
+        self.no_horizontal_scroll("the saved page", against="window")
         self.show_row(self.stage_prefix("train-v60"))
         b.save_screenshot(str(BUILD / "large-plan-saved.png"))
 

@@ -23,7 +23,6 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core import mail
 from django.core.management import call_command
 
@@ -31,7 +30,7 @@ from campaigns.models import Campaign, Membership, Run, Team
 from campaigns.tests.factories import GOOD_SHA, celery_eager, make_user
 from catalog.models import RentalPlan
 from ledger.models import Deliverable, Report
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build" / "h18b"
 QUESTION = "Does LoRA rank 16 beat rank 8 on our support-ticket classifier within a 72 h window?"
@@ -42,20 +41,8 @@ PASSPHRASE = "a long passphrase 42"
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class ANewcomersFirstHour(StaticLiveServerTestCase):
+class ANewcomersFirstHour(BrowserTestCase):
     port = int(os.environ.get("LIVE_SERVER_PORT", "0"))
-    browser: Any  # Selenium's Chrome driver, started once for the class
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.browser = start_chromium(1366, 768)
-        cls.browser.implicitly_wait(3)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
 
     def setUp(self) -> None:
         if not RentalPlan.objects.exists():
@@ -72,16 +59,6 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
 
     def find(self, css: str) -> Any:
         return self.browser.find_element("css selector", css)
-
-    def fill(self, name: str, value: str) -> None:
-        field = self.browser.find_element("name", name)
-        field.clear()
-        field.send_keys(value)
-
-    def select(self, name: str, value: str) -> None:
-        from selenium.webdriver.support.ui import Select
-
-        Select(self.browser.find_element("name", name)).select_by_value(value)
 
     def click(self, css: str) -> None:
         # Through JavaScript: a sticky header must not swallow the click.
@@ -116,29 +93,7 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
         self.pages += 1
         b.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}.png"))
         self.assertNotIn("Server Error", b.title, page)
-        # clientWidth, not innerWidth: the vertical scrollbar takes 15 px of the window, and a
-        # page wider than what is left scrolls sideways all the same.
-        width, inner = b.execute_script(
-            "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];"
-        )
-        wide = b.execute_script(
-            "var out = [], inner = document.documentElement.clientWidth;"
-            "document.querySelectorAll('body *').forEach(function (e) {"
-            "  var r = e.getBoundingClientRect();"
-            "  if (r.right > inner + 1 && out.length < 6)"
-            "    out.push(e.tagName + '#' + e.id + '.' + e.className + ' ' + Math.round(r.right));"
-            "});"
-            "return out;"
-        )
-        if width > inner:
-            row = b.execute_script(
-                "var r = document.querySelector('.inline-group tr.form-row'); if (!r) return '';"
-                "r.scrollIntoView(); return Array.from(r.children).map(function (c) {"
-                "  return c.className + ':' + Math.round(c.getBoundingClientRect().width); });"
-            )
-            b.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}-too-wide.png"))
-            wide.append(row)
-        self.assertLessEqual(width, inner, f"{page} is {width} px wide in {inner}: {wide}")
+        self.no_horizontal_scroll(page)
         # Nor does a list scroll inside its box (its last columns, e.g. a report's downloads,
         # would sit out of sight).
         hidden = b.execute_script(
@@ -147,6 +102,16 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
             ".map(function (e) { return e.scrollWidth + ' in ' + e.clientWidth; });"
         )
         self.assertEqual(hidden, [], f"{page}: a list scrolls sideways inside its box")
+
+    def when_too_wide(self, page: str) -> list[str]:
+        """The widths of an inline row's cells, and a screenshot of the page too wide."""
+        row = self.browser.execute_script(
+            "var r = document.querySelector('.inline-group tr.form-row'); if (!r) return '';"
+            "r.scrollIntoView(); return Array.from(r.children).map(function (c) {"
+            "  return c.className + ':' + Math.round(c.getBoundingClientRect().width); });"
+        )
+        self.browser.save_screenshot(str(BUILD / f"{self.pages:02d}-{page}-too-wide.png"))
+        return [row]
 
     def errors_first(self, page: str) -> list[str]:
         """After a refused save: the first error is in the first screen; the errors' texts."""
@@ -169,15 +134,9 @@ class ANewcomersFirstHour(StaticLiveServerTestCase):
     def message(self) -> str:
         return str(self.find(".messagelist").text)
 
-    def log_in(self, username: str = "nora", password: str = "pw-nora") -> None:
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        b = self.browser
-        b.get(f"{self.live_server_url}/")
-        self.fill("username", username)
-        self.fill("password", password)
-        self.follow("input[type=submit]")
-        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
+    def log_in(self, username: str = "nora", password: str | None = None, **kwargs: Any) -> None:
+        # From the home page, as a newcomer starts: it sends them to the sign-in form.
+        super().log_in(username, password, start="/", **kwargs)
 
     def log_out(self) -> None:
         self.browser.get(f"{self.live_server_url}/admin/")

@@ -5,11 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 
 from campaigns.models import Team
 from campaigns.tests.factories import make_user
-from tests.browser import MISSING, start_chromium
+from tests.browser import MISSING, BrowserTestCase
 
 BUILD = Path(__file__).resolve().parent.parent / "build"
 # Every non-loopback request goes to a proxy on the discard port: the outside is unreachable,
@@ -19,16 +18,10 @@ OFFLINE = ("--proxy-server=127.0.0.1:9", "--proxy-bypass-list=127.0.0.1;localhos
 
 @pytest.mark.browser
 @pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
-class TheDocsPageWorksOffline(StaticLiveServerTestCase):
-    @classmethod
-    def setUpClass(cls) -> None:
-        super().setUpClass()
-        cls.browser = start_chromium(extra_flags=OFFLINE)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.browser.quit()
-        super().tearDownClass()
+class TheDocsPageWorksOffline(BrowserTestCase):
+    window = (1400, 1000)
+    implicit_wait = 0
+    chromium_flags = OFFLINE
 
     def setUp(self) -> None:
         make_user("vic", team=Team.objects.create(name="nlp"), role="viewer", password="pw-vic")
@@ -38,11 +31,7 @@ class TheDocsPageWorksOffline(StaticLiveServerTestCase):
         from selenium.webdriver.support.ui import WebDriverWait
 
         b = self.browser
-        b.get(f"{self.live_server_url}/admin/login/")
-        b.find_element(By.NAME, "username").send_keys("vic")
-        b.find_element(By.NAME, "password").send_keys("pw-vic")
-        b.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        WebDriverWait(b, 10).until(lambda d: "/login/" not in d.current_url)
+        self.log_in("vic")
 
         b.get(f"{self.live_server_url}/api/v1/docs/")
         WebDriverWait(b, 30).until(lambda d: d.find_elements(By.CSS_SELECTOR, ".opblock"))

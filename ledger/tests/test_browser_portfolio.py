@@ -17,7 +17,7 @@ from campaigns.tests.factories import make_campaign, make_user
 from ledger.domain import team_budget as tb
 from ledger.models import Deliverable, LedgerEntry
 from ledger.services.team_budget import set_allowance
-from tests.browser import CHROMEDRIVER, CHROMIUM, start_chromium
+from tests.browser import CHROMEDRIVER, CHROMIUM, log_in, page_widths, start_chromium
 
 BUILD = Path(settings.BASE_DIR) / "build"
 QUESTION = (
@@ -56,23 +56,16 @@ class PortfolioInChromiumTests(StaticLiveServerTestCase):
 
     def test_it_fits_1366_pixels(self) -> None:
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support.ui import WebDriverWait
 
         browser = start_chromium(1366, 768)
         try:
             browser.set_page_load_timeout(60)
-            browser.get(f"{self.live_server_url}/admin/login/")
-            browser.find_element(By.NAME, "username").send_keys("lena")
-            browser.find_element(By.NAME, "password").send_keys("pw-lena")
-            browser.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-            WebDriverWait(browser, 20).until(lambda b: "/login/" not in b.current_url)
+            log_in(browser, self.live_server_url, "lena", timeout=20)
             browser.get(f"{self.live_server_url}/admin/campaigns/team/{self.team.pk}/portfolio/")
             rows = browser.find_elements(By.CSS_SELECTOR, "#portfolio-table tr.portfolio-row")
             self.assertEqual(len(rows), 12)
             self.assertTrue(browser.find_element(By.CSS_SELECTOR, "#portfolio-chart svg"))
-            widths = browser.execute_script(
-                "const d = document.documentElement; return [d.scrollWidth, d.clientWidth];"
-            )
+            widths = page_widths(browser)
             self.assertLessEqual(widths[0], widths[1], "the page scrolls sideways")
             BUILD.mkdir(exist_ok=True)
             browser.save_screenshot(str(BUILD / "portfolio.png"))
