@@ -4,9 +4,6 @@ retrieved), answered with the run's stop.
 
 from __future__ import annotations
 
-from typing import Any
-
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns.api.fields import (
@@ -16,14 +13,14 @@ from campaigns.api.fields import (
     StrictModelSerializer,
 )
 from campaigns.api.serializers.base import BIGINT_MAX
-from campaigns.api.serializers.stop import StopInfoSerializer, stop_info
+from campaigns.api.serializers.stop import RunStopFigures
 from campaigns.domain import stop_rules as rules
 from campaigns.models import (
     Checkpoint,
 )
 
 
-class CheckpointSerializer(StrictModelSerializer[Checkpoint]):
+class CheckpointSerializer(RunStopFigures, StrictModelSerializer[Checkpoint]):
     step = StrictIntegerField(min_value=0, max_value=BIGINT_MAX)
     components = serializers.ListField(
         child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER),
@@ -64,10 +61,3 @@ class CheckpointSerializer(StrictModelSerializer[Checkpoint]):
 
     def validate_components(self, value: list[str]) -> list[str]:
         return [c for c in rules.COMPONENT_ORDER if c in set(value)]
-
-    def get_stopped(self, checkpoint: Checkpoint) -> bool:
-        return checkpoint.run.status == "stopped"
-
-    @extend_schema_field(StopInfoSerializer(allow_null=True))
-    def get_stop(self, checkpoint: Checkpoint) -> dict[str, Any] | None:
-        return stop_info(checkpoint.run)

@@ -22,7 +22,7 @@ from campaigns.api.fields import (
 )
 from campaigns.api.serializers.base import INT_MAX, scope
 from campaigns.api.serializers.checkpoint import CheckpointSerializer
-from campaigns.api.serializers.stop import StopInfoSerializer, stop_info
+from campaigns.api.serializers.stop import RunStopFigures
 from campaigns.api.serializers.throughput import ThroughputSerializer
 from campaigns.models import (
     Campaign,
@@ -85,7 +85,7 @@ class RunCreateSerializer(serializers.Serializer[Any]):
         return item
 
 
-class RunSerializer(StrictModelSerializer[Run]):
+class RunSerializer(RunStopFigures, StrictModelSerializer[Run]):
     campaign: serializers.PrimaryKeyRelatedField[Campaign] = StrictPrimaryKeyRelatedField(
         read_only=True
     )
@@ -114,12 +114,8 @@ class RunSerializer(StrictModelSerializer[Run]):
         ]
         read_only_fields = fields
 
-    def get_stopped(self, run: Run) -> bool:
-        return run.status == "stopped"
-
-    @extend_schema_field(StopInfoSerializer(allow_null=True))
-    def get_stop(self, run: Run) -> dict[str, Any] | None:
-        return stop_info(run)
+    def _run(self, run: Run) -> Run:
+        return run
 
 
 class LatestMetricSerializer(serializers.Serializer[Any]):

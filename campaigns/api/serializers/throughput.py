@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from campaigns.api.fields import (
@@ -13,13 +12,13 @@ from campaigns.api.fields import (
     StrictModelSerializer,
 )
 from campaigns.api.serializers.base import INT_MAX
-from campaigns.api.serializers.stop import StopInfoSerializer, stop_info
+from campaigns.api.serializers.stop import RunStopFigures
 from campaigns.models import (
     ThroughputSample,
 )
 
 
-class ThroughputSerializer(StrictModelSerializer[ThroughputSample]):
+class ThroughputSerializer(RunStopFigures, StrictModelSerializer[ThroughputSample]):
     samples_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
     tokens_per_second = FiniteFloatField(required=False, allow_null=True, min_value=0)
     gpus = StrictIntegerField(min_value=1, max_value=INT_MAX, default=1)
@@ -47,10 +46,3 @@ class ThroughputSerializer(StrictModelSerializer[ThroughputSample]):
                 {"tokens_per_second": ["Give samples_per_second or tokens_per_second."]}
             )
         return attrs
-
-    def get_stopped(self, sample: ThroughputSample) -> bool:
-        return sample.run.status == "stopped"
-
-    @extend_schema_field(StopInfoSerializer(allow_null=True))
-    def get_stop(self, sample: ThroughputSample) -> dict[str, Any] | None:
-        return stop_info(sample.run)
