@@ -189,7 +189,7 @@ class AdminPlanningTests(TestCase):
         self.demo.baseline.refresh_from_db()
         self.assertEqual(self.demo.baseline.snapshot, frozen)
 
-    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]  # noqa: C901
+    def _formset_post(self, page) -> dict[str, str]:  # type: ignore[no-untyped-def]
         """The change form's current values, as the browser would post them back."""
         data: dict[str, str] = {}
         form = page.context["adminform"].form
@@ -201,30 +201,7 @@ class AdminPlanningTests(TestCase):
                 elif value is not None:
                     data[name] = value if isinstance(value, str) else str(value)
         for inline in page.context["inline_admin_formsets"]:
-            formset = inline.formset
-            for key, value in formset.management_form.initial.items():
-                data[f"{formset.prefix}-{key}"] = str(value)
-            # The stored rows only: the empty row each inline offers is left out, as it would
-            # be if the browser's user removed it.
-            data[f"{formset.prefix}-TOTAL_FORMS"] = str(formset.initial_form_count())
-            for i, f in enumerate(formset.initial_forms):
-                for name, field in f.fields.items():
-                    if field.disabled:
-                        continue
-                    value = f.initial.get(name)
-                    if name == "id" and f.instance.pk:
-                        value = f.instance.pk
-                    if value is None:
-                        continue
-                    if isinstance(value, list):
-                        continue
-                    if isinstance(value, dict):
-                        value = json.dumps(value)
-                    if isinstance(value, bool):
-                        if value:
-                            data[f"{formset.prefix}-{i}-{name}"] = "on"
-                        continue
-                    data[f"{formset.prefix}-{i}-{name}"] = str(value)
+            data.update(_inline_post(inline.formset))
         return data
 
     def test_a_cut_decided_in_the_admin_records_who_and_when_and_keeps_the_row(self) -> None:
@@ -435,3 +412,22 @@ class IngestKeyBannerTests(TestCase):
             )
             self.assertNotIn(raw, later.content.decode())
         self.assertEqual(self.campaign.ingest_keys.count(), 2)
+
+
+def _inline_post(formset) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """An inline's management form and stored rows as the browser posts them: the empty row
+    each inline offers is left out, as it would be if the browser's user removed it."""
+    data = {
+        f"{formset.prefix}-{key}": str(value)
+        for key, value in formset.management_form.initial.items()
+    }
+    data[f"{formset.prefix}-TOTAL_FORMS"] = str(formset.initial_form_count())
+    for i, f in enumerate(formset.initial_forms):
+        for name, field in f.fields.items():
+            value = f.instance.pk if name == "id" and f.instance.pk else f.initial.get(name)
+            if field.disabled or value is None or isinstance(value, list) or value is False:
+                continue
+            if isinstance(value, dict):
+                value = json.dumps(value)
+            data[f"{formset.prefix}-{i}-{name}"] = "on" if value is True else str(value)
+    return data
