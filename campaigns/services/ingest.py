@@ -729,7 +729,23 @@ def check_points(
     points: list[Point] = []
     errors: dict[str, dict[str, list[str]]] = {}
     checked_names: dict[str, str] = {}  # a batch repeats a handful of names
+    isfinite = math.isfinite
     for index, item in enumerate(items):
+        if type(item) is dict:
+            # The common point, taken without building its problems: a name already found
+            # good in this batch, a step in range, a finite float. Anything else (a new name, an
+            # integer or non-finite value, a problem) goes the whole way through _check_point.
+            name, step, value = item.get("name"), item.get("step"), item.get("value")
+            if (
+                type(value) is float
+                and type(step) is int
+                and type(name) is str
+                and min_step <= step <= STEP_MAX
+                and isfinite(value)
+                and checked_names.get(name) == ""
+            ):
+                points.append(Point(name, step, value, ""))
+                continue
         if type(item) is not dict:
             errors[str(index)] = {"non_field_errors": ["Expected {name, step, value}."]}
         else:

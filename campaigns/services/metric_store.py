@@ -304,9 +304,7 @@ def array_literal(values: Iterable[Any], *, text: bool = False) -> str:
         return (
             "{"
             + ",".join(
-                "NULL"
-                if v is None
-                else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                "NULL" if v is None else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
                 for v in values
             )
             + "}"
@@ -327,9 +325,7 @@ def _combined_sql() -> str:
     s_arrays = ", ".join(f"%s::{kind}[]" for _c, kind in _SUMMARY_ARRAYS)
     r_cols = ", ".join(_q(c) for c, _k in _ROLLUP_ARRAYS)
     r_arrays = ", ".join(f"%s::{kind}[]" for _c, kind in _ROLLUP_ARRAYS)
-    picked = ", ".join(
-        "s." + _q("id") if c == "name" else "v." + _q(c) for c, _k in _ROLLUP_ARRAYS
-    )
+    picked = ", ".join("s." + _q("id") if c == "name" else "v." + _q(c) for c, _k in _ROLLUP_ARRAYS)
     sql = (
         f"WITH s AS ({summary[: summary.index(' VALUES ')]} "
         f"SELECT %s::bigint, u.*, %s::timestamptz, %s::timestamptz "
