@@ -425,14 +425,15 @@ def _copy_text(
     prefixes = {name: f"{run_pk}\t{key}\t" for name, (key, _seq) in keys.items()}
     seqs = {name: seq for name, (_key, seq) in keys.items()}
     rows = []
-    for p in points:
-        seq = seqs[p.name]
-        seqs[p.name] = seq + 1
-        value = p.token or repr(p.value)
-        # \N is COPY's NULL; model ids are "m-" and hex (the facade checks), nothing to escape.
-        stamp = "\\N" if p.timestamp_ms is None else str(p.timestamp_ms)
+    null = "\\N"  # COPY's NULL
+    # Unpacked, not read by attribute: this loop runs for every point of every batch.
+    for name, step, value, token, stamp, model_id in points:
+        seq = seqs[name]
+        seqs[name] = seq + 1
+        # Model ids are "m-" and hex (the facade checks): nothing to escape.
         rows.append(
-            f"{prefixes[p.name]}{p.step}\t{seq}\t{value}\t{p.token}{suffix}{stamp}\t{p.model_id}\n"
+            f"{prefixes[name]}{step}\t{seq}\t{token or repr(value)}\t{token}{suffix}"
+            f"{null if stamp is None else stamp}\t{model_id}\n"
         )
     return "".join(rows).encode()
 
