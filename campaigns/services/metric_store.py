@@ -6,8 +6,9 @@ so two batches of one run are folded one after the other. Each batch costs two u
 whatever its size: one ``INSERT … ON CONFLICT DO UPDATE`` of the summaries of its metrics and
 one of its rollups, from the batch's aggregates computed in Python
 (campaigns/domain/metric_rollups.py); the ``DO UPDATE`` applies ``merge`` in SQL. SQLite
-(3.35+: RETURNING) runs them apart; PostgreSQL runs both as one statement (the summaries'
-in a data-modifying ``WITH``) when the rollup rows fit one chunk: one round trip per batch.
+(3.35+: RETURNING) runs them apart; PostgreSQL runs both as one statement whatever the batch
+(the summaries' in a data-modifying ``WITH``), each column bound as one array that the server
+unnests, so the statement's text never changes: one round trip per batch.
 """
 
 from __future__ import annotations
