@@ -26,6 +26,7 @@ TINY = {
     "ingest": [
         *("--workers", "1", "--clients", "1", "--seconds", "2", "--max-requests", "3"),
         *("--warmup", "1", "--copy-batches", "3", "--output", "OUT"),
+        *("--prefill", "20000", "--prefill-runs", "3"),  # and again at a (small) full table
     ],
     "mlflow": ["--steps", "10", "--batches", "2", "--rounds", "1", "--workers", "1"],
     "money": ["--campaigns", "2", "--runs", "2", "--repeat", "1", "--output", "OUT"],

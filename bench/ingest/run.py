@@ -11,8 +11,14 @@ Run from the project root: ``.venv/bin/python bench/ingest/run.py [--workers 4] 
    DEBUG=0) on 127.0.0.1, and posts 1,000-point batches to ``/api/v1/runs/{run_id}/metrics/``
    from 1 and from 4 concurrent clients (one run each, one Idempotency-Key per request, as the
    client sends), each phase bounded by ``--seconds`` and ``--max-requests``.
-4. Prints a table, checks that the database holds exactly the accepted points, and writes
-   ``build/bench-ingest.json``. Target: HTTP >= 1/3 of COPY and p99 < 250 ms per batch.
+4. With ``--prefill N``: loads N points into ``--prefill-runs`` other runs of the campaign
+   (server-side ``INSERT … SELECT`` from ``generate_series``, interleaved across the runs of a
+   chunk as concurrent loops would log them, with the summaries and rollups the ingest would
+   have kept), then ANALYZEs and measures steps 2 and 3 again at that full table, into fresh
+   runs: issue 21's "at the full table as at the empty one".
+5. Prints a table per table state, checks that the database holds exactly the accepted
+   points, and writes ``build/bench-ingest.json``. Target: HTTP >= 1/3 of COPY and p99 < 250 ms
+   per batch (issue 21 asks 0.8 of COPY at 4 clients, at an empty and a full table).
 
 Loopback only; the server is stopped and the database dropped however the run ends. The
 ingest-key throttle is lifted for the server under test (INGEST_KEY_THROTTLE): it is a policy
@@ -64,6 +70,14 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--max-requests", type=int, default=400, help="request limit per phase")
     p.add_argument("--warmup", type=int, default=5, help="unmeasured requests per client")
     p.add_argument("--copy-batches", type=int, default=300, help="COPY batches at most")
+    p.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="then load N points into other runs and measure again at that full table (0: no)",
+    )
+    p.add_argument("--prefill-runs", type=int, default=2000, help="runs the prefill spreads over")
+    p.add_argument("--port", type=int, default=0, help="gunicorn's port (default: a free one)")
     p.add_argument("--output", type=Path, default=BUILD / "bench-ingest.json")
     return p.parse_args()
 
@@ -93,7 +107,7 @@ def set_up(url: str) -> Fixture:
     from django.core.management import call_command
     from django.db import connection
 
-    from campaigns.models import Campaign, IngestKey, PlannedItem, Run, StopRule, Team
+    from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
     from campaigns.services import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
@@ -114,18 +128,29 @@ def set_up(url: str) -> Fixture:
         campaign=campaign, kind="metric_threshold", metric="loss", comparator="gt", threshold=1e9
     )
     commit_plan(campaign=campaign)
-    copy_run = Run.objects.create(
-        team=team,
+    _, raw = IngestKey.issue(campaign, name="bench")
+    connection.close()
+    return Fixture(campaign.pk, variant.pk, make_copy_run(campaign.pk, variant.pk, "empty"), raw)
+
+
+def make_copy_run(campaign_id: int, variant_id: int, tag: str) -> int:
+    """A run for the COPY ceiling (nothing logs into it but the ceiling)."""
+    from django.db import connection
+
+    from campaigns.models import Campaign, Run
+
+    campaign = Campaign.objects.get(pk=campaign_id)
+    run = Run.objects.create(
+        team_id=campaign.team_id,
         campaign=campaign,
-        run_id="bench-copy",
-        variant=variant,
+        run_id=f"bench-copy-{tag}",
+        variant_id=variant_id,
         kind="pilot",
         config={},
         config_digest=Run.digest_config({}),
     )
-    _, raw = IngestKey.issue(campaign, name="bench")
     connection.close()
-    return Fixture(campaign.pk, variant.pk, copy_run.pk, raw)
+    return int(run.pk)
 
 
 # --- The batches ---------------------------------------------------------------------------
@@ -218,6 +243,128 @@ def percentiles(latencies: list[float]) -> tuple[float, float]:
         return value, value
     cuts = statistics.quantiles(latencies, n=100, method="inclusive")
     return cuts[49] * 1000, cuts[98] * 1000
+
+
+# --- Prefill: the full table --------------------------------------------------------------
+
+
+@dataclass
+class PrefillResult:
+    points: int
+    runs: int
+    seconds: float
+    points_per_second: float
+    points_bytes: int  # the point partitions with their indexes
+    rollup_rows: int
+    summary_rows: int
+
+
+def _value_sql(step: str) -> str:
+    """The SQL of the prefill's value at a step: decreasing, so a bucket's maximum is its first
+    step and its minimum its last (what the rollups below say)."""
+    return f"2.5::float8 / (1 + ({step}) * 0.001::float8)"
+
+
+PREFILL_POINTS = (
+    "INSERT INTO campaigns_metricpoint (run_id, key_id, step, seq, value, non_finite, "
+    "created_at, model_id) "
+    f"SELECT s.run_id, s.id, g, g, {_value_sql('g')}, '', now(), '' "
+    "FROM campaigns_metricsummary s "
+    "CROSS JOIN generate_series(%(lo)s::bigint, %(hi)s::bigint) AS g "
+    "WHERE s.run_id = ANY(%(runs)s) ORDER BY g, s.id"
+)
+PREFILL_ROLLUPS = (
+    "INSERT INTO campaigns_metricrollup (run_id, summary_id, level, bucket, count, min_step, "
+    "min_value, max_step, max_value, non_finite, first_nf_step, first_nf, last_nf_step, "
+    "last_nf) "
+    "SELECT s.run_id, s.id, %(k)s, b, least(%(w)s::bigint, %(n)s - b * %(w)s), e.last, "
+    f"{_value_sql('e.last')}, b * %(w)s, {_value_sql('b * %(w)s')}, 0, NULL, '', NULL, '' "
+    "FROM campaigns_metricsummary s "
+    "CROSS JOIN generate_series(0::bigint, (%(n)s::bigint - 1) / %(w)s) AS b "
+    "CROSS JOIN LATERAL (SELECT least((b + 1) * %(w)s, %(n)s) - 1 AS last) AS e "
+    "WHERE s.run_id = ANY(%(runs)s)"
+)
+
+
+def prefill(url: str, fx: Fixture, points: int, runs: int) -> PrefillResult:
+    """`points` points over `runs` new runs of the campaign, 4 metrics each, with the summaries
+    and rollups the ingest would have kept. Generated by the server (no Python per row), a chunk
+    of runs at a time, interleaved across the chunk's metrics step by step as concurrent loops
+    log them (so the primary key's leaves fill as they do in use, not packed)."""
+    import psycopg
+
+    from campaigns.domain.metric_rollups import LEVELS
+
+    per_metric = max(1, points // (runs * len(NAMES)))
+    run_pks = _prefill_runs(fx, runs)
+    start = time.perf_counter()
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            "INSERT INTO campaigns_metricsummary (run_id, name, count, first_step, last_step, "
+            "last_value, last_token, min_value, max_value, non_finite, first_at, last_at) "
+            f"SELECT r, m, %(n)s, 0, %(n)s - 1, {_value_sql('%(n)s - 1')}, '', "
+            f"{_value_sql('%(n)s - 1')}, {_value_sql('0')}, 0, now(), now() "
+            "FROM unnest(%(runs)s::bigint[]) AS r CROSS JOIN unnest(%(names)s::text[]) AS m",
+            {"n": per_metric, "runs": run_pks, "names": list(NAMES)},
+        )
+        chunk = 50  # runs a statement interleaves: 200 series
+        steps = max(1, 200_000 // (chunk * len(NAMES)))  # about 200,000 rows a statement
+        done = 0
+        for i in range(0, len(run_pks), chunk):
+            some = run_pks[i : i + chunk]
+            for lo in range(0, per_metric, steps):
+                hi = min(per_metric, lo + steps) - 1
+                conn.execute(PREFILL_POINTS, {"lo": lo, "hi": hi, "runs": some})
+            for k in LEVELS:
+                conn.execute(PREFILL_ROLLUPS, {"k": k, "w": 2**k, "n": per_metric, "runs": some})
+            done += len(some) * len(NAMES) * per_metric
+            print(f"  prefill: {done:,} points ({time.perf_counter() - start:.0f} s)", flush=True)
+        seconds = time.perf_counter() - start
+        # What autovacuum does to a table this size in use (it is off on some shared servers):
+        # the measured batches then do not set the prefill's hint bits, and the planner knows
+        # the sizes.
+        conn.execute(
+            "VACUUM (ANALYZE) campaigns_metricpoint, campaigns_metricrollup, "
+            "campaigns_metricsummary, campaigns_run"
+        )
+        size = conn.execute(
+            "SELECT sum(pg_total_relation_size(inhrelid)) FROM pg_inherits "
+            "WHERE inhparent = 'campaigns_metricpoint'::regclass"
+        ).fetchone()
+        counts = conn.execute(
+            "SELECT (SELECT count(*) FROM campaigns_metricrollup), "
+            "(SELECT count(*) FROM campaigns_metricsummary)"
+        ).fetchone()
+    assert size is not None and counts is not None
+    total = per_metric * len(NAMES) * len(run_pks)
+    return PrefillResult(
+        total, len(run_pks), seconds, total / seconds, int(size[0] or 0), counts[0], counts[1]
+    )
+
+
+def _prefill_runs(fx: Fixture, runs: int) -> list[int]:
+    from django.db import connection
+
+    from campaigns.models import Campaign, Run
+
+    campaign = Campaign.objects.get(pk=fx.campaign_id)
+    made = Run.objects.bulk_create(
+        [
+            Run(
+                team_id=campaign.team_id,
+                campaign=campaign,
+                run_id=f"fill-{i}",
+                variant_id=fx.variant_id,
+                kind="pilot",
+                config={"fill": i},
+                config_digest=Run.digest_config({"fill": i}),
+            )
+            for i in range(runs)
+        ],
+        batch_size=500,
+    )
+    connection.close()
+    return [int(r.pk) for r in made]
 
 
 # --- The server ----------------------------------------------------------------------------
@@ -412,9 +559,14 @@ def count_http_rows(url: str, run_ids: list[str]) -> int:
 # --- Report --------------------------------------------------------------------------------
 
 
-def print_table(copy: CopyResult, results: list[HttpResult], workers: int, batch: int) -> None:
+def print_table(
+    copy: CopyResult, results: list[HttpResult], workers: int, batch: int, title: str
+) -> None:
     print()
-    print(f"Ingest, {batch}-point batches, gunicorn --workers {workers}, PostgreSQL, loopback")
+    print(
+        f"Ingest at {title}, {batch}-point batches, gunicorn --workers {workers}, PostgreSQL, "
+        "loopback"
+    )
     head = (
         f"{'path':<24}{'requests':>9}{'points':>10}{'points/s':>11}"
         f"{'p50 ms':>9}{'p99 ms':>9}{'HTTP/COPY':>11}  target"
@@ -437,9 +589,53 @@ def print_table(copy: CopyResult, results: list[HttpResult], workers: int, batch
     print(f"Target: HTTP >= {TARGET_RATIO:.2f} of COPY and p99 < {TARGET_P99_MS:.0f} ms")
 
 
+def load_average() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def measure(
+    url: str, port: int, fx: Fixture, copy_run_pk: int, stage: str, args: argparse.Namespace
+) -> dict[str, Any]:
+    """The COPY ceiling and the HTTP phases at the table as it is (`stage`: empty, full)."""
+    clients_list = [int(c) for c in args.clients.split(",") if c.strip()]
+    out: dict[str, Any] = {"load_average_before": load_average()}
+    print(f"COPY ceiling ({stage} table)…", flush=True)
+    copy = copy_ceiling(url, copy_run_pk, args.batch, args.copy_batches, args.seconds)
+    out["copy"] = asdict(copy)
+    results: list[HttpResult] = []
+    run_ids: list[str] = []
+    try:
+        for clients in clients_list:
+            print(f"HTTP, {clients} concurrent client(s) ({stage} table)…", flush=True)
+            tag = f"{stage}-{clients}c"
+            result = http_phase(port, fx, clients, args, tag)
+            result.ratio_to_copy = result.points_per_second / copy.points_per_second
+            result.meets_target = (
+                result.ratio_to_copy >= TARGET_RATIO and result.p99_ms < TARGET_P99_MS
+            )
+            results.append(result)
+            run_ids += [f"bench-{tag}-{c}" for c in range(clients)]
+    except EndpointMissing as exc:
+        print(f"\nThe metrics endpoint is not usable yet: {exc}", file=sys.stderr)
+        out["http_error"] = str(exc)
+    out["http"] = [asdict(r) for r in results]
+    out["load_average_after"] = load_average()
+    if results:
+        expected = sum(r.points + r.warmup_points for r in results)
+        stored = count_http_rows(url, run_ids)
+        out["rows_check"] = {"accepted_incl_warmup": expected, "stored": stored}
+        if stored < expected:
+            print(f"WARNING: {expected} points accepted but {stored} stored", file=sys.stderr)
+    print_table(copy, results, args.workers, args.batch, f"the {stage} table")
+    print(
+        f"Load average before / after: {out['load_average_before']} / {out['load_average_after']}"
+    )
+    out["meets_target"] = bool(results) and all(r.meets_target for r in results)
+    return out
+
+
 def main() -> int:
     args = parse_args()
-    clients_list = [int(c) for c in args.clients.split(",") if c.strip()]
     url = db_url(args.admin_url, args.db)
     BUILD.mkdir(exist_ok=True)
     began = time.monotonic()
@@ -455,9 +651,11 @@ def main() -> int:
             "database": args.db,
             "gunicorn_workers": args.workers,
             "batch_points": args.batch,
-            "clients": clients_list,
+            "clients": [int(c) for c in args.clients.split(",") if c.strip()],
             "seconds_per_phase": args.seconds,
             "max_requests_per_phase": args.max_requests,
+            "prefill_points": args.prefill,
+            "prefill_runs": args.prefill_runs if args.prefill else 0,
         },
         "target": {"min_ratio_to_copy": TARGET_RATIO, "max_p99_ms": TARGET_P99_MS},
     }
@@ -472,39 +670,29 @@ def main() -> int:
         with psycopg.connect(url) as conn:
             report["machine"]["postgresql"] = conn.info.server_version
 
-        print("COPY ceiling…", flush=True)
-        copy = copy_ceiling(url, fx.copy_run_pk, args.batch, args.copy_batches, args.seconds)
-        report["copy"] = asdict(copy)
-
-        port = free_port()
+        port = args.port or free_port()
         print(f"Starting gunicorn on 127.0.0.1:{port} with {args.workers} workers…", flush=True)
         proc = start_gunicorn(url, port, args.workers, BUILD / "bench-ingest-gunicorn.log")
-        results: list[HttpResult] = []
-        run_ids: list[str] = []
-        try:
-            for clients in clients_list:
-                print(f"HTTP, {clients} concurrent client(s)…", flush=True)
-                tag = f"{clients}c"
-                result = http_phase(port, fx, clients, args, tag)
-                result.ratio_to_copy = result.points_per_second / copy.points_per_second
-                result.meets_target = (
-                    result.ratio_to_copy >= TARGET_RATIO and result.p99_ms < TARGET_P99_MS
-                )
-                results.append(result)
-                run_ids += [f"bench-{tag}-{c}" for c in range(clients)]
-        except EndpointMissing as exc:
-            print(f"\nThe metrics endpoint is not usable yet: {exc}", file=sys.stderr)
-            report["http_error"] = str(exc)
-            status = 2
-        report["http"] = [asdict(r) for r in results]
-        if results:
-            expected = sum(r.points + r.warmup_points for r in results)
-            stored = count_http_rows(url, run_ids)
-            report["rows_check"] = {"accepted_incl_warmup": expected, "stored": stored}
-            if stored < expected:
-                print(f"WARNING: {expected} points accepted but {stored} stored", file=sys.stderr)
-        print_table(copy, results, args.workers, args.batch)
-        report["meets_target"] = bool(results) and all(r.meets_target for r in results)
+        empty = measure(url, port, fx, fx.copy_run_pk, "empty", args)
+        # The empty table's figures where they always were; the full table's under "full".
+        report.update(empty)
+        status = 2 if "http_error" in empty else 0
+        if args.prefill and not status:
+            print(f"Prefill: {args.prefill:,} points over {args.prefill_runs} runs…", flush=True)
+            filled = prefill(url, fx, args.prefill, args.prefill_runs)
+            print(
+                f"Prefilled {filled.points:,} points in {filled.seconds:.0f} s "
+                f"({filled.points_per_second:,.0f} points/s; points and indexes "
+                f"{filled.points_bytes / 2**30:.2f} GiB)",
+                flush=True,
+            )
+            copy_run = make_copy_run(fx.campaign_id, fx.variant_id, "full")
+            full = measure(url, port, fx, copy_run, "full", args)
+            report["full"] = {"prefill": asdict(filled), **full}
+            status = 2 if "http_error" in full else 0
+        report["meets_target"] = bool(report.get("meets_target")) and (
+            not args.prefill or bool(report.get("full", {}).get("meets_target"))
+        )
     finally:
         if proc is not None:
             stop_gunicorn(proc)

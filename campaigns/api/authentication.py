@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpRequest
 from django.utils.functional import cached_property
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
@@ -39,6 +40,25 @@ class IngestPrincipal:
         return f"ingest key {self.key.prefix}…"
 
 
+_LOOKED_UP = "_active_ingest_key"
+
+
+def active_ingest_key(request: HttpRequest, raw: str) -> IngestKey | None:
+    """The unrevoked ingest key `raw`, with its campaign, or None; looked up once per request
+    (the idempotency middleware asks for its principal first, this authentication again: one
+    statement on a logging call's hot path, not two)."""
+    looked_up = getattr(request, _LOOKED_UP, None)
+    if looked_up is not None and looked_up[0] == raw:
+        return looked_up[1]  # type: ignore[no-any-return]
+    key = (
+        IngestKey.objects.select_related("campaign")
+        .filter(digest=IngestKey.hash(raw), revoked_at__isnull=True)
+        .first()
+    )
+    setattr(request, _LOOKED_UP, (raw, key))
+    return key
+
+
 def is_ingest(user: Any) -> bool:
     return isinstance(user, IngestPrincipal)
 
@@ -56,11 +76,7 @@ class IngestKeyAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode()
         except UnicodeError as exc:
             raise exceptions.AuthenticationFailed("the ingest key is not valid text") from exc
-        key = (
-            IngestKey.objects.select_related("campaign")
-            .filter(digest=IngestKey.hash(raw), revoked_at__isnull=True)
-            .first()
-        )
+        key = active_ingest_key(request._request, raw)
         if key is None:
             raise exceptions.AuthenticationFailed("unknown or revoked ingest key")
         return IngestPrincipal(key), key

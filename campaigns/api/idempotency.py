@@ -48,7 +48,8 @@ from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
-from campaigns.models import ApiToken, IdempotencyRecord, IngestKey
+from campaigns.api.authentication import active_ingest_key
+from campaigns.models import ApiToken, IdempotencyRecord
 from campaigns.views import body_exceeds_limit, body_too_large
 
 log = logging.getLogger(__name__)
@@ -79,11 +80,9 @@ def principal_of(request: HttpRequest) -> str | None:
     scheme, _, credential = header.partition(" ")
     credential = credential.strip()
     if scheme.lower() == "bearer" and credential:
-        key_id = (
-            IngestKey.objects.filter(digest=IngestKey.hash(credential), revoked_at__isnull=True)
-            .values_list("pk", flat=True)
-            .first()
-        )
+        # The same lookup as the view's authentication, made once for both.
+        ingest_key = active_ingest_key(request, credential)
+        key_id = ingest_key.pk if ingest_key is not None else None
         if key_id is not None or not request.path.startswith("/mlflow/"):
             return f"ingest:{key_id}" if key_id is not None else None
     if scheme.lower() in ("token", "bearer") and credential:

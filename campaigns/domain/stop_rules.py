@@ -348,10 +348,11 @@ def _satisfies(value: float, comparator: Comparator, threshold: float) -> bool:
 
 
 def _firing_at_point(rule: StopRuleSpec, point: MetricPoint) -> Firing | None:
-    shown = format_metric_value(point.value)
+    # The value is put in words only when the rule fires: every point of a batch is checked.
     if rule.kind == "non_finite_loss":
         if math.isfinite(point.value):
             return None
+        shown = format_metric_value(point.value)
         reason = f"{point.name} is {shown} at step {point.step} ({rule.label})"
     elif rule.kind == "metric_threshold":
         # Both are guaranteed by StopRuleSpec validation; the check narrows the types.
@@ -360,7 +361,7 @@ def _firing_at_point(rule: StopRuleSpec, point: MetricPoint) -> Firing | None:
         if not _satisfies(point.value, rule.comparator, rule.threshold):
             return None
         reason = (
-            f"{point.name} is {shown} at step {point.step}, "
+            f"{point.name} is {format_metric_value(point.value)} at step {point.step}, "
             f"{COMPARATOR_WORDS[rule.comparator]} the threshold "
             f"{format_metric_value(rule.threshold)} ({rule.label})"
         )
@@ -368,8 +369,8 @@ def _firing_at_point(rule: StopRuleSpec, point: MetricPoint) -> Firing | None:
         if not point.value > 0:
             return None
         reason = (
-            f"{point.name} is {shown} at step {point.step}: essential inputs were truncated "
-            f"({rule.label})"
+            f"{point.name} is {format_metric_value(point.value)} at step {point.step}: "
+            f"essential inputs were truncated ({rule.label})"
         )
     else:
         return None

@@ -166,18 +166,26 @@ def _mark_running(campaign: Campaign) -> None:
 
 
 def _locked(run: Run) -> Run:
-    """The run, locked, in a campaign that still takes run data.
+    """The run, locked, in a campaign that still takes run data."""
+    return _locked_with_commit(run)[0]
+
+
+def _locked_with_commit(run: Run) -> tuple[Run, Any]:
+    """The run, locked, in a campaign that still takes run data, and the campaign's commit
+    moment (what rule_specs keys the frozen stop rules by).
 
     The campaign's status is read after the lock, in its own statement: closing locks every run
     of the campaign first, so a write that got here after a close committed sees it closed.
     """
     locked = Run.objects.select_for_update().get(pk=run.pk)
-    campaign = Campaign.objects.only("status", "closed_at").get(pk=locked.campaign_id)
+    campaign = Campaign.objects.only("status", "closed_at", "committed_at").get(
+        pk=locked.campaign_id
+    )
     try:
         campaign.refuse_if_closed()
     except CampaignClosed as exc:
         raise RunRefused(str(exc), locked) from exc
-    return locked
+    return locked, campaign.committed_at
 
 
 def refuse_unless_running(run: Run) -> None:
@@ -300,29 +308,35 @@ def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
 @transaction.atomic
 def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     """Store a batch of points (all or nothing) and apply the metric stop rules to it."""
-    run = _locked(run)
+    run, committed_at = _locked_with_commit(run)
     now = timezone.now()
     refuse_unless_taking_points(run, max((p.step for p in points), default=None), now)
     if not points:
         return Appended(run, 0, None)
-    fields, firing = store_points(run, points, now)
+    fields, firing = store_points(run, points, now, committed_at=committed_at)
     if fields:
         run.save(update_fields=fields)
     return Appended(run, len(points), firing)
 
 
-def store_points(run: Run, points: Sequence[Point], now: Any) -> tuple[list[str], Any]:
+def store_points(
+    run: Run, points: Sequence[Point], now: Any, *, committed_at: Any = None
+) -> tuple[list[str], Any]:
     """Insert points into the locked, running `run` and apply the metric stop rules to them;
-    the run's changed fields (for the caller's one save) and the firing, if any."""
+    the run's changed fields (for the caller's one save) and the firing, if any.
+    `committed_at`: the campaign's commit moment when the caller read it after the lock (else
+    taken from `run.campaign` when that is loaded), so the frozen rules come from memory."""
     # The summaries first: their ids are the points' keys, their counts the points' seq.
     keys = metric_store.record_points(run.pk, [(p.name, p.step, p.value) for p in points], now)
     _insert_points(run, points, keys, now)
     if run.status == RunStatus.STOPPED:
         # Points within a rule's grace: stored, the first firing stays the run's stop.
         return _advance_last_step(run, points), None
-    # The MLflow path has the campaign read after the lock (run_log.lock_run): its commit
-    # moment lets the frozen rules come from this process's copy.
-    committed_at = run.campaign.committed_at if Run.campaign.is_cached(run) else None
+    # The MLflow path has the campaign read after the lock (run_log.lock_run), /api/v1/'s
+    # append_metrics its commit moment: either lets the frozen rules come from this process's
+    # copy.
+    if committed_at is None and Run.campaign.is_cached(run):
+        committed_at = run.campaign.committed_at
     specs = rule_specs(run.campaign_id, committed_at)
     watched = {name for spec in specs for name in spec.metric_names}
     firing = rules.evaluate_points(
@@ -411,14 +425,15 @@ def _copy_text(
     prefixes = {name: f"{run_pk}\t{key}\t" for name, (key, _seq) in keys.items()}
     seqs = {name: seq for name, (_key, seq) in keys.items()}
     rows = []
-    for p in points:
-        seq = seqs[p.name]
-        seqs[p.name] = seq + 1
-        value = p.token or repr(p.value)
-        # \N is COPY's NULL; model ids are "m-" and hex (the facade checks), nothing to escape.
-        stamp = "\\N" if p.timestamp_ms is None else str(p.timestamp_ms)
+    null = "\\N"  # COPY's NULL
+    # Unpacked, not read by attribute: this loop runs for every point of every batch.
+    for name, step, value, token, stamp, model_id in points:
+        seq = seqs[name]
+        seqs[name] = seq + 1
+        # Model ids are "m-" and hex (the facade checks): nothing to escape.
         rows.append(
-            f"{prefixes[p.name]}{p.step}\t{seq}\t{value}\t{p.token}{suffix}{stamp}\t{p.model_id}\n"
+            f"{prefixes[name]}{step}\t{seq}\t{token or repr(value)}\t{token}{suffix}"
+            f"{null if stamp is None else stamp}\t{model_id}\n"
         )
     return "".join(rows).encode()
 
@@ -715,7 +730,23 @@ def check_points(
     points: list[Point] = []
     errors: dict[str, dict[str, list[str]]] = {}
     checked_names: dict[str, str] = {}  # a batch repeats a handful of names
+    isfinite = math.isfinite
     for index, item in enumerate(items):
+        if type(item) is dict:
+            # The common point, taken without building its problems: a name already found
+            # good in this batch, a step in range, a finite float. Anything else (a new name, an
+            # integer or non-finite value, a problem) goes the whole way through _check_point.
+            name, step, value = item.get("name"), item.get("step"), item.get("value")
+            if (
+                type(value) is float
+                and type(step) is int
+                and type(name) is str
+                and min_step <= step <= STEP_MAX
+                and isfinite(value)
+                and checked_names.get(name) == ""
+            ):
+                points.append(Point(name, step, value, ""))
+                continue
         if type(item) is not dict:
             errors[str(index)] = {"non_field_errors": ["Expected {name, step, value}."]}
         else:

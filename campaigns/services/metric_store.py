@@ -6,8 +6,9 @@ so two batches of one run are folded one after the other. Each batch costs two u
 whatever its size: one ``INSERT … ON CONFLICT DO UPDATE`` of the summaries of its metrics and
 one of its rollups, from the batch's aggregates computed in Python
 (campaigns/domain/metric_rollups.py); the ``DO UPDATE`` applies ``merge`` in SQL. SQLite
-(3.35+: RETURNING) runs them apart; PostgreSQL runs both as one statement (the summaries'
-in a data-modifying ``WITH``) when the rollup rows fit one chunk: one round trip per batch.
+(3.35+: RETURNING) runs them apart; PostgreSQL runs both as one statement whatever the batch
+(the summaries' in a data-modifying ``WITH``), each column bound as one array that the server
+unnests, so the statement's text never changes: one round trip per batch.
 """
 
 from __future__ import annotations
@@ -186,33 +187,31 @@ def record_points(
     run_pk: int, points: Sequence[tuple[str, int, float]], now: datetime
 ) -> dict[str, tuple[int, int]]:
     """Fold a batch ``(name, step, value)`` (logging order) into the run's summaries and
-    rollups: one statement on PostgreSQL for up to _CHUNK rollup rows (a logging call's common
-    case), else two or more. Returns, by name, the metric's key (its summary id) and the
-    ``seq`` of the batch's first point of it (the points logged before): what the points are
-    stored under (docs/architecture.md §7)."""
+    rollups: one statement on PostgreSQL whatever the batch's size, two or more elsewhere.
+    Returns, by name, the metric's key (its summary id) and the ``seq`` of the batch's first
+    point of it (the points logged before): what the points are stored under
+    (docs/architecture.md §7)."""
     grouped = _by_name(points)
     if not grouped:
         return {}
-    params: list[Any] = []
-    stamp = connection.ops.adapt_datetimefield_value(now)
-    summaries = {}
+    summaries: dict[str, mr.Summary] = {}
     for name, pts in grouped.items():
         summary = mr.summarize(pts)
         assert summary is not None
         summaries[name] = summary
-        params += _summary_params(run_pk, name, summary, stamp)
     # Each rollup row carries its metric's name where the summary id goes, until it is known.
     rows = [
         [run_pk, name, level, bucket, *_bucket_values(b)]
         for name, pts in grouped.items()
         for (level, bucket), b in mr.rollup(pts).items()
     ]
+    if connection.vendor == "postgresql":
+        return _record_postgresql(run_pk, grouped, summaries, rows, now)
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    params: list[Any] = []
+    for name, summary in summaries.items():
+        params += _summary_params(run_pk, name, summary, stamp)
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql" and len(rows) <= _CHUNK:
-            # One round trip for a logging call's common case (docs/architecture.md §7).
-            flat = [v for row in rows for v in row]
-            cursor.execute(_combined_sql(len(grouped), len(rows)), params + flat)
-            return _keys(cursor.fetchall(), grouped)
         cursor.execute(_summary_sql(len(grouped)), params)
         keys = _keys(cursor.fetchall(), grouped)
         for row in rows:
@@ -230,10 +229,30 @@ def _keys(
     return {name: (pk, count - len(grouped[name])) for pk, name, count in returned}
 
 
-# The rollup columns as the combined statement's VALUES list carries them (the metric's name in
-# place of its summary id, which the summary upsert returns), with their PostgreSQL types.
-_ROLLUP_VALUES = (
-    ("run_id", "bigint"),
+# --- PostgreSQL: one statement of arrays -----------------------------------------------------
+#
+# Both upserts in one statement, the summaries' in a data-modifying WITH whose RETURNING gives
+# the rollups their summary ids and the caller the points' keys. Each column travels as ONE
+# array literal unnested by the server, so the statement's text is the same for every batch:
+# a few dozen parameters instead of 14 a rollup row. A VALUES list of ~800 placeholders cost
+# more to bind (client side), parse and plan than the upserts cost to run (issue 21's ingest
+# ratio; docs/architecture.md §7, "Ingest cost").
+
+# The summary columns after run_id, as unnested (name first), with their PostgreSQL types.
+_SUMMARY_ARRAYS = (
+    ("name", "text"),
+    ("count", "bigint"),
+    ("first_step", "bigint"),
+    ("last_step", "bigint"),
+    ("last_value", "double precision"),
+    ("last_token", "text"),
+    ("min_value", "double precision"),
+    ("max_value", "double precision"),
+    ("non_finite", "bigint"),
+)
+# The rollup columns after run_id: the metric's name in place of its summary id (joined to the
+# summaries' RETURNING), then the bucket's fields in Bucket's order.
+_ROLLUP_ARRAYS = (
     ("name", "text"),
     ("level", "integer"),
     ("bucket", "bigint"),
@@ -248,23 +267,77 @@ _ROLLUP_VALUES = (
     ("last_nf_step", "bigint"),
     ("last_nf", "text"),
 )
+_TEXT_COLUMNS = frozenset(
+    i for i, (_c, kind) in enumerate(_ROLLUP_ARRAYS, start=1) if kind == "text"
+)
+_SUMMARY_TEXT = frozenset(i for i, (_c, kind) in enumerate(_SUMMARY_ARRAYS) if kind == "text")
 
 
-def _combined_sql(summaries: int, rollups: int) -> str:
-    """PostgreSQL: both upserts in one statement, the summaries' in a data-modifying WITH whose
-    RETURNING gives the rollups their summary ids and the caller the points' keys."""
+def _record_postgresql(
+    run_pk: int,
+    grouped: dict[str, list[mr.Point]],
+    summaries: dict[str, mr.Summary],
+    rows: list[list[Any]],
+    now: datetime,
+) -> dict[str, tuple[int, int]]:
+    summary_rows = [_summary_params(run_pk, n, s, now)[1:10] for n, s in summaries.items()]
+    params: list[Any] = [run_pk, now, now]
+    params += [
+        array_literal((r[i] for r in summary_rows), text=i in _SUMMARY_TEXT)
+        for i in range(len(_SUMMARY_ARRAYS))
+    ]
+    params.append(run_pk)
+    params += [
+        array_literal((r[i] for r in rows), text=i in _TEXT_COLUMNS)
+        for i in range(1, len(_ROLLUP_ARRAYS) + 1)
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(_combined_sql(), params)
+        return _keys(cursor.fetchall(), grouped)
+
+
+def array_literal(values: Iterable[Any], *, text: bool = False) -> str:
+    """A PostgreSQL array literal (``{1,NULL,2.5}``, ``{"a","b \\"c\\""}``) of ints, floats or
+    (``text``) strings; None is NULL. Floats print as ``repr`` (the shortest text that reads
+    back as the same double; ``nan`` and ``inf`` read as NaN and Infinity). Strings are
+    double-quoted with backslash and quote escaped, so any name survives (array_in's rule)."""
+    if text:
+        return (
+            "{"
+            + ",".join(
+                "NULL" if v is None else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                for v in values
+            )
+            + "}"
+        )
+    return "{" + ",".join("NULL" if v is None else repr(v) for v in values) + "}"
+
+
+_COMBINED: list[str] = []
+
+
+def _combined_sql() -> str:
+    """The one statement (built once per process: its text does not depend on the batch)."""
+    if _COMBINED:
+        return _COMBINED[0]
+    summary = _summary_sql(1)
     rollup = _rollup_sql(1)
-    head = rollup[: rollup.index(" VALUES ")]
-    conflict = rollup[rollup.index(" ON CONFLICT ") :]
-    row = "(" + ", ".join(f"%s::{kind}" for _c, kind in _ROLLUP_VALUES) + ")"
-    names = ", ".join(_q(c) for c, _k in _ROLLUP_VALUES)
-    picked = ", ".join("s." + _q("id") if c == "name" else "v." + _q(c) for c, _k in _ROLLUP_VALUES)
-    return (
-        f"WITH s AS ({_summary_sql(summaries)}), r AS ({head} SELECT {picked} "
-        f"FROM (VALUES {', '.join([row] * rollups)}) AS v ({names}) "
-        f"JOIN s ON s.{_q('name')} = v.{_q('name')}{conflict}) "
+    s_cols = ", ".join(_q(c) for c, _k in _SUMMARY_ARRAYS)
+    s_arrays = ", ".join(f"%s::{kind}[]" for _c, kind in _SUMMARY_ARRAYS)
+    r_cols = ", ".join(_q(c) for c, _k in _ROLLUP_ARRAYS)
+    r_arrays = ", ".join(f"%s::{kind}[]" for _c, kind in _ROLLUP_ARRAYS)
+    picked = ", ".join("s." + _q("id") if c == "name" else "v." + _q(c) for c, _k in _ROLLUP_ARRAYS)
+    sql = (
+        f"WITH s AS ({summary[: summary.index(' VALUES ')]} "
+        f"SELECT %s::bigint, u.*, %s::timestamptz, %s::timestamptz "
+        f"FROM unnest({s_arrays}) AS u ({s_cols}){summary[summary.index(' ON CONFLICT ') :]}), "
+        f"r AS ({rollup[: rollup.index(' VALUES ')]} SELECT %s::bigint, {picked} "
+        f"FROM unnest({r_arrays}) AS v ({r_cols}) "
+        f"JOIN s ON s.{_q('name')} = v.{_q('name')}{rollup[rollup.index(' ON CONFLICT ') :]}) "
         f"SELECT {_q('id')}, {_q('name')}, {_q('count')} FROM s"
     )
+    _COMBINED.append(sql)
+    return sql
 
 
 def _bucket_values(b: mr.Bucket) -> list[Any]:
