@@ -3,8 +3,8 @@ item 5). It measures nothing; a script that no longer runs against the current s
 here instead of on the day someone needs its figures. Each script makes its own throwaway
 database next to the test database's server and drops it; that database is a copy of one this
 module migrates once (BENCH_TEMPLATE_DB, bench/databases.py), so the ten scripts' own `migrate`
-finds the schema current instead of each running every migration (about two thirds of this
-module's time before)."""
+finds the schema current instead of each running every migration (the module's CPU time, its
+subprocesses' included, 82 s before and 59 s after on 2026-12-01, load average 6-8)."""
 
 from __future__ import annotations
 
