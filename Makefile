@@ -4,12 +4,18 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
-# Two pytest-xdist workers, one test file each at a time (a file's module-wide fixtures, such as
-# its Celery worker, start once); each worker has its own test database, Celery queue, cache
-# prefix and live-server port. The tests that start a Celery worker or a browser run in a second
-# pass, still two at a time (their timings are looser than the first pass's CPU-bound tests
-# allow); only the tests marked `serial` (they time a server under load) run alone.
-PARALLEL ?= -n 2 --dist loadfile
+# `make test` is two pytest sessions (issue 16: each session costs a start-up and, per xdist
+# worker, a test database with every migration).
+# 1. Everything but the `serial` tests, on two pytest-xdist workers, one test file each at a time
+#    (a file's module-wide fixtures, such as its Celery worker, start once). Each worker has its
+#    own test database, Celery queue, cache prefix and live-server port, so the tests that start
+#    a Celery worker or a browser run beside the CPU-bound ones (they were a pass of their own
+#    before; their waits are generous enough for a loaded machine). The files that take longest
+#    are handed out first (conftest.py LONGEST_FIRST, hence --no-loadscope-reorder) so both
+#    workers finish together. --create-db builds the databases afresh; --reuse-db keeps them.
+# 2. The tests marked `serial` (they time a server under load), alone on one worker, which
+#    reuses the first session's database (test_<name>_gw0) instead of migrating another.
+PARALLEL ?= -n 2 --dist loadfile --no-loadscope-reorder
 PYTEST_ARGS ?=
 
 .PHONY: run test install install-dev lint typecheck bench worker clean
@@ -45,9 +51,8 @@ run: install
 	$(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 test: install-dev
-	$(BIN)/python -m pytest $(PARALLEL) -m "not celery_worker and not browser and not serial" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest $(PARALLEL) -m "(celery_worker or browser) and not serial" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -m "serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PARALLEL) --reuse-db --create-db -m "not serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 1 --reuse-db -m "serial" $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

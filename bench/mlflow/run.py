@@ -202,7 +202,7 @@ def start_mlflow(
     if not Path(args.mlflow).exists():
         print(f"No MLflow server at {args.mlflow}: measured Campaign Desk only.")
         return None
-    recreate_database(args.admin_url, args.mlflow_db)
+    recreate_database(args.admin_url, args.mlflow_db, schema=False)
     store = db_url(args.admin_url, args.mlflow_db).replace("postgres://", "postgresql+psycopg2://")
     port = free_port()
     log = build / "bench-mlflow-server.log"
