@@ -198,7 +198,7 @@ def page(run_pk: int, key: int, *, after: tuple[int, int] | None, limit: int) ->
 def _page_of_blocks(params: dict[str, Any], limit: int) -> list[Raw]:
     found: list[Raw] = []
     position = (-(2**63), -1)  # (min_step, block) of the last block read
-    take = limit // 64 + 2
+    take = limit // 64 + 2  # blocks hold 78 points or fewer: a page of them and a spare
     while True:
         with connection.cursor() as cursor:
             cursor.execute(

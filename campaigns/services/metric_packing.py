@@ -19,20 +19,27 @@ from django.db import connection, transaction
 
 from campaigns.models import Run
 
-# 64 points of 8-byte step, value and logging time fill ~1.6 KB: the row stays inline under
-# PostgreSQL's ~2 KB TOAST threshold, so a read detoasts nothing (bench/README.md "Scale").
-BLOCK_POINTS = 64
+# 78 points of 8-byte step, value and logging time make a 2,024-byte row: the largest that
+# stays inline under PostgreSQL's 2,032-byte TOAST threshold, four to a page, so a read
+# decompresses nothing (27 bytes a point; 64 leave a page a sixth empty: 33; 1,024-point
+# blocks compress to 11 on the bench's data but make every look-up by step decompress a
+# 1,024-point block: bench/README.md "Scale").
+BLOCK_POINTS = 78
 
 _MAX_SEQ = 2**31 - 1
 
 # The hot rows to move: per metric, the points logged before ``horizon`` up to the first
 # one logged after it (a seq prefix, so whatever stays hot comes after what is packed; the
 # run row is locked, so no batch of this run is being stored meanwhile).
-_PACK = f"""
-WITH cut AS (
+_CUT = """
     SELECT key_id, min(seq) AS seq FROM campaigns_metricpoint
     WHERE run_id = %(run)s AND created_at >= %(horizon)s GROUP BY key_id
-), keys AS (
+"""
+# Without a horizon nothing is cut: no scan for it.
+_NO_CUT = "SELECT CAST(NULL AS bigint) AS key_id, CAST(NULL AS integer) AS seq WHERE FALSE"
+
+_PACK = f"""
+WITH cut AS ({{cut}}), keys AS (
     SELECT s.id AS key_id, coalesce(c.seq, {_MAX_SEQ}) AS cut
     FROM campaigns_metricsummary s LEFT JOIN cut c ON c.key_id = s.id
     WHERE s.run_id = %(run)s
@@ -98,10 +105,11 @@ def pack_points(
         return Packed(0, 0)
     if not Run.objects.select_for_update().filter(pk=run_id).exists():
         return Packed(0, 0)
+    sql = _PACK.format(cut=_CUT if older_than is not None else _NO_CUT)
     with connection.cursor() as cursor:
-        cursor.execute(
-            _PACK,
-            {"run": run_id, "horizon": older_than or "infinity", "size": block_size},
-        )
+        # The grouping sorts a run's points: in memory (a 1,000,000-point run needs ~150 MB;
+        # larger ones spill, as any sort), for this transaction only.
+        cursor.execute("SET LOCAL work_mem = '64MB'")
+        cursor.execute(sql, {"run": run_id, "horizon": older_than, "size": block_size})
         points, blocks = cursor.fetchone()
     return Packed(points, blocks)
