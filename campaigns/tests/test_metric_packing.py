@@ -19,7 +19,7 @@ from hypothesis.extra.django import TestCase
 
 from campaigns.domain import metric_rollups as mr
 from campaigns.domain.downsampling import token
-from campaigns.models import IngestKey, MetricBlock, MetricPoint, MetricSummary, Run, Team
+from campaigns.models import Campaign, IngestKey, MetricBlock, MetricPoint, MetricSummary, Run, Team
 from campaigns.selectors import run_metrics
 from campaigns.services import ingest, metric_packing, metric_store
 from campaigns.tasks import pack_metric_points, pack_run_points
@@ -73,6 +73,8 @@ def _same(a: list[mr.Point], b: list[mr.Point]) -> bool:
 
 @needs_postgres
 class PackingKeepsEveryPoint(TestCase):
+    campaign: Campaign
+
     @classmethod
     def setUpTestData(cls) -> None:
         cls.campaign = committed_campaign(Team.objects.create(name="nlp"))
@@ -140,6 +142,11 @@ class PackingKeepsEveryPoint(TestCase):
 
 @needs_postgres
 class EveryReaderAnswersAsBeforePacking(TestCase):
+    team: Team
+    campaign: Campaign
+    raw: str
+    traced: Run
+
     @classmethod
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="cv")
@@ -186,7 +193,7 @@ class EveryReaderAnswersAsBeforePacking(TestCase):
                     break
             answers.append(pages)
         history = "/mlflow/api/2.0/mlflow/metrics/get-history"
-        query = {"run_id": "r-1", "metric_key": "loss", "max_results": 500}
+        query: dict[str, Any] = {"run_id": "r-1", "metric_key": "loss", "max_results": 500}
         token_, bodies = None, []
         while True:
             body = json.loads(mlflow.get(history, {**query, "page_token": token_ or ""}).content)
