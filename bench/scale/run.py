@@ -412,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
             empty = ingest_vs_copy(ctx, args, "empty")
             scan_small = alert_scan(ctx, args)
             big_run, load_s = load(ctx, args)
-        full = ingest_vs_copy(ctx, args, "full")
+        # A reused database holds the first measurement's sample runs: new names.
+        full = ingest_vs_copy(ctx, args, f"full-{int(time.time())}" if args.reuse else "full")
         big_run.refresh_from_db()
         timings = reads(ctx, big_run, args)
         if scan_small is not None:

@@ -12,7 +12,6 @@ keyset pages.
 
 from __future__ import annotations
 
-import bisect
 import math
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
@@ -136,40 +135,25 @@ def points_of(whole: Mapping[int, int], non_finite: Mapping[int, int] | None = N
 
 def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
     """Every point of one metric at the given steps, ordered, with its logging time and what
-    the client sent (the marks and costs of the points a series shows)."""
+    the client sent (the marks and costs of the points a series shows): one query. The
+    blocks are those whose step range holds one of the steps, found off the step ranges'
+    index alone (``width_bucket`` bisects the sorted steps), then read by their key."""
     if not steps:
         return []
-    params: dict[str, Any] = {"run": run_pk, "key": key}
-    at = _in("steps", steps, params)
-    blocks = _blocks_holding(run_pk, key, sorted(set(steps)))
-    cold = "FALSE"
-    if blocks:
-        cold = (
-            f"b.run_id = %(run)s AND b.key_id = %(key)s AND b.block {_in('blocks', blocks, params)}"
-        )
-        cold += f" AND u.step {at}"
+    wanted = sorted(set(steps))
+    params: dict[str, Any] = {"run": run_pk, "key": key, "sorted": wanted}
+    at = _in("steps", wanted, params)
     hot = f"run_id = %(run)s AND key_id = %(key)s AND step {at}"
+    cold = (
+        "b.run_id = %(run)s AND b.key_id = %(key)s AND b.block = ANY(ARRAY("
+        f"SELECT h.block FROM {_BLOCKS} h WHERE h.run_id = %(run)s AND h.key_id = %(key)s "
+        "AND h.max_step >= %(low)s AND h.min_step <= %(high)s "
+        "AND width_bucket(h.max_step, %(sorted)s::bigint[]) "
+        "> width_bucket(h.min_step - 1, %(sorted)s::bigint[]))) "
+        f"AND u.step {at}"
+    )
+    params.update(low=wanted[0], high=wanted[-1])
     return _both(hot, cold, params, full=True)
-
-
-def _blocks_holding(run_pk: int, key: int, steps: list[int]) -> list[int]:
-    """The blocks whose step range holds one of ``steps`` (sorted): off the step ranges'
-    index alone, a bisection each."""
-    if not _packs():
-        return []
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT block, min_step, max_step FROM {_BLOCKS} WHERE run_id = %s AND key_id = %s "
-            "AND max_step >= %s AND min_step <= %s",
-            [run_pk, key, steps[0], steps[-1]],
-        )
-        ranges = cursor.fetchall()
-    found = []
-    for block, low, high in ranges:
-        i = bisect.bisect_left(steps, low)
-        if i < len(steps) and steps[i] <= high:
-            found.append(block)
-    return found
 
 
 def page(run_pk: int, key: int, *, after: tuple[int, int] | None, limit: int) -> list[Raw]:
