@@ -141,7 +141,7 @@ def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
     if not steps:
         return []
     wanted = sorted(set(steps))
-    params: dict[str, Any] = {"run": run_pk, "key": key, "sorted": wanted}
+    params: dict[str, Any] = {"run": run_pk, "key": key}
     at = _in("steps", wanted, params)
     hot = f"run_id = %(run)s AND key_id = %(key)s AND step {at}"
     cold = (
@@ -152,7 +152,8 @@ def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
         "> width_bucket(h.min_step - 1, %(sorted)s::bigint[]))) "
         f"AND u.step {at}"
     )
-    params.update(low=wanted[0], high=wanted[-1])
+    if _packs():  # SQLite takes no array parameter (and has no blocks)
+        params.update(sorted=wanted, low=wanted[0], high=wanted[-1])
     return _both(hot, cold, params, full=True)
 
 
