@@ -17,6 +17,10 @@ Run from the project root:
    the run page; the closing report's data (``ledger.reports.collect``) of the campaign of
    ``--runs`` runs; the alert scan (``ledger.selectors.alerts.campaign_facts``) — each the
    median of ``--repeat`` with its query count.
+4. With ``--pack``: every run's points packed into blocks (``metric_packing.pack_points``,
+   timed; ``--block`` points a block instead of the store's), the readers' answers for the
+   largest run compared with those before, then the sizes (points and blocks apart) and the
+   reads again; then the hot tier's emptied indexes rebuilt and the sizes once more.
 """
 
 from __future__ import annotations
