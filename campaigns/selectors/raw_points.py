@@ -150,7 +150,8 @@ def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
         "AND h.max_step >= %(low)s AND h.min_step <= %(high)s "
         "AND width_bucket(h.max_step, %(sorted)s::bigint[]) "
         "> width_bucket(h.min_step - 1, %(sorted)s::bigint[]))) "
-        f"AND u.step {at}"
+        # Typed as the column: PostgreSQL then hashes the array, not a scan of it a point.
+        "AND u.step = ANY(%(sorted)s::bigint[])"
     )
     if _packs():  # SQLite takes no array parameter (and has no blocks)
         params.update(sorted=wanted, low=wanted[0], high=wanted[-1])
