@@ -154,7 +154,7 @@ def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
         "AND u.step = ANY(%(sorted)s::bigint[])"
     )
     if _packs():  # SQLite takes no array parameter (and has no blocks)
-        params.update(sorted=wanted, low=wanted[0], high=wanted[-1])
+        params |= {"sorted": wanted, "low": wanted[0], "high": wanted[-1]}
     return _both(hot, cold, params, full=True)
 
 
@@ -244,7 +244,7 @@ def last_at(steps: Mapping[int, tuple[int, int]]) -> dict[int, Raw]:
                 found[point.key_id] = point
     missing = [k for k in steps if k not in found]
     if missing and _packs():
-        found.update(_last_in_blocks({k: steps[k] for k in missing}))
+        found |= _last_in_blocks({k: steps[k] for k in missing})
     return found
 
 
