@@ -8,4 +8,9 @@ class CampaignsConfig(AppConfig):
     def ready(self) -> None:
         # Registers the ingest-key scheme with drf-spectacular before any schema is generated
         # (`check --deploy` generates one and fails on its warnings).
+        from campaigns import signals, tasks
         from campaigns.api import schema  # noqa: F401
+
+        # A finished run's points are packed after the finish commits (docs/architecture.md
+        # §7 "Two tiers").
+        signals.run_finished.connect(tasks.pack_when_finished, dispatch_uid="campaigns.pack")

@@ -7,10 +7,12 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
-from campaigns.models import IdempotencyRecord, Team
-from campaigns.services import metric_store
+from campaigns.models import IdempotencyRecord, Run, Team
+from campaigns.selectors import raw_points
+from campaigns.services import metric_packing, metric_store
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
@@ -42,3 +44,34 @@ def drop_old_metric_points() -> int:
                 break
             total += done
     return total
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def pack_run_points(run_pk: int) -> int:
+    """Pack one run's points logged more than METRIC_PACK_AFTER_SECONDS ago into blocks
+    (docs/architecture.md §7 "Two tiers"); returns how many moved. Enqueued when the run
+    finishes; the newest points stay hot until the beat's next pass (a retried batch is
+    recognised among the hot rows). Idempotent: a second run finds nothing older to move."""
+    horizon = timezone.now() - timedelta(seconds=settings.METRIC_PACK_AFTER_SECONDS)
+    return metric_packing.pack_points(run_id=run_pk, older_than=horizon).points
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def pack_metric_points() -> int:
+    """Beat: pack the points logged more than METRIC_PACK_AFTER_SECONDS ago of every run
+    holding some (running runs included), a transaction per run, until METRIC_PACK_SECONDS of
+    work; the next beat goes on. Returns how many moved. Idempotent."""
+    deadline = time.monotonic() + settings.METRIC_PACK_SECONDS
+    horizon = timezone.now() - timedelta(seconds=settings.METRIC_PACK_AFTER_SECONDS)
+    total = 0
+    for run_pk in raw_points.runs_with_hot_points(older_than=horizon):
+        if time.monotonic() >= deadline:
+            break
+        total += metric_packing.pack_points(run_id=run_pk, older_than=horizon).points
+    return total
+
+
+def pack_when_finished(sender: object, run: Run, **kwargs: object) -> None:
+    """run_finished's receiver: the packing is enqueued once the finish commits (a broker
+    that is down loses nothing: the beat packs the run later)."""
+    transaction.on_commit(lambda: pack_run_points.delay(run.pk), robust=True)

@@ -364,6 +364,9 @@ def celery_queues(base: str) -> tuple[dict[str, str], dict[str, Any], dict[str, 
         "ledger.deliver_alert_to_channel": {"queue": names["delivery"]},
         "ledger.build_closing_report": {"queue": names["reports"]},
         "ledger.sweep_stale_reports": {"queue": names["reports"]},
+        # Bulk database work beside the reports, away from the webhooks' workers.
+        "campaigns.tasks.pack_run_points": {"queue": names["reports"]},
+        "campaigns.tasks.pack_metric_points": {"queue": names["reports"]},
         "estimates.tasks.*": {"queue": names["forecasts"]},
     }
     return names, queues, routes
@@ -387,11 +390,19 @@ TASK_TIME_LIMITS = {
     "estimates.tasks.sweep_stale_estimates": (60, 90),
     "campaigns.tasks.purge_idempotency_records": (300, 360),
     "campaigns.tasks.drop_old_metric_points": (600, 660),  # stops itself after its budget
+    "campaigns.tasks.pack_metric_points": (600, 660),  # stops itself after its budget
+    "campaigns.tasks.pack_run_points": (300, 360),  # ~10 s for a 1,000,000-point run
     "ledger.scan_team_budgets": (240, 300),
     "ledger.deliver_alert_to_channel": (40, 60),  # one chat webhook, 10 s deadline
 }
 # Seconds of deleting one retention task does before leaving the rest to the next beat.
 METRIC_RETENTION_SECONDS = float(os.environ.get("METRIC_RETENTION_SECONDS", "300"))
+# The metric store's two tiers (docs/architecture.md §7): points stay hot rows this long (a
+# retried batch is recognised among them), then the beat (every METRIC_PACK_BEAT_SECONDS,
+# for up to METRIC_PACK_SECONDS of work) or a run's finish packs them into blocks.
+METRIC_PACK_AFTER_SECONDS = float(os.environ.get("METRIC_PACK_AFTER_SECONDS", "900"))
+METRIC_PACK_SECONDS = float(os.environ.get("METRIC_PACK_SECONDS", "300"))
+METRIC_PACK_BEAT_SECONDS = float(os.environ.get("METRIC_PACK_BEAT_SECONDS", "900"))
 CELERY_TASK_ANNOTATIONS = {
     name: {"soft_time_limit": soft, "time_limit": hard}
     for name, (soft, hard) in TASK_TIME_LIMITS.items()
@@ -415,6 +426,11 @@ CELERY_BEAT_SCHEDULE = {
     "drop-old-metric-points": {
         "task": "campaigns.tasks.drop_old_metric_points",
         "schedule": 3600.0,
+    },
+    # Hot points older than METRIC_PACK_AFTER_SECONDS into blocks, running runs included.
+    "pack-metric-points": {
+        "task": "campaigns.tasks.pack_metric_points",
+        "schedule": METRIC_PACK_BEAT_SECONDS,
     },
     "sweep-stale-reports": {
         "task": "ledger.sweep_stale_reports",

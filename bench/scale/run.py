@@ -17,6 +17,10 @@ Run from the project root:
    the run page; the closing report's data (``ledger.reports.collect``) of the campaign of
    ``--runs`` runs; the alert scan (``ledger.selectors.alerts.campaign_facts``) — each the
    median of ``--repeat`` with its query count.
+4. With ``--pack``: every run's points packed into blocks (``metric_packing.pack_points``,
+   timed; ``--block`` points a block instead of the store's), the readers' answers for the
+   largest run compared with those before, then the sizes (points and blocks apart) and the
+   reads again; then the hot tier's emptied indexes rebuilt and the sizes once more.
 """
 
 from __future__ import annotations
@@ -46,6 +50,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sample", type=int, default=20, help="1,000-point batches ingested")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--keep-db", action="store_true")
+    p.add_argument(
+        "--pack",
+        action="store_true",
+        help="then pack every run's points into blocks (timed) and measure again",
+    )
+    p.add_argument("--block", type=int, default=0, help="points per block (default the store's)")
     p.add_argument(
         "--reuse",
         action="store_true",
@@ -181,11 +191,11 @@ def load(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[Any, float]:
 def sizes() -> dict[str, tuple[Any, Any, Any]]:
     from django.db import connection
 
-    from campaigns.models import MetricPoint, MetricRollup, MetricSummary
+    from campaigns.models import MetricBlock, MetricPoint, MetricRollup, MetricSummary
 
     out = {}
     with connection.cursor() as cursor:
-        for model in (MetricPoint, MetricSummary, MetricRollup):
+        for model in (MetricPoint, MetricBlock, MetricSummary, MetricRollup):
             table = model._meta.db_table
             # A partitioned table is empty itself: its partitions hold the rows.
             cursor.execute(
@@ -195,7 +205,9 @@ def sizes() -> dict[str, tuple[Any, Any, Any]]:
                 [table, table, table],
             )
             heap, index = cursor.fetchone()
-            cursor.execute(f"SELECT count(*) FROM {table}")
+            # A block's rows are its points.
+            counted = "sum(count)" if model is MetricBlock else "count(*)"
+            cursor.execute(f"SELECT coalesce({counted}, 0) FROM {table}")
             (rows,) = cursor.fetchone()
             out[table] = heap, index, rows
     return out
@@ -277,20 +289,20 @@ def setup() -> dict[str, Any]:
 def report(
     args: argparse.Namespace,
     empty: dict[str, Any] | None,
-    full: dict[str, Any],
+    full: dict[str, Any] | None,
     load_s: float,
     size: dict[str, Any],
     timings: list[Any],
 ) -> None:
     print(f"points {args.points:,} over {args.runs:,} runs; bulk load + fold {load_s:.0f} s")
-    points = size["campaigns_metricpoint"][2]
+    points = size["campaigns_metricpoint"][2] + size["campaigns_metricblock"][2]
     for table, (heap, index, rows) in size.items():
         print(
             f"{table:<26} rows {rows:>11,}  heap {heap / 2**20:>8.1f} MiB  indexes "
             f"{index / 2**20:>8.1f} MiB  {(heap + index) / max(points, 1):>6.1f} bytes/point"
         )
     total = sum(h + i for h, i, _ in size.values())
-    print(f"{'all three':<26} {total / max(points, 1):.1f} bytes/point")
+    print(f"{'all four':<26} {total / max(points, 1):.1f} bytes/point")
     for tag, r in (("empty", empty), ("full", full)):
         if r is None:
             continue
@@ -301,6 +313,64 @@ def report(
     print(f"{'read':<44} {'median ms':>10} {'queries':>8}")
     for label, ms, queries in timings:
         print(f"{label:<44} {ms:>10.1f} {queries:>8}")
+
+
+def pack_all(args: argparse.Namespace) -> float:
+    """Every run's points into blocks (metric_packing.pack_points, one transaction a run),
+    then VACUUM ANALYZE: seconds."""
+    from django.db import connection
+
+    from campaigns.models import Run
+    from campaigns.services import metric_packing
+
+    size = {"block_size": args.block} if args.block else {}
+    started = time.perf_counter()
+    for run_pk in Run.objects.order_by("pk").values_list("pk", flat=True):
+        metric_packing.pack_points(run_id=run_pk, **size)
+    packed = time.perf_counter() - started
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    vacuum = time.perf_counter() - started - packed
+    print(f"packed in {packed:.0f} s, VACUUM ANALYZE {vacuum:.0f} s")
+    return packed
+
+
+def same_reads(big_run: Any) -> Any:
+    """What the raw readers answer for the largest run: compared before and after packing."""
+    from campaigns.selectors import run_metrics
+
+    deep = (big_run.last_step or 0) // 2
+    pages = [
+        run_metrics.history_page(big_run, "loss", limit=1000, after=after)
+        for after in (None, (deep, 0))
+    ]
+    series = run_metrics.metric_series(big_run, "loss", 500)
+    return (
+        [(p.step, p.seq, repr(p.as_float()), p.timestamp_ms) for page, _ in pages for p in page],
+        [token for _page, token in pages],
+        repr(series.points),
+        run_metrics.client_marks(big_run, "loss", series.points),
+        [(p.step, p.seq) for p in run_metrics.last_points([big_run.pk])[big_run.pk]],
+    )
+
+
+def packed_report(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> None:
+    """Pack, compare the readers' answers, print the sizes and the reads again; the hot
+    tier's emptied index pages (kept for the next points) are then reindexed and the sizes
+    printed once more: the steady state of a table whose hot tier is the last interval."""
+    from django.db import connection
+
+    before = same_reads(big_run)
+    pack_s = pack_all(args)
+    assert same_reads(big_run) == before, "the readers answer differently after packing"
+    size = sizes()
+    timings = reads(ctx, big_run, args)
+    print(f"--- after packing ({pack_s:.0f} s), the readers answering as before")
+    report(args, None, None, 0.0, size, timings)
+    with connection.cursor() as cursor:
+        cursor.execute("REINDEX TABLE campaigns_metricpoint")
+    print("--- the hot tier's emptied indexes rebuilt (REINDEX)")
+    report(args, None, None, 0.0, sizes(), [])
 
 
 def existing() -> tuple[dict[str, Any], Any]:
@@ -346,12 +416,15 @@ def main(argv: list[str] | None = None) -> int:
             empty = ingest_vs_copy(ctx, args, "empty")
             scan_small = alert_scan(ctx, args)
             big_run, load_s = load(ctx, args)
-        full = ingest_vs_copy(ctx, args, "full")
+        # A reused database holds the first measurement's sample runs: new names.
+        full = ingest_vs_copy(ctx, args, f"full-{int(time.time())}" if args.reuse else "full")
         big_run.refresh_from_db()
         timings = reads(ctx, big_run, args)
         if scan_small is not None:
             timings.append(("alert scan at the empty table", *scan_small))
         report(args, empty, full, load_s, sizes(), timings)
+        if args.pack:
+            packed_report(ctx, big_run, args)
         return 0
     finally:
         if not args.keep_db:

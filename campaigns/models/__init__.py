@@ -34,7 +34,7 @@ from .errors import (
 )
 from .idempotency import IdempotencyRecord
 from .ingest_keys import IngestKey
-from .metric_store import MetricPoint, MetricRollup, MetricSummary
+from .metric_store import MetricBlock, MetricPoint, MetricRollup, MetricSummary
 from .plan import (
     AMENDABLE_ITEM_FIELDS,
     WORK_FIELDS,
@@ -72,6 +72,7 @@ __all__ = [
     "LotReservation",
     "Membership",
     "MembershipQuerySet",
+    "MetricBlock",
     "MetricPoint",
     "MetricRollup",
     "MetricSummary",

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
@@ -128,3 +129,61 @@ class MetricRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.summary_id}@{self.level}:{self.bucket}"
+
+
+class MetricBlock(models.Model):
+    """The packed tier (PostgreSQL only, docs/architecture.md §7 "Two tiers"): up to
+    ``BLOCK_POINTS`` consecutive points of one metric (by ``seq``) in one row, as arrays in
+    ``seq`` order, so a point costs its 8-byte step, value and logging time instead of a
+    ~130-byte row and index entry. campaigns/services/metric_packing.py moves hot
+    ``MetricPoint`` rows here; every raw reader reads both tiers through
+    ``run_metrics.raw_points``. Hash-partitioned by run like the points (migration
+    0017_h21pack_metric_blocks); the table exists on SQLite too, always empty, so deleting a
+    run cascades the same way."""
+
+    pk = models.CompositePrimaryKey("run", "key", "block")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
+    key = models.ForeignKey(
+        "MetricSummary",
+        on_delete=models.CASCADE,
+        related_name="+",
+        db_index=False,
+        db_constraint=False,
+    )
+    block = models.IntegerField()  # seq // BLOCK_POINTS
+    min_step = models.BigIntegerField()
+    max_step = models.BigIntegerField()
+    count = models.IntegerField()
+    non_finite = models.IntegerField()  # how many of its values are NaN or ±Inf
+    # The first point's seq; ``seqs`` is NULL when the points are seq0, seq0 + 1, … (always,
+    # unless points of the metric were deleted one by one).
+    seq0 = models.IntegerField()
+    seqs = ArrayField(models.IntegerField(), null=True)
+    steps = ArrayField(models.BigIntegerField())
+    # double precision keeps NaN and ±Inf: the token is derived from the value.
+    values = ArrayField(models.FloatField())
+    created = ArrayField(models.DateTimeField())
+    # What the client sent, NULL when it sent nothing for any point of the block.
+    stamps = ArrayField(models.BigIntegerField(null=True), null=True)
+    model_ids = ArrayField(models.CharField(max_length=40), null=True)
+
+    class Meta:
+        indexes = [
+            # The step range of each block without its arrays: the keyset pages and the
+            # point look-ups by step pick their blocks off it (an index-only scan).
+            models.Index(
+                fields=["run", "key", "min_step"],
+                include=["max_step", "block"],
+                name="metric_block_steps",
+            ),
+            # The blocks holding a non-finite point (a series read keeps every one), as the
+            # points' partial index.
+            models.Index(
+                fields=["run", "key", "block"],
+                name="metric_block_non_finite",
+                condition=models.Q(non_finite__gt=0),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.key_id}#{self.block}: {self.count} points"

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
 from django.db.models import Count, Q, QuerySet
 
 from campaigns.domain import downsampling as series
@@ -30,6 +29,7 @@ from campaigns.models import (
     StopRule,
     StopRuleKind,
 )
+from campaigns.selectors import raw_points as raw
 
 DEFAULT_MAX_POINTS = 1000
 LIMIT_MAX_POINTS = 10_000
@@ -59,18 +59,18 @@ def full_series(run: Run, name: str, *, non_finite_only: bool = False) -> list[s
     return _points_of_keys({key: run.pk}, non_finite_only=non_finite_only).get(run.pk, [])
 
 
-def _points_at(run: Run, name: str, steps: list[int]) -> QuerySet[MetricPoint]:
+def _points_at(run: Run, name: str, steps: list[int]) -> list[raw.Raw]:
     # The key first (one indexed row), so the steps are looked up on the primary key's
     # (run, key, step) prefix rather than through a join the planner may hash.
     key = MetricSummary.objects.filter(run=run, name=name).values_list("pk", flat=True).first()
-    return MetricPoint.objects.filter(run=run, key_id=key, step__in=steps)
+    return [] if key is None else raw.points_at(run.pk, key, steps)
 
 
 def logged_at(run: Run, name: str, points: Sequence[series.Point]) -> list[tuple[int, Any]]:
     """(step, when it was logged) of the given points of one metric: one indexed query. A
     point the retention dropped (docs/domain.md §27) takes its metric's last logging time."""
     steps = [step for step, _value in points]
-    when = dict(_points_at(run, name, steps).order_by().values_list("step", "created_at"))
+    when = {p.step: p.created_at for p in _points_at(run, name, steps)}
     if len(when) < len(set(steps)):
         last = MetricSummary.objects.filter(run=run, name=name).values_list("last_at", flat=True)
         return [(step, when.get(step) or last[0]) for step in steps]
@@ -83,12 +83,8 @@ def client_marks(
     """(client timestamp in ms, logged model id) of the given points, as an MLflow client sent
     them ((None, "") for points logged without): one indexed query."""
     steps = [step for step, _value in points]
-    marks = {
-        step: (stamp, model_id)
-        for step, stamp, model_id in _points_at(run, name, steps)
-        .order_by("step", "seq")
-        .values_list("step", "timestamp_ms", "model_id")
-    }
+    # Ordered by (step, seq): of equal steps the later-logged point's marks.
+    marks = {p.step: (p.timestamp_ms, p.model_id) for p in _points_at(run, name, steps)}
     return [marks.get(step, (None, "")) for step in steps]
 
 
@@ -240,26 +236,12 @@ def _points_of_keys(
     keys: dict[int, int], *, non_finite_only: bool
 ) -> dict[int, list[series.Point]]:
     """Every point (or only the non-finite ones) of the given metrics (key → its run's pk), by
-    run pk, in step order: one query off the primary key (the run in it prunes partitions)."""
-    if not keys:
-        return {}
-    opts = MetricPoint._meta
-    q = connection.ops.quote_name
-    only = f" AND {q('non_finite')} <> ''" if non_finite_only else ""
-    runs = sorted(set(keys.values()))
-    sql = (
-        f"SELECT {q('run_id')}, {q('step')}, {q('value')}, {q('non_finite')} "
-        f"FROM {q(opts.db_table)} WHERE {q('run_id')} IN ({', '.join(['%s'] * len(runs))}) "
-        f"AND {q('key_id')} IN ({', '.join(['%s'] * len(keys))}){only} "
-        f"ORDER BY {q('run_id')}, {q('key_id')}, {q('step')}, {q('seq')}"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [*runs, *keys])
-        rows = cursor.fetchall()
+    run pk, in step order: one query off the primary key (the run in it prunes partitions),
+    both tiers of the store."""
+    found = raw.points_of({}, keys) if non_finite_only else raw.points_of(keys)
     by_run: dict[int, list[series.Point]] = {}
-    nf = _NON_FINITE
-    for run_pk, step, value, tok in rows:
-        by_run.setdefault(run_pk, []).append((step, nf[tok] if tok else float(value)))
+    for p in found:
+        by_run.setdefault(p.run_id, []).append((p.step, p.value))
     return by_run
 
 
@@ -269,45 +251,47 @@ def history_page(
     """One page of a metric's raw points in (step, logging) order, off the primary key: at
     most ``limit`` points after the ``(step, seq)`` cursor ``after``, and the cursor of the
     next page (None on the last). A keyset page costs what it returns however deep it is
-    (MLflow's get-history pages with ``max_results`` and ``page_token``)."""
+    (MLflow's get-history pages with ``max_results`` and ``page_token``), in either tier."""
     key = MetricSummary.objects.filter(run=run, name=name).first()
     if key is None:
         return [], None
-    rows = MetricPoint.objects.filter(run=run, key=key)
-    if after is not None:
-        step, seq = after
-        # step >= s bounds the index range scan; the OR only filters the boundary step.
-        rows = rows.filter(Q(step__gt=step) | Q(step=step, seq__gt=seq), step__gte=step)
-    page = list(rows.order_by("step", "seq")[: limit + 1])
-    for point in page:
-        point.key = key  # the name without a query per point
+    page = [_as_point(p, key) for p in raw.page(run.pk, key.pk, after=after, limit=limit + 1)]
     if len(page) <= limit:
         return page, None
     page = page[:limit]
     return page, (page[-1].step, page[-1].seq)
 
 
+def _as_point(p: raw.Raw, key: MetricSummary) -> MetricPoint:
+    """A stored point as the MLflow shapes take it (the name from its summary, no query)."""
+    return MetricPoint(
+        run_id=p.run_id,
+        key=key,
+        step=p.step,
+        seq=p.seq,
+        value=p.value,
+        non_finite=p.token,
+        created_at=p.created_at,
+        timestamp_ms=p.timestamp_ms,
+        model_id=p.model_id,
+    )
+
+
 def last_points(run_pks: Sequence[int]) -> dict[int, list[MetricPoint]]:
     """The last point of each metric of each run (largest step; of equal steps the
-    later-logged), by run pk and name: two queries (the summaries say which point). A metric
-    whose raw points the retention dropped gets its summary's last point, logged at its last
-    logging time."""
+    later-logged), by run pk and name: two or three queries (the summaries say which point).
+    A metric whose raw points the retention dropped gets its summary's last point, logged at
+    its last logging time."""
     summaries = {s.pk: s for s in MetricSummary.objects.filter(run_id__in=run_pks)}
     if not summaries:
         return {}
-    latest: dict[int, MetricPoint] = {}
-    for point in MetricPoint.objects.filter(
-        run_id__in=run_pks,
-        key_id__in=[k for k, s in summaries.items() if s.points_kept],
-        step__in={s.last_step for s in summaries.values()},
-    ).order_by("seq"):
-        summary = summaries[point.key_id]
-        if point.step == summary.last_step:
-            point.key = summary
-            latest[summary.pk] = point
+    latest = raw.last_at(
+        {k: (s.run_id, s.last_step) for k, s in summaries.items() if s.points_kept}
+    )
     found: dict[int, list[MetricPoint]] = {}
     for summary in sorted(summaries.values(), key=lambda s: (s.run_id, s.name)):
-        point = latest.get(summary.pk) or _summary_point(summary)
+        stored = latest.get(summary.pk)
+        point = _as_point(stored, summary) if stored else _summary_point(summary)
         found.setdefault(summary.run_id, []).append(point)
     return found
 
@@ -375,19 +359,10 @@ def _points_of_summaries(
 ) -> dict[int, list[series.Point]]:
     """Every point of the metrics (summary ids) ``whole`` and the non-finite points of
     ``non_finite_of`` (two disjoint sets) of one run, by summary id, in step order (equal
-    steps in logging order, ``seq``): one query on the primary key's (run, key, step) prefix."""
-    if not whole and not non_finite_of:
-        return {}
-    wanted = Q(key_id__in=list(whole)) | (Q(key_id__in=list(non_finite_of)) & ~Q(non_finite=""))
-    rows = (
-        MetricPoint.objects.filter(wanted, run_id=run_pk)
-        .order_by("key_id", "step", "seq")
-        .values_list("key_id", "step", "value", "non_finite")
-    )
+    steps in logging order, ``seq``): one query on the primary key's (run, key, step) prefix,
+    both tiers of the store."""
+    found = raw.points_of(dict.fromkeys(whole, run_pk), dict.fromkeys(non_finite_of, run_pk))
     by_key: dict[int, list[series.Point]] = {}
-    nf = _NON_FINITE
-    for key, step, value, tok in rows:
-        # The value column is null only for a non-finite point, which has its token.
-        point = nf[tok] if tok or value is None else float(value)
-        by_key.setdefault(key, []).append((step, point))
+    for p in found:
+        by_key.setdefault(p.key_id, []).append((p.step, p.value))
     return by_key

@@ -22,7 +22,14 @@ from django.db import connection, transaction
 
 from campaigns.domain import downsampling
 from campaigns.domain import metric_rollups as mr
-from campaigns.models import MetricPoint, MetricRollup, MetricSummary, RunStatus, Team
+from campaigns.models import (
+    MetricBlock,
+    MetricPoint,
+    MetricRollup,
+    MetricSummary,
+    RunStatus,
+    Team,
+)
 
 # Rows per rollup statement (14 parameters each: well inside SQLite's 32,766).
 _CHUNK = 1000
@@ -393,8 +400,11 @@ def drop_old_points(*, team_id: int, now: datetime, batch: int = RETENTION_BATCH
     if not old:
         return 0
     # The run ids with the keys: the delete reads only the runs' partitions.
-    deleted, _ = MetricPoint.objects.filter(
-        run_id__in={run for _key, run in old}, key_id__in=[key for key, _run in old]
-    ).delete()
+    # Both tiers (docs/architecture.md §7 "Two tiers"): the hot rows and the packed blocks.
+    runs, keys = {run for _key, run in old}, [key for key, _run in old]
+    deleted, _ = MetricPoint.objects.filter(run_id__in=runs, key_id__in=keys).delete()
+    packed = MetricBlock.objects.filter(run_id__in=runs, key_id__in=keys)
+    deleted += sum(packed.values_list("count", flat=True))
+    packed.delete()
     MetricSummary.objects.filter(pk__in=[key for key, _run in old]).update(points_kept=False)
     return max(deleted, 1)  # a metric with no raw point left still counts as work done
