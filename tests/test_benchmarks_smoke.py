@@ -39,7 +39,10 @@ TINY = {
         *("--repeat", "1", "--output", "OUT"),
     ],
     "runs": ["--points", "3000", "--repeat", "1"],
-    "scale": ["--points", "20000", "--runs", "5", "--sample", "2", "--repeat", "1", "--pack"],
+    "scale": [
+        *("--points", "20000", "--runs", "5", "--sample", "2", "--repeat", "1"),
+        *("--pack-while-loading", "--pack"),
+    ],
 }
 
 

@@ -17,6 +17,9 @@ Run from the project root:
    the run page; the closing report's data (``ledger.reports.collect``) of the campaign of
    ``--runs`` runs; the alert scan (``ledger.selectors.alerts.campaign_facts``) — each the
    median of ``--repeat`` with its query count.
+   With ``--pack-while-loading`` each run is packed once loaded (the service packs a run
+   ``METRIC_PACK_AFTER_SECONDS`` after it finishes), so the figures are the steady state of a
+   table whose hot tier is the last interval's points.
 4. With ``--pack``: every run's points packed into blocks (``metric_packing.pack_points``,
    timed; ``--block`` points a block instead of the store's), the readers' answers for the
    largest run compared with those before, then the sizes (points and blocks apart) and the
@@ -56,6 +59,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="then pack every run's points into blocks (timed) and measure again",
     )
     p.add_argument("--block", type=int, default=0, help="points per block (default the store's)")
+    p.add_argument(
+        "--pack-while-loading",
+        action="store_true",
+        help="pack each run as soon as it is loaded, as the service packs a finished run: the "
+        "hot tier stays small while the table grows (no REINDEX needed for the steady state)",
+    )
     p.add_argument(
         "--reuse",
         action="store_true",
@@ -183,6 +192,16 @@ def load(ctx: dict[str, Any], args: argparse.Namespace) -> tuple[Any, float]:
                 [(key, seq)] = metric_store.record_points(run.pk, pts, now).values()
                 copy_in(copy_rows(run.pk, key, seq, start, count, n))
         Run.objects.filter(pk=run.pk).update(last_step=n - 1 if n else None)
+        if args.pack_while_loading:
+            from campaigns.services import metric_packing
+
+            metric_packing.pack_points(
+                run_id=run.pk, **({"block_size": args.block} if args.block else {})
+            )
+        if i == 0:
+            # The alert scan with the largest run's points stored (1M at the full size): the
+            # same scan is timed again at the full table.
+            ctx["scan_first_run"] = (n, *alert_scan(ctx, args))
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")
     return runs[0], time.perf_counter() - started
@@ -422,6 +441,9 @@ def main(argv: list[str] | None = None) -> int:
         timings = reads(ctx, big_run, args)
         if scan_small is not None:
             timings.append(("alert scan at the empty table", *scan_small))
+        if "scan_first_run" in ctx:
+            n, ms, queries = ctx["scan_first_run"]
+            timings.append((f"alert scan at {n:,} points (first run)", ms, queries))
         report(args, empty, full, load_s, sizes(), timings)
         if args.pack:
             packed_report(ctx, big_run, args)
