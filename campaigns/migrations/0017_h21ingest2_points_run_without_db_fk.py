@@ -5,6 +5,8 @@ PostgreSQL only drops the constraint that 0015 added after its copy (the partiti
 it go with the parent's). SQLite keeps its table as it is: its REFERENCES clause would need a
 table remake for a check that costs nothing there, and the ORM cascades either way."""
 
+from typing import Any
+
 from django.db import migrations, models
 
 _DROP = "ALTER TABLE campaigns_metricpoint DROP CONSTRAINT IF EXISTS campaigns_metricpoint_run_fk"
@@ -14,12 +16,12 @@ _ADD = (
 )
 
 
-def drop_run_fk(apps, schema_editor):
+def drop_run_fk(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(_DROP)
 
 
-def add_run_fk(apps, schema_editor):
+def add_run_fk(apps: Any, schema_editor: Any) -> None:
     if schema_editor.connection.vendor == "postgresql":
         schema_editor.execute(_ADD)
 
