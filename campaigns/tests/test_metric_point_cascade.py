@@ -78,3 +78,18 @@ class ThePointsCarryNoForeignKeyConstraint(TestCase):
                 "FROM pg_inherits WHERE inhparent = 'campaigns_metricpoint'::regclass)"
             )
             assert cursor.fetchone()[0] == 0
+
+
+class ATeamWithCampaignsIsNotDeleted(TestCase):
+    def test_a_team_delete_is_refused_while_it_has_campaigns_and_its_points_stay(self) -> None:
+        # Campaign.team is PROTECT: a team's points only ever go with a run or a campaign.
+        from django.db.models import ProtectedError
+
+        from campaigns.services.teams import delete_team
+
+        team = Team.objects.create(name="vision")
+        run = make_run(make_campaign(team), "r1")
+        add_points(run, _curve("loss", 50))
+        with self.assertRaises(ProtectedError):
+            delete_team(team=team)
+        assert MetricPoint.objects.filter(run_id=run.pk).count() == 50
