@@ -1,16 +1,19 @@
 """Benchmark: metric points per second through the HTTP API, against PostgreSQL COPY.
 
-Run from the project root: ``.venv/bin/python bench/ingest/run.py [--workers 4] [--seconds 15]``.
+Run from the project root:
+``.venv/bin/python bench/ingest/run.py [--workers 3] [--threads 32] [--seconds 15]``.
 
 1. Creates a fresh PostgreSQL database (``cd_bench``; dropped again at the end unless
    ``--keep-db``), migrates it, and plans a committed campaign with two stop rules (a
    non-finite loss and a threshold that never fires) and an ingest key.
 2. Ceiling: writes the same rows straight into ``campaigns_metricpoint`` with psycopg's COPY, in
    1,000-row batches, one transaction per batch, on one connection.
-3. Starts gunicorn as docker-compose.yml runs it (``config.wsgi:application``, ``--workers N``,
-   DEBUG=0) on 127.0.0.1, and posts 1,000-point batches to ``/api/v1/runs/{run_id}/metrics/``
-   from 1 and from 4 concurrent clients (one run each, one Idempotency-Key per request, as the
-   client sends), each phase bounded by ``--seconds`` and ``--max-requests``.
+3. Starts gunicorn as docker-compose.yml's web service runs it (``config.wsgi:application``,
+   gthread, ``--workers 3 --threads 32 --worker-connections 32 --keep-alive 5``, DEBUG=0;
+   ``--threads 1``: sync workers) on 127.0.0.1, and posts 1,000-point batches to
+   ``/api/v1/runs/{run_id}/metrics/`` from 1 and from 4 concurrent clients (one run each, one
+   Idempotency-Key per request, as the client sends), each phase bounded by ``--seconds`` and
+   ``--max-requests``.
 4. With ``--prefill N``: loads N points into ``--prefill-runs`` other runs of the campaign
    (server-side ``INSERT … SELECT`` from ``generate_series``, interleaved across the runs of a
    chunk as concurrent loops would log them, with the summaries and rollups the ingest would
@@ -63,7 +66,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--admin-url", default="postgres://postgres@127.0.0.1:5432/postgres")
     p.add_argument("--db", default="cd_bench", help="database to (re)create (default cd_bench)")
     p.add_argument("--keep-db", action="store_true", help="keep the database afterwards")
-    p.add_argument("--workers", type=int, default=4, help="gunicorn workers (compose: 4)")
+    p.add_argument("--workers", type=int, default=3, help="gunicorn workers (compose: 3)")
+    p.add_argument(
+        "--threads", type=int, default=32, help="gthread threads a worker (compose: 32; 1: sync)"
+    )
     p.add_argument("--clients", default="1,4", help="concurrent clients per phase (1,4)")
     p.add_argument("--batch", type=int, default=1000, help="points per request (1000)")
     p.add_argument("--seconds", type=float, default=15.0, help="time limit per phase")
@@ -376,7 +382,9 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_gunicorn(url: str, port: int, workers: int, log_path: Path) -> subprocess.Popen[bytes]:
+def start_gunicorn(
+    url: str, port: int, workers: int, log_path: Path, threads: int = 1
+) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "DEBUG": "0",
@@ -391,6 +399,10 @@ def start_gunicorn(url: str, port: int, workers: int, log_path: Path) -> subproc
     gunicorn = Path(sys.executable).with_name("gunicorn")
     command = [str(gunicorn), "config.wsgi:application", "--bind", f"127.0.0.1:{port}",
                "--workers", str(workers)]  # fmt: skip
+    if threads > 1:
+        # docker-compose.yml's web service: threads, so a slow client holds one thread.
+        command += ["--worker-class", "gthread", "--threads", str(threads),
+                    "--worker-connections", str(threads), "--keep-alive", "5"]  # fmt: skip
     log = log_path.open("wb")
     proc = subprocess.Popen(
         command, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
@@ -560,7 +572,7 @@ def count_http_rows(url: str, run_ids: list[str]) -> int:
 
 
 def print_table(
-    copy: CopyResult, results: list[HttpResult], workers: int, batch: int, title: str
+    copy: CopyResult, results: list[HttpResult], workers: str, batch: int, title: str
 ) -> None:
     print()
     print(
@@ -626,7 +638,8 @@ def measure(
         out["rows_check"] = {"accepted_incl_warmup": expected, "stored": stored}
         if stored < expected:
             print(f"WARNING: {expected} points accepted but {stored} stored", file=sys.stderr)
-    print_table(copy, results, args.workers, args.batch, f"the {stage} table")
+    shape = f"{args.workers} --threads {args.threads}" if args.threads > 1 else str(args.workers)
+    print_table(copy, results, shape, args.batch, f"the {stage} table")
     print(
         f"Load average before / after: {out['load_average_before']} / {out['load_average_after']}"
     )
@@ -650,6 +663,7 @@ def main() -> int:
         "settings": {
             "database": args.db,
             "gunicorn_workers": args.workers,
+            "gunicorn_threads": args.threads,
             "batch_points": args.batch,
             "clients": [int(c) for c in args.clients.split(",") if c.strip()],
             "seconds_per_phase": args.seconds,
@@ -671,8 +685,13 @@ def main() -> int:
             report["machine"]["postgresql"] = conn.info.server_version
 
         port = args.port or free_port()
-        print(f"Starting gunicorn on 127.0.0.1:{port} with {args.workers} workers…", flush=True)
-        proc = start_gunicorn(url, port, args.workers, BUILD / "bench-ingest-gunicorn.log")
+        print(
+            f"Starting gunicorn on 127.0.0.1:{port} with {args.workers} workers × "
+            f"{args.threads} threads…",
+            flush=True,
+        )
+        log_path = BUILD / "bench-ingest-gunicorn.log"
+        proc = start_gunicorn(url, port, args.workers, log_path, threads=args.threads)
         empty = measure(url, port, fx, fx.copy_run_pk, "empty", args)
         # The empty table's figures where they always were; the full table's under "full".
         report.update(empty)

@@ -18,8 +18,20 @@ class MetricPoint(models.Model):
     0015_h21store_lean_points)."""
 
     pk = models.CompositePrimaryKey("run", "key", "step", "seq")
-    # The primary key leads with the run: no index of its own.
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="metrics", db_index=False)
+    # The primary key leads with the run: no index of its own. No database constraint either
+    # (migration 0017_h21ingest2_points_run_without_db_fk): PostgreSQL checked it per point at
+    # commit (a deferred RI trigger, one `SELECT … FOR KEY SHARE` of the run row per inserted
+    # row, each walking the row's dead versions that every batch's `last_step` update leaves).
+    # Points are written only by the ingest service, which holds the run row `FOR UPDATE` in the
+    # same transaction, so the run exists; a run's points go with it through the ORM's cascade
+    # (a fast delete by `run_id`, tested in test_metric_point_cascade.py).
+    run = models.ForeignKey(
+        Run,
+        on_delete=models.CASCADE,
+        related_name="metrics",
+        db_index=False,
+        db_constraint=False,
+    )
     # No database constraint: a per-row check at ingest for a key the same transaction has
     # just upserted; the ORM still deletes a summary's points with it.
     key = models.ForeignKey(
