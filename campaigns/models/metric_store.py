@@ -19,7 +19,7 @@ class MetricPoint(models.Model):
 
     pk = models.CompositePrimaryKey("run", "key", "step", "seq")
     # The primary key leads with the run: no index of its own. No database constraint either
-    # (migration 0017_h21ingest2_points_run_without_db_fk): PostgreSQL checked it per point at
+    # (migration 0018_h21ingest2_points_run_without_db_fk): PostgreSQL checked it per point at
     # commit (a deferred RI trigger, one `SELECT … FOR KEY SHARE` of the run row per inserted
     # row, each walking the row's dead versions that every batch's `last_step` update leaves).
     # Points are written only by the ingest service, which holds the run row `FOR UPDATE` in the
@@ -36,7 +36,10 @@ class MetricPoint(models.Model):
     # just upserted; the ORM still deletes a summary's points with it.
     key = models.ForeignKey(
         "MetricSummary",
-        on_delete=models.CASCADE,
+        # The run's cascade deletes a run's points by run_id; a cascade by key would be a
+        # second DELETE ... WHERE key_id IN (...), which no index leads with: a scan of every
+        # partition. Nothing deletes a summary but its run's delete.
+        on_delete=models.DO_NOTHING,
         related_name="+",
         db_index=False,
         db_constraint=False,
@@ -157,7 +160,7 @@ class MetricBlock(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_index=False)
     key = models.ForeignKey(
         "MetricSummary",
-        on_delete=models.CASCADE,
+        on_delete=models.DO_NOTHING,  # deleted with its run, by run_id (as the points)
         related_name="+",
         db_index=False,
         db_constraint=False,

@@ -28,7 +28,7 @@ def add_run_fk(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("campaigns", "0016_h20_stop_rule_grace"),
+        ("campaigns", "0017_h21pack_metric_blocks"),
     ]
 
     operations = [
