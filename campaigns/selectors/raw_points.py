@@ -2,7 +2,8 @@
 
 The one place that reads points: the hot ``MetricPoint`` rows (everything on SQLite; on
 PostgreSQL what ingest stored since the last packing) and the ``MetricBlock`` rows
-(PostgreSQL: points packed 64 to a row by campaigns/services/metric_packing.py), unnested.
+(PostgreSQL: points packed ``BLOCK_POINTS`` (78) to a row by
+campaigns/services/metric_packing.py), unnested.
 Each function answers what the one-row-per-point table answered before packing, in the same
 order: by run, metric, step, then ``seq`` (logging order). The blocks are picked off their
 keys, never scanned: by the partial index of the blocks holding a non-finite point, by their

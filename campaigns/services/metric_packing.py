@@ -7,7 +7,7 @@ fields as arrays in ``seq`` order: ~25 bytes a point. Set-based, one statement: 
 are deleted and returned, merged with the points of the blocks they fall in (a partial block
 packed before gets its later points), grouped by block and upserted. Only PostgreSQL packs
 (SQLite, the embedded default, keeps the one plain table); readers see both tiers through
-``campaigns.selectors.run_metrics.raw_points``.
+``campaigns/selectors/raw_points.py``.
 """
 
 from __future__ import annotations
