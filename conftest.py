@@ -103,7 +103,7 @@ def on_postgres() -> bool:
 
 # The files that hold a worker longest (issue 16, measured with --durations on 2026-12-01), in
 # that order: they are handed out first (`make test` runs with --no-loadscope-reorder), so the
-# last file an xdist worker takes is a short one and the two workers finish together. xdist's
+# last file an xdist worker takes is a short one and the workers finish together. xdist's
 # own order (most tests first) handed out the two schema-fuzzing files, two tests each, last:
 # one worker fuzzed alone for the last minute. A file missing here only runs later.
 LONGEST_FIRST = (
