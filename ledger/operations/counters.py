@@ -38,7 +38,7 @@ def add(name: str, *labels: str, by: int = 1) -> None:
         # One round trip on every request: Redis's INCRBY starts a missing key at 0, and the
         # cache's serializer stores an int as itself, so get_many reads it back as one.
         # (cache.add + cache.incr were three: SET NX, EXISTS, INCRBY.)
-        client = backend._cache.get_client(write=True)
+        client = backend._cache.get_client(write=True)  # type: ignore[attr-defined]
         client.incrby(backend.make_and_validate_key(k), by)
         return
     cache.add(k, 0, timeout=None)
