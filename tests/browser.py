@@ -139,6 +139,18 @@ class BrowserTestCase(StaticLiveServerTestCase):
     def log_in(self, username: str, password: str | None = None, **kwargs: Any) -> None:
         log_in(self.browser, self.live_server_url, username, password, **kwargs)
 
+    def message_after_click(self, text: str, timeout: float = 15) -> str:
+        """The page's message list once it says ``text``. After a click that posts, the old
+        page's message list is still there (the save before left one) until the next page
+        replaces it: reading it at once finds the old element, stale a moment later."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        where = (By.CSS_SELECTOR, ".messagelist")
+        WebDriverWait(self.browser, timeout).until(ec.text_to_be_present_in_element(where, text))
+        return str(self.browser.find_element(*where).text)
+
     def no_horizontal_scroll(self, page: str, *, against: str = "client") -> None:
         """The page does not scroll sideways; else the failure names the elements too wide
         (and whatever ``when_too_wide`` adds: a screenshot, the row at fault)."""

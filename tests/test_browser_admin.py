@@ -71,7 +71,7 @@ class PlanACampaignInTheAdmin(BrowserTestCase):
 
         b.find_element(By.ID, "commit-plan").click()
         b.find_element(By.ID, "confirm-commit").click()
-        self.assertIn("is committed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
+        self.assertIn("is committed", self.message_after_click("is committed"))
         self.assertIn("Committed", b.find_element(By.ID, "campaign-summary").text)
         self.assertIn("mandatory: 1", b.find_element(By.ID, "summary-tiers").text)
         campaign.refresh_from_db()
@@ -87,7 +87,7 @@ class PlanACampaignInTheAdmin(BrowserTestCase):
         self.fill("conclusion", "Neither variant beats the baseline: keep the baseline.")
         b.save_screenshot(str(BUILD / "admin-close-campaign.png"))
         b.find_element(By.ID, "confirm-close").click()
-        self.assertIn("is closed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
+        self.assertIn("is closed", self.message_after_click("is closed"))
         summary = b.find_element(By.ID, "campaign-summary").text
         self.assertIn("Closed", summary)
         self.assertIn("by pia", summary)

@@ -154,7 +154,7 @@ class CampaignPageAt1366(BrowserTestCase):
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, "draft")
         b.find_element(By.ID, "confirm-commit").click()
-        self.assertIn("is committed", b.find_element(By.CSS_SELECTOR, ".messagelist").text)
+        self.assertIn("is committed", self.message_after_click("is committed"))
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, "committed")
         self.no_horizontal_scroll("the committed campaign")
