@@ -61,7 +61,7 @@ from campaigns.domain import downsampling as series
 from campaigns.models import Campaign, Checkpoint, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from campaigns.selectors import run_cost as accrual
 from campaigns.selectors import run_metrics as readings
-from campaigns.services import ingest
+from campaigns.services import ingest, metric_batch
 from campaigns.views import Conflict
 
 
@@ -446,10 +446,10 @@ class RunMetrics(RunView):
         if media_type != "application/json" and not media_type.endswith("+json"):
             return _json(415, {"detail": f'Unsupported media type "{media_type}" in request.'})
         try:
-            points = ingest.read_metric_batch(request.body)
+            points = metric_batch.read_metric_batch(request.body)
         except RequestDataTooBig:
             return _json(413, {"detail": "The request body is too large."})
-        except ingest.BatchRefused as exc:
+        except metric_batch.BatchRefused as exc:
             return _json(exc.status, exc.body)
         try:
             appended = ingest.append_metrics(run, points)

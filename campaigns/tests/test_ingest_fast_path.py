@@ -16,7 +16,7 @@ from hypothesis.extra.django import TestCase
 
 from campaigns.models import Campaign, MetricSummary, Team
 from campaigns.selectors import run_metrics
-from campaigns.services import ingest
+from campaigns.services import ingest, metric_batch
 from campaigns.services.metric_store import array_literal
 from campaigns.tests.factories import committed_campaign, make_run
 
@@ -60,7 +60,7 @@ items = st.lists(
 
 def _each_point_the_whole_way(items: list[Any], max_name: int, min_step: int) -> Any:
     """check_points as it was before its fast path: every item through _check_point."""
-    if len(items) > ingest.MAX_POINTS:
+    if len(items) > metric_batch.MAX_POINTS:
         return ("refused", 413)
     points: list[ingest.Point] = []
     errors: dict[str, Any] = {}
@@ -69,12 +69,12 @@ def _each_point_the_whole_way(items: list[Any], max_name: int, min_step: int) ->
         if type(item) is not dict:
             errors[str(index)] = {"non_field_errors": ["Expected {name, step, value}."]}
         else:
-            got, problems = ingest._check_point(item, names_seen, max_name, min_step)
+            got, problems = metric_batch._check_point(item, names_seen, max_name, min_step)
             if got is not None:
                 points.append(got)
                 continue
             errors[str(index)] = problems
-        if len(errors) >= ingest.MAX_ERRORS:
+        if len(errors) >= metric_batch.MAX_ERRORS:
             break
     if errors:
         return ("refused", 400, {"points": errors})
@@ -88,8 +88,8 @@ def _comparable(points: list[ingest.Point]) -> list[tuple[Any, ...]]:
 
 def _checked(items: list[Any], max_name: int, min_step: int) -> Any:
     try:
-        return _comparable(ingest.check_points(items, max_name=max_name, min_step=min_step))
-    except ingest.BatchRefused as exc:
+        return _comparable(metric_batch.check_points(items, max_name=max_name, min_step=min_step))
+    except metric_batch.BatchRefused as exc:
         return ("refused", exc.status) if exc.status == 413 else ("refused", 400, exc.body)
 
 
@@ -106,8 +106,8 @@ def test_the_fast_path_takes_and_refuses_what_the_whole_check_does(
 
 def test_a_bad_point_after_good_ones_is_named_by_its_index_and_field() -> None:
     good = [{"name": "loss", "step": s, "value": 0.5} for s in range(5)]
-    with pytest.raises(ingest.BatchRefused) as refused:
-        ingest.check_points([*good, {"name": "loss", "step": -1, "value": 0.5}])
+    with pytest.raises(metric_batch.BatchRefused) as refused:
+        metric_batch.check_points([*good, {"name": "loss", "step": -1, "value": 0.5}])
     assert refused.value.status == 400
     assert refused.value.body == {
         "points": {"5": {"step": ["A step is an integer from 0 to 2**63-1."]}}

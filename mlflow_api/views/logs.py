@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse
 
 from campaigns.models import Run
 from campaigns.selectors import run_metrics as readings
-from campaigns.services import ingest, run_log
+from campaigns.services import ingest, metric_batch, run_log
 from mlflow_api import shapes
 from mlflow_api.auth import Caller
 from mlflow_api.errors import MlflowError
@@ -191,8 +191,8 @@ def metric_points(metrics: Any) -> list[ingest.Point]:
         raise MlflowError("INVALID_PARAMETER_VALUE", "'metrics' is a list")
     items = [_metric_item(m) for m in metrics]
     try:
-        checked = ingest.check_points(items, max_name=MAX_KEY, min_step=STEP_MIN)
-    except ingest.BatchRefused as exc:
+        checked = metric_batch.check_points(items, max_name=MAX_KEY, min_step=STEP_MIN)
+    except metric_batch.BatchRefused as exc:
         raise MlflowError(
             "INVALID_PARAMETER_VALUE",
             f"metrics refused: {json.dumps(exc.body)}",
