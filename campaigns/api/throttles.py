@@ -29,6 +29,7 @@ from rest_framework.settings import api_settings
 from rest_framework.throttling import SimpleRateThrottle
 
 from campaigns.api.authentication import is_ingest
+from campaigns.redis_client import redis_client
 
 # KEYS[1]: the bucket (a sorted set of request ids scored by arrival, in milliseconds).
 # ARGV: limit, window in ms, a unique id for this request. Returns {1, 0} when admitted, else
@@ -83,7 +84,7 @@ def _warn_open(exc: BaseException) -> None:
 
 def _take_redis(backend: Any, key: str, limit: int, window_seconds: int) -> float | None:
     redis_key = backend.make_and_validate_key(key)
-    client = backend._cache.get_client(redis_key, write=True)
+    client = redis_client(backend)
     script = client.register_script(_SLIDING_LOG)
     admitted, wait_ms = script(
         keys=[redis_key], args=[limit, window_seconds * 1000, uuid.uuid4().hex]

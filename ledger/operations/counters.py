@@ -11,6 +11,8 @@ from collections.abc import Iterable, Mapping
 from django.core.cache import cache, caches
 from django.core.cache.backends.redis import RedisCache
 
+from campaigns.redis_client import redis_client
+
 PREFIX = "ops-metrics"
 # The refusal reasons of a metric batch, by the status the API answers (docs/api.md).
 REFUSAL_REASONS = {
@@ -31,21 +33,28 @@ def key(name: str, *labels: str) -> str:
     return ":".join((PREFIX, name, *labels))
 
 
-def add(name: str, *labels: str, by: int = 1) -> None:
-    k = key(name, *labels)
+def add_many(counts: Iterable[tuple[tuple[str, ...], int]]) -> None:
+    """Add each `by` to its (name, *labels) counter: what one request counts, sent together."""
+    counts = list(counts)
+    if not counts:
+        return
     backend = caches["default"]  # the backend itself: `cache` is a proxy to it
     if isinstance(backend, RedisCache):
-        # One round trip on every request: Redis's INCRBY starts a missing key at 0, and the
-        # cache's serializer stores an int as itself, so get_many reads it back as one.
-        # (cache.add + cache.incr were three: SET NX, EXISTS, INCRBY.)
-        client = backend._cache.get_client(write=True)  # type: ignore[attr-defined]
-        client.incrby(backend.make_and_validate_key(k), by)
+        # One round trip for the request's counts (a pipeline, not a transaction: each INCRBY
+        # is atomic by itself). INCRBY starts a missing key at 0, and the cache's serializer
+        # stores an int as itself, so get_many reads it back as one.
+        pipe = redis_client(backend).pipeline(transaction=False)
+        for labels, by in counts:
+            pipe.incrby(backend.make_and_validate_key(key(*labels)), by)
+        pipe.execute()
         return
-    cache.add(k, 0, timeout=None)
-    try:
-        cache.incr(k, by)
-    except ValueError:  # evicted between add and incr (local-memory cache): start again
-        cache.set(k, by, timeout=None)
+    for labels, by in counts:
+        k = key(*labels)
+        cache.add(k, 0, timeout=None)
+        try:
+            cache.incr(k, by)
+        except ValueError:  # evicted between add and incr (local-memory cache): start again
+            cache.set(k, by, timeout=None)
 
 
 def read(keys: Iterable[tuple[str, ...]]) -> Mapping[tuple[str, ...], int]:

@@ -36,13 +36,20 @@ class CountingMiddleware:
         if request.path == "/metrics":
             return
         method = request.method if request.method in counters.METHODS else "other"
-        counters.add("http_requests", method or "other", _status_class(response.status_code))
-        if request.method != "POST" or not INGEST_PATH.match(request.path):
-            return
-        if response.status_code == 201 and not getattr(response, "streaming", False):
-            accepted = orjson.loads(response.content).get("accepted", 0)
-            counters.add("metric_batches_accepted")
-            if accepted:
-                counters.add("metric_points_ingested", by=int(accepted))
-        elif response.status_code in counters.REFUSAL_REASONS:
-            counters.add("metric_batches_refused", counters.REFUSAL_REASONS[response.status_code])
+        status = _status_class(response.status_code)
+        counts: list[tuple[tuple[str, ...], int]] = [(("http_requests", method, status), 1)]
+        if request.method == "POST" and INGEST_PATH.match(request.path):
+            counts += _batch_counts(response)
+        counters.add_many(counts)
+
+
+def _batch_counts(response: Any) -> list[tuple[tuple[str, ...], int]]:
+    """What a metric batch's answer adds to the counters: accepted (and its points) or refused
+    (by reason)."""
+    if response.status_code == 201 and not getattr(response, "streaming", False):
+        accepted = int(orjson.loads(response.content).get("accepted", 0))
+        counts: list[tuple[tuple[str, ...], int]] = [(("metric_batches_accepted",), 1)]
+        return [*counts, (("metric_points_ingested",), accepted)] if accepted else counts
+    if response.status_code in counters.REFUSAL_REASONS:
+        return [(("metric_batches_refused", counters.REFUSAL_REASONS[response.status_code]), 1)]
+    return []

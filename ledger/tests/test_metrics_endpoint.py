@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.test import TestCase, override_settings
 from django.utils import timezone
 from prometheus_client.parser import text_string_to_metric_families
@@ -12,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from campaigns.models import Run, Team
 from campaigns.tests.factories import as_user, committed_campaign, ingest_client, make_user
 from ledger.models import Alert, AlertDelivery, Report
+from ledger.operations import counters
 
 
 def scrape(client, **headers) -> dict[tuple[str, tuple], float]:  # type: ignore[no-untyped-def]
@@ -98,3 +101,48 @@ class MetricsTests(TestCase):
             self.assertEqual(self.client.get("/metrics").status_code, 401)  # 127.0.0.1
         with override_settings(METRICS_TOKEN="", METRICS_ALLOWED_NETWORKS=()):
             self.assertEqual(self.client.get("/metrics").status_code, 404)
+
+
+class TheCountersCostOneRedisClientNotOneARequest(TestCase):
+    """Django's Redis cache builds a new redis-py client on every get_client() (~60 µs of CPU
+    each, more than the INCRBY it is for); the counters and the throttle keep one per cache
+    client (campaigns/redis_client.py) and send a request's counts in one pipeline."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.team = Team.objects.create(name="ops")
+        cls.campaign = committed_campaign(cls.team)
+
+    def test_ingest_batches_build_no_client_per_request_and_are_all_counted(self) -> None:
+        backend = caches["default"]
+        if not isinstance(backend, RedisCache):
+            self.skipTest("the embedded shape counts in the local-memory cache")
+        loop = ingest_client(self.campaign)
+        loop.post(f"/api/v1/campaigns/{self.campaign.pk}/runs/", {"run_id": "r-1"}, format="json")
+        before = counters.read([("metric_points_ingested",), ("metric_batches_accepted",)])
+        cache_client = backend._cache  # type: ignore[attr-defined]
+        built = []
+        get_client = cache_client.get_client
+
+        def counted(*args: object, **kwargs: object) -> object:
+            built.append(args)
+            return get_client(*args, **kwargs)
+
+        cache_client.get_client = counted
+        try:
+            for batch in range(5):
+                points = [{"name": "loss", "step": batch * 3 + i, "value": 1.0} for i in range(3)]
+                answer = loop.post("/api/v1/runs/r-1/metrics/", {"points": points}, format="json")
+                self.assertEqual(answer.status_code, 201, answer.content)
+        finally:
+            del cache_client.get_client
+        # Counted and throttled five times (three counters and a throttle script a batch)
+        # with at most the one client the first use keeps.
+        self.assertLessEqual(len(built), 1)
+        after = counters.read([("metric_points_ingested",), ("metric_batches_accepted",)])
+        self.assertEqual(
+            after[("metric_points_ingested",)] - before[("metric_points_ingested",)], 15
+        )
+        self.assertEqual(
+            after[("metric_batches_accepted",)] - before[("metric_batches_accepted",)], 5
+        )
