@@ -45,6 +45,7 @@ import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -54,6 +55,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench import cpu  # noqa: E402
 from bench.databases import db_url, drop_database, recreate_database  # noqa: E402
 
 BUILD = ROOT / "build"
@@ -193,6 +195,7 @@ class CopyResult:
     points_per_second: float
     p50_ms: float
     p99_ms: float
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
 def copy_ceiling(url: str, run_pk: int, batch: int, max_batches: int, limit: float) -> CopyResult:
@@ -216,6 +219,8 @@ def copy_ceiling(url: str, run_pk: int, batch: int, max_batches: int, limit: flo
             keys[name] = row[0]
         seqs = dict.fromkeys(NAMES, 0)
         conn.commit()
+        backend = [conn.info.backend_pid]
+        cpu_before = cpu.snapshot([], backend)
         start = time.perf_counter()
         for points in bodies:
             t0 = time.perf_counter()
@@ -236,11 +241,15 @@ def copy_ceiling(url: str, run_pk: int, batch: int, max_batches: int, limit: flo
             if time.perf_counter() - start > limit:
                 break
         seconds = time.perf_counter() - start
+        used = cpu.spent(cpu_before, cpu.snapshot([], backend))
         stored = conn.execute(
             "SELECT count(*) FROM campaigns_metricpoint WHERE run_id = %s", (run_pk,)
         ).fetchone()
     assert stored is not None and stored[0] == rows, f"COPY stored {stored} rows, not {rows}"
-    return CopyResult(rows, len(latencies), seconds, rows / seconds, *percentiles(latencies))
+    return CopyResult(
+        rows, len(latencies), seconds, rows / seconds, *percentiles(latencies),
+        cpu=used.per(len(latencies)),
+    )  # fmt: skip
 
 
 def percentiles(latencies: list[float]) -> tuple[float, float]:
@@ -467,10 +476,16 @@ class HttpResult:
     warmup_points: int = 0
     ratio_to_copy: float = 0.0
     meets_target: bool = False
+    cpu: dict[str, float] = field(default_factory=dict)
 
 
 def http_phase(
-    port: int, fx: Fixture, clients: int, args: argparse.Namespace, tag: str
+    port: int,
+    fx: Fixture,
+    clients: int,
+    args: argparse.Namespace,
+    tag: str,
+    probe: Callable[[], cpu.Snapshot],
 ) -> HttpResult:
     run_paths = []
     for c in range(clients):
@@ -496,8 +511,10 @@ def http_phase(
     warm = [0] * clients
     lock = threading.Lock()
     clock = {"start": 0.0, "deadline": 0.0}
+    cpu_at: list[cpu.Snapshot] = []
 
     def start_clock() -> None:  # runs once, before any client is released
+        cpu_at.append(probe())
         clock["start"] = time.perf_counter()
         clock["deadline"] = clock["start"] + args.seconds
 
@@ -534,6 +551,7 @@ def http_phase(
     for t in threads:
         t.join()
     seconds = time.perf_counter() - clock["start"]
+    used = cpu.spent(cpu_at[0], probe()) if cpu_at else None
     if not latencies:
         raise EndpointMissing(f"no batch was accepted: {errors}")
     p50, p99 = percentiles(latencies)
@@ -549,6 +567,7 @@ def http_phase(
         max_ms=max(latencies) * 1000,
         errors=errors,
         warmup_points=sum(warm),
+        cpu=used.per(len(latencies) + sum(errors.values())) if used else {},
     )
 
 
@@ -601,14 +620,64 @@ def print_table(
     print(f"Target: HTTP >= {TARGET_RATIO:.2f} of COPY and p99 < {TARGET_P99_MS:.0f} ms")
 
 
+def print_cpu(copy: CopyResult, results: list[HttpResult], batch: int) -> None:
+    """CPU a batch by who spent it, and what the machine's cores allow HTTP at that cost."""
+    if not cpu.available() or not copy.cpu:
+        return
+    cores = os.cpu_count() or 1
+    print(f"CPU a {batch}-point batch, ms (this machine: {cores} cores; 'machine' includes")
+    print("whatever else ran meanwhile)")
+    head = (
+        f"{'path':<24}{'client':>8}{'server':>8}{'PostgreSQL':>12}{'own':>7}{'machine':>9}"
+        "  bound on a quiet machine"
+    )
+    print(head)
+    print("-" * len(head))
+    c = copy.cpu
+    own = c["client_ms"] + c["database_ms"]
+    print(f"{'COPY, 1 connection':<24}{c['client_ms']:>8.1f}{'':>8}{c['database_ms']:>12.1f}"
+          f"{own:>7.1f}{c['machine_ms']:>9.1f}")  # fmt: skip
+    copy_batches_per_s = copy.points_per_second / batch
+    for r in results:
+        u = r.cpu
+        own = u.get("client_ms", 0) + u.get("server_ms", 0) + u.get("database_ms", 0)
+        if not own:
+            continue
+        # With every core on this work alone, at most cores / (its CPU a batch) batches a
+        # second, against the COPY connection's measured rate (one core at most, in series).
+        bound = cores / (own / 1000) / copy_batches_per_s
+        label = f"HTTP, {r.clients} client{'s' if r.clients > 1 else ''}"
+        print(f"{label:<24}{u['client_ms']:>8.1f}{u['server_ms']:>8.1f}{u['database_ms']:>12.1f}"
+              f"{own:>7.1f}{u['machine_ms']:>9.1f}  {bound:.2f} of COPY")  # fmt: skip
+
+
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
+def database_pids(admin_url: str, db: str) -> list[int]:
+    """The PostgreSQL backends connected to the bench database (gunicorn's threads')."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (db,))
+        return [int(r[0]) for r in rows]
+
+
 def measure(
-    url: str, port: int, fx: Fixture, copy_run_pk: int, stage: str, args: argparse.Namespace
+    url: str,
+    port: int,
+    fx: Fixture,
+    copy_run_pk: int,
+    stage: str,
+    args: argparse.Namespace,
+    server_pid: int,
 ) -> dict[str, Any]:
     """The COPY ceiling and the HTTP phases at the table as it is (`stage`: empty, full)."""
+
+    def probe() -> cpu.Snapshot:
+        return cpu.snapshot(cpu.children(server_pid), database_pids(args.admin_url, args.db))
+
     clients_list = [int(c) for c in args.clients.split(",") if c.strip()]
     out: dict[str, Any] = {"load_average_before": load_average()}
     print(f"COPY ceiling ({stage} table)…", flush=True)
@@ -620,7 +689,7 @@ def measure(
         for clients in clients_list:
             print(f"HTTP, {clients} concurrent client(s) ({stage} table)…", flush=True)
             tag = f"{stage}-{clients}c"
-            result = http_phase(port, fx, clients, args, tag)
+            result = http_phase(port, fx, clients, args, tag, probe)
             result.ratio_to_copy = result.points_per_second / copy.points_per_second
             result.meets_target = (
                 result.ratio_to_copy >= TARGET_RATIO and result.p99_ms < TARGET_P99_MS
@@ -640,6 +709,7 @@ def measure(
             print(f"WARNING: {expected} points accepted but {stored} stored", file=sys.stderr)
     shape = f"{args.workers} --threads {args.threads}" if args.threads > 1 else str(args.workers)
     print_table(copy, results, shape, args.batch, f"the {stage} table")
+    print_cpu(copy, results, args.batch)
     print(
         f"Load average before / after: {out['load_average_before']} / {out['load_average_after']}"
     )
@@ -692,7 +762,7 @@ def main() -> int:
         )
         log_path = BUILD / "bench-ingest-gunicorn.log"
         proc = start_gunicorn(url, port, args.workers, log_path, threads=args.threads)
-        empty = measure(url, port, fx, fx.copy_run_pk, "empty", args)
+        empty = measure(url, port, fx, fx.copy_run_pk, "empty", args, proc.pid)
         # The empty table's figures where they always were; the full table's under "full".
         report.update(empty)
         status = 2 if "http_error" in empty else 0
@@ -706,7 +776,7 @@ def main() -> int:
                 flush=True,
             )
             copy_run = make_copy_run(fx.campaign_id, fx.variant_id, "full")
-            full = measure(url, port, fx, copy_run, "full", args)
+            full = measure(url, port, fx, copy_run, "full", args, proc.pid)
             report["full"] = {"prefill": asdict(filled), **full}
             status = 2 if "http_error" in full else 0
         report["meets_target"] = bool(report.get("meets_target")) and (
