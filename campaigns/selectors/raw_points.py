@@ -22,6 +22,7 @@ from django.db import connection
 _TOKENS = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _TABLE = "campaigns_metricpoint"
 _BLOCKS = "campaigns_metricblock"
+_SUMMARIES = "campaigns_metricsummary"
 
 
 class Raw(NamedTuple):
@@ -65,18 +66,23 @@ _UNNEST_FULL = (
 )
 
 
+def _union(hot_where: str, cold_where: str, *, full: bool, block: bool = False) -> str:
+    """The rows of both tiers matching the conditions (``b.`` and ``u.`` name the block and
+    its unnested point), unordered; ``block``: each led by its block's number (NULL: hot)."""
+    lead_hot, lead_cold = ("CAST(NULL AS integer), ", "b.block, ") if block else ("", "")
+    hot = f"SELECT {lead_hot}{_HOT_FULL if full else _HOT_SERIES} FROM {_TABLE} WHERE {hot_where}"
+    if not _packs():
+        return hot
+    cold = (
+        f"SELECT {lead_cold}{_COLD_FULL if full else _COLD_SERIES} FROM {_BLOCKS} b "
+        f"CROSS JOIN LATERAL {_UNNEST_FULL if full else _UNNEST_SERIES} WHERE {cold_where}"
+    )
+    return f"{hot} UNION ALL {cold}"
+
+
 def _both(hot_where: str, cold_where: str, params: dict[str, Any], *, full: bool) -> list[Raw]:
-    """Rows of both tiers matching the conditions (``b.`` and ``u.`` name the block and its
-    unnested point), ordered by run, key, step, seq."""
-    hot = f"SELECT {_HOT_FULL if full else _HOT_SERIES} FROM {_TABLE} WHERE {hot_where}"
-    sql = hot
-    if _packs():
-        cold = (
-            f"SELECT {_COLD_FULL if full else _COLD_SERIES} FROM {_BLOCKS} b "
-            f"CROSS JOIN LATERAL {_UNNEST_FULL if full else _UNNEST_SERIES} WHERE {cold_where}"
-        )
-        sql = f"{hot} UNION ALL {cold}"
-    sql = f"SELECT * FROM ({sql}) p ORDER BY 1, 2, 3, 4"
+    """Rows of both tiers matching the conditions, ordered by run, key, step, seq."""
+    sql = f"SELECT * FROM ({_union(hot_where, cold_where, full=full)}) p ORDER BY 1, 2, 3, 4"
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return [_raw(row) for row in cursor.fetchall()]
@@ -141,13 +147,57 @@ def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
     index alone (``width_bucket`` bisects the sorted steps), then read by their key."""
     if not steps:
         return []
-    wanted = sorted(set(steps))
     params: dict[str, Any] = {"run": run_pk, "key": key}
+    return _both(*_at("= %(key)s", steps, params), params, full=True)
+
+
+class Stored(NamedTuple):
+    """A stored point with its metric's name, and where it lies: the number of the block
+    holding it, None for a hot row (what a write to the point needs, run_log's links)."""
+
+    name: str
+    block: int | None
+    point: Raw
+
+
+def points_named_at(run_pk: int, names: Collection[str], steps: Collection[int]) -> list[Stored]:
+    """Every point of the run's metrics ``names`` at any of the given steps, ordered as
+    ``points_at`` (MLflow's recognition of a point already stored,
+    campaigns/services/run_log.py): one query whatever the number of names and steps, the
+    names looked up in the run's summaries (their ids are the keys) in the same statement."""
+    if not names or not steps:
+        return []
+    params: dict[str, Any] = {"run": run_pk}
+    wanted = sorted(set(names))
+    if _packs():
+        params["names"] = wanted
+        named = "name = ANY(%(names)s)"
+        # An array of the keys (an InitPlan), not a join the planner may hash: each tier is
+        # then read off its (run, key, …) index as points_at reads it.
+        keys = "= ANY(ARRAY(SELECT id FROM k))"
+    else:
+        params |= {f"name{i}": n for i, n in enumerate(wanted)}
+        named = f"name IN ({', '.join(f'%(name{i})s' for i in range(len(wanted)))})"
+        keys = "IN (SELECT id FROM k)"
+    union = _union(*_at(keys, steps, params), full=True, block=True)
+    sql = (
+        f"WITH k AS (SELECT id, name FROM {_SUMMARIES} WHERE run_id = %(run)s AND {named}) "
+        f"SELECT k.name, p.* FROM ({union}) p JOIN k ON k.id = p.key_id ORDER BY 3, 4, 5, 6"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [Stored(row[0], row[1], _raw(row[2:])) for row in cursor.fetchall()]
+
+
+def _at(keys: str, steps: Collection[int], params: dict[str, Any]) -> tuple[str, str]:
+    """The conditions of each tier for the points of the metrics whose key satisfies
+    ``key_id {keys}`` at the given steps."""
+    wanted = sorted(set(steps))
     at = _in("steps", wanted, params)
-    hot = f"run_id = %(run)s AND key_id = %(key)s AND step {at}"
+    hot = f"run_id = %(run)s AND key_id {keys} AND step {at}"
     cold = (
-        "b.run_id = %(run)s AND b.key_id = %(key)s AND b.block = ANY(ARRAY("
-        f"SELECT h.block FROM {_BLOCKS} h WHERE h.run_id = %(run)s AND h.key_id = %(key)s "
+        f"b.run_id = %(run)s AND b.key_id {keys} AND b.block = ANY(ARRAY("
+        f"SELECT h.block FROM {_BLOCKS} h WHERE h.run_id = %(run)s AND h.key_id {keys} "
         "AND h.max_step >= %(low)s AND h.min_step <= %(high)s "
         "AND width_bucket(h.max_step, %(sorted)s::bigint[]) "
         "> width_bucket(h.min_step - 1, %(sorted)s::bigint[]))) "
@@ -156,7 +206,7 @@ def points_at(run_pk: int, key: int, steps: Collection[int]) -> list[Raw]:
     )
     if _packs():  # SQLite takes no array parameter (and has no blocks)
         params |= {"sorted": wanted, "low": wanted[0], "high": wanted[-1]}
-    return _both(hot, cold, params, full=True)
+    return hot, cold
 
 
 def page(run_pk: int, key: int, *, after: tuple[int, int] | None, limit: int) -> list[Raw]:

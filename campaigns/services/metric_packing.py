@@ -7,17 +7,21 @@ fields as arrays in ``seq`` order: ~25 bytes a point. Set-based, one statement: 
 are deleted and returned, merged with the points of the blocks they fall in (a partial block
 packed before gets its later points), grouped by block and upserted. Only PostgreSQL packs
 (SQLite, the embedded default, keeps the one plain table); readers see both tiers through
-``campaigns/selectors/raw_points.py``.
+``campaigns/selectors/raw_points.py``. ``link_models`` sets the model id of stored points in
+either tier (MLflow's log_model re-sending a run's points with its model's id).
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any, NamedTuple
 
 from django.db import connection, transaction
 
-from campaigns.models import Run
+from campaigns.models import MetricPoint, Run
 
 # 78 points of 8-byte step, value and logging time make a 2,024-byte row: the largest that
 # stays inline under PostgreSQL's 2,032-byte TOAST threshold, four to a page, so a read
@@ -113,3 +117,62 @@ def pack_points(
         cursor.execute(sql, {"run": run_id, "horizon": older_than, "size": block_size})
         points, blocks = cursor.fetchone()
     return Packed(points, blocks)
+
+
+class Link(NamedTuple):
+    """A stored point, by what identifies it in either tier (its metric's key, step and seq:
+    a hot row's primary key with the run; ``block``, the number of the block holding it,
+    None for a hot row), and the model id to set on it."""
+
+    key_id: int
+    step: int
+    seq: int
+    block: int | None
+    model_id: str
+
+
+# Each block holding a linked point rewritten once, off its primary key, with all its links:
+# the point's element is its place in the block's seq order (an array of "" when the block
+# had no model id: NULL means no point of it has one).
+_LINK = """
+WITH w AS (
+    SELECT * FROM unnest(%(keys)s::bigint[], %(blocks)s::integer[], %(seqs)s::integer[],
+        %(models)s::varchar(40)[]) AS w(key, block, seq, model)
+)
+UPDATE campaigns_metricblock b SET model_ids = ARRAY(
+    SELECT coalesce(w.model, e.model)
+    FROM unnest(coalesce(b.model_ids, array_fill(''::varchar(40), ARRAY[b.count])))
+        WITH ORDINALITY AS e(model, ord)
+    LEFT JOIN w ON w.key = b.key_id AND w.block = b.block AND e.ord = CASE
+        WHEN b.seqs IS NULL THEN w.seq - b.seq0 + 1 ELSE array_position(b.seqs, w.seq) END
+    ORDER BY e.ord
+)
+FROM (SELECT DISTINCT key, block FROM w) t
+WHERE b.run_id = %(run)s AND b.key_id = t.key AND b.block = t.block
+"""
+
+
+def link_models(*, run_id: int, links: Sequence[Link]) -> None:
+    """Set each linked point's model id where it lies: the hot rows by their primary key (a
+    statement per model id: log_model sends one), the packed points in one statement (their
+    blocks' ``model_ids`` elements). The caller holds the run row locked
+    (run_log.log_to_run), as pack_points takes it, so no point moves between the tiers
+    meanwhile."""
+    by_model: dict[str, list[tuple[int, int, int, int]]] = defaultdict(list)
+    for link in links:
+        if link.block is None:
+            by_model[link.model_id].append((run_id, link.key_id, link.step, link.seq))
+    for model_id, pks in by_model.items():
+        MetricPoint.objects.filter(run_id=run_id, pk__in=pks).update(model_id=model_id)
+    packed = [link for link in links if link.block is not None]
+    if not packed:
+        return
+    params: dict[str, Any] = {
+        "run": run_id,
+        "keys": [link.key_id for link in packed],
+        "blocks": [link.block for link in packed],
+        "seqs": [link.seq for link in packed],
+        "models": [link.model_id for link in packed],
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(_LINK, params)

@@ -15,13 +15,15 @@ store:
 Statements: the run is looked up and locked in one statement, the campaign read once after the
 lock (a close that committed meanwhile is seen), the committed campaign's frozen stop rules
 once per process, the stored points only when a point could repeat one (its step is not past
-the run's last step), then one COPY, one statement of the metric store and at most one UPDATE of
-the run (issue 20 item 6: at most 8 for the common call).
+the run's last step: one query of both tiers, hot rows and packed blocks, the names' keys read
+from the summaries in it, campaigns/selectors/raw_points.points_named_at), then one COPY, one
+statement of the metric store and at most one UPDATE of the run (issue 20 item 6: at most 8 for
+the common call). A repeat linking a model id adds one UPDATE of the hot rows per model id and
+one of the blocks holding such points (metric_packing.link_models), whichever it needs.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -29,8 +31,9 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from campaigns.models import Campaign, CampaignClosed, MetricPoint, Run
-from campaigns.services import ingest
+from campaigns.models import Campaign, CampaignClosed, Run
+from campaigns.selectors import raw_points
+from campaigns.services import ingest, metric_packing
 
 PointKey = tuple[str, int, int | None, str]
 
@@ -87,8 +90,7 @@ def log_to_run(
     fresh: list[ingest.Point] = []
     if points:
         fresh, links = _fresh_points(run, points)
-        for point_id, model_id in links:
-            MetricPoint.objects.filter(pk=point_id).update(model_id=model_id)
+        metric_packing.link_models(run_id=run.pk, links=links)
         if fresh:
             changed, firing = ingest.store_points(run, fresh, timezone.now())
             fields += changed
@@ -155,9 +157,9 @@ def point_key(name: str, step: int, timestamp_ms: int | None, value: float, toke
 
 def _fresh_points(
     run: Run, points: Sequence[ingest.Point]
-) -> tuple[list[ingest.Point], list[tuple[Any, str]]]:
-    """The points not stored yet (nor repeated earlier in the batch), and (stored point id,
-    model id) links for repeats that carry a model id the stored point lacks."""
+) -> tuple[list[ingest.Point], list[metric_packing.Link]]:
+    """The points not stored yet (nor repeated earlier in the batch), and the links of the
+    stored points that repeats carrying a model id the stored point lacks set it on."""
     seen: set[PointKey] = set()
     unique: list[ingest.Point] = []
     for p in points:
@@ -176,19 +178,19 @@ def _fresh_points(
         found = stored.get(point_key(p.name, p.step, p.timestamp_ms, p.value, p.token))
         if found is None:
             fresh.append(p)
-        elif p.model_id and not found[1]:
-            links.append((found[0], p.model_id))
+        elif p.model_id and not found.model_id:
+            links.append(found._replace(model_id=p.model_id))
     return fresh, links
 
 
-def _stored_points(run: Run, points: Sequence[ingest.Point]) -> dict[PointKey, tuple[Any, str]]:
-    rows = MetricPoint.objects.filter(
-        run_id=run.pk,
-        key__name__in={p.name for p in points},
-        step__in={p.step for p in points},
-    ).values_list("pk", "key__name", "step", "timestamp_ms", "value", "non_finite", "model_id")
-    found: dict[PointKey, tuple[Any, str]] = {}
-    for pk, name, step, stamp, value, token, model_id in rows:
-        number = math.nan if value is None else value
-        found.setdefault(point_key(name, step, stamp, number, token), (pk, model_id))
+def _stored_points(run: Run, points: Sequence[ingest.Point]) -> dict[PointKey, metric_packing.Link]:
+    """The stored points, hot or packed, of the points' metrics at their steps, by MLflow's
+    identity (the first-logged of equal ones), each with its model id: one query."""
+    rows = raw_points.points_named_at(run.pk, {p.name for p in points}, {p.step for p in points})
+    found: dict[PointKey, metric_packing.Link] = {}
+    for name, block, p in rows:
+        found.setdefault(
+            point_key(name, p.step, p.timestamp_ms, p.value, p.token),
+            metric_packing.Link(p.key_id, p.step, p.seq, block, p.model_id),
+        )
     return found

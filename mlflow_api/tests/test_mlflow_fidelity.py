@@ -6,15 +6,19 @@ from __future__ import annotations
 
 import math
 import time
+import unittest
 from decimal import Decimal
 
 import mlflow
+from django.db import connection
+from django.db.models import Sum
 from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, ViewType
 from mlflow.exceptions import MlflowException
 from mlflow.utils.search_utils import SearchUtils
 
-from campaigns.models import ApiToken, MetricPoint, Run, RunSegment
+from campaigns.models import ApiToken, MetricBlock, MetricPoint, Run, RunSegment
+from campaigns.services import metric_packing
 from campaigns.tests.factories import as_key
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
@@ -72,6 +76,38 @@ class MlflowFidelity(MlflowLiveCase):
         self.assertEqual(LoggedModel.objects.filter(source_run__run_id=run_id).count(), 3)
         self.assertEqual(MetricPoint.objects.filter(run__run_id=run_id).count(), 1)
         self.assertEqual([m.model_id for m in history], [models[0]])
+
+    @unittest.skipUnless(connection.vendor == "postgresql", "only PostgreSQL packs points")
+    def test_points_packed_before_log_model_re_sends_them_are_linked_not_stored_again(
+        self,
+    ) -> None:
+        """log_model re-sends the step's points with the model id at the end of training,
+        long after the beat packed them (docs/architecture.md §7 "Two tiers")."""
+        with self.tracking(self.key):
+            client = MlflowClient()
+            with mlflow.start_run(run_name="packed") as active:
+                run_id = active.info.run_id
+                sent = [Metric("acc", i / 100, 1_700_000_000_000 + i, i) for i in range(100)]
+                client.log_batch(run_id, metrics=sent)
+                metric_packing.pack_points(run_id=Run.objects.get(run_id=run_id).pk)
+                client.log_batch(run_id, metrics=sent[-10:])  # a retry of a packed batch
+                model = client.create_logged_model(
+                    experiment_id=active.info.experiment_id, source_run_id=run_id
+                )
+                history = client.get_metric_history(run_id, "acc")
+                client.log_batch(
+                    run_id,
+                    metrics=[
+                        Metric(m.key, m.value, m.timestamp, m.step, model_id=model.model_id)
+                        for m in history
+                        if m.step == 0 and m.model_id is None
+                    ],
+                )
+                history = client.get_metric_history(run_id, "acc")
+        packed = MetricBlock.objects.filter(run__run_id=run_id).aggregate(n=Sum("count"))["n"]
+        self.assertEqual((packed, MetricPoint.objects.filter(run__run_id=run_id).count()), (100, 0))
+        self.assertEqual([m.step for m in history], list(range(100)))
+        self.assertEqual([m.model_id for m in history[:2]], [model.model_id, None])
 
     def test_client_timestamps_round_trip_and_retries_store_once(self) -> None:
         stamps = [1_700_000_000_000 + 1000 * i for i in range(50)]
