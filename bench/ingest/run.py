@@ -625,12 +625,9 @@ def print_cpu(copy: CopyResult, results: list[HttpResult], batch: int) -> None:
     if not cpu.available() or not copy.cpu:
         return
     cores = os.cpu_count() or 1
-    print(f"CPU a {batch}-point batch, ms (this machine: {cores} cores; 'machine' includes")
-    print("whatever else ran meanwhile)")
-    head = (
-        f"{'path':<24}{'client':>8}{'server':>8}{'PostgreSQL':>12}{'own':>7}{'machine':>9}"
-        "  bound on a quiet machine"
-    )
+    print(f"CPU a {batch}-point batch, ms ('machine': whatever ran meanwhile included; 'cap':")
+    print(f"the most the {cores} cores allow at the path's own CPU a batch, against this COPY)")
+    head = f"{'path':<24}{'client':>8}{'server':>8}{'PostgreSQL':>12}{'own':>7}{'machine':>9}  cap"
     print(head)
     print("-" * len(head))
     c = copy.cpu
@@ -644,11 +641,12 @@ def print_cpu(copy: CopyResult, results: list[HttpResult], batch: int) -> None:
         if not own:
             continue
         # With every core on this work alone, at most cores / (its CPU a batch) batches a
-        # second, against the COPY connection's measured rate (one core at most, in series).
-        bound = cores / (own / 1000) / copy_batches_per_s
+        # second, whatever the waits; against the rate the COPY connection measured.
+        cap = cores / (own / 1000)
         label = f"HTTP, {r.clients} client{'s' if r.clients > 1 else ''}"
         print(f"{label:<24}{u['client_ms']:>8.1f}{u['server_ms']:>8.1f}{u['database_ms']:>12.1f}"
-              f"{own:>7.1f}{u['machine_ms']:>9.1f}  {bound:.2f} of COPY")  # fmt: skip
+              f"{own:>7.1f}{u['machine_ms']:>9.1f}  {cap * batch:,.0f} points/s, "
+              f"{cap / copy_batches_per_s:.2f} of COPY")  # fmt: skip
 
 
 def load_average() -> list[float]:
