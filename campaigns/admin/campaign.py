@@ -167,7 +167,9 @@ class CampaignAdmin(TeamScopedAdmin):
         for formset, inline in super().get_formsets_with_inlines(request, obj):
             form = formset.form
             if isinstance(form, type) and issubclass(form, CampaignChildForm):
-                formset.form = type(form.__name__, (form,), {"parent_campaign": obj})
+                # The class is this request's own (CampaignInline.get_formset builds it), so
+                # the campaign is set on it: a subclass would build every field again.
+                form.parent_campaign = obj
             yield formset, inline
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:

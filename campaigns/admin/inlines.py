@@ -42,6 +42,8 @@ from campaigns.selectors.observed_hours import reconciled
 # rendered 600 rows, 17 s and several MB; each row costs a form and a dozen widgets to
 # render); ``?page=N`` shows rows (N-1)·25+1 to N·25 of each.
 ROWS_PER_PAGE = 25
+# Where a request keeps the inlines' formset classes (CampaignInline.get_formset).
+_FORMSETS = "_campaign_desk_formsets"
 
 
 def rows_page(request: HttpRequest) -> int:
@@ -81,6 +83,23 @@ class CampaignInline(admin.TabularInline[Any, Any]):
             .values("id")[start : start + ROWS_PER_PAGE]
         )
         return rows.filter(pk__in=page)
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        """The inline's formset class, built once per request and campaign: the change view
+        asks again when a service's refusal re-renders the page (campaigns/admin/refusals.py),
+        and each build makes the form class and its fields anew, reading every choice list
+        (``choices_once``). Whatever the class depends on (the campaign's state, the caller's
+        role, the page of rows) holds for the whole request."""
+        if kwargs:
+            return super().get_formset(request, obj, **kwargs)
+        built: dict[tuple[type[Any], Any], Any] | None = getattr(request, _FORMSETS, None)
+        if built is None:
+            built = {}
+            setattr(request, _FORMSETS, built)
+        key = (type(self), getattr(obj, "pk", None))
+        if key not in built:
+            built[key] = super().get_formset(request, obj)
+        return built[key]
 
     def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
         if obj is None:

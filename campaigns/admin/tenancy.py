@@ -48,7 +48,11 @@ def choices_once(field: Any) -> Any:
     every inline row otherwise (a query per row). Validation still uses the queryset."""
     if field is None or not hasattr(field, "queryset"):
         return field
-    choices = list(field.choices)
+    # One plain query: list() of Django's choice iterator would count the rows first (its
+    # len()) and then read them through a server-side cursor. The same pairs, in order.
+    iterator = field.iterator(field)
+    choices = [("", field.empty_label)] if field.empty_label is not None else []
+    choices += [iterator.choice(row) for row in field.queryset.all()]
     field.choices = choices
     inner = getattr(field.widget, "widget", None)  # the admin's related-object wrapper
     if inner is not None:
