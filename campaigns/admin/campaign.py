@@ -172,6 +172,25 @@ class CampaignAdmin(TeamScopedAdmin):
                 form.parent_campaign = obj
             yield formset, inline
 
+    def get_formset_kwargs(
+        self, request: HttpRequest, obj: Any, inline: Any, prefix: str
+    ) -> dict[str, Any]:
+        """Django's, with one mutable copy of the post for every inline of the request: Django
+        deep-copies the whole post for each of the seven (no formset here changes its data)."""
+        params: dict[str, Any] = {
+            "instance": obj,
+            "prefix": prefix,
+            "queryset": inline.get_queryset(request),
+        }
+        if request.method == "POST":
+            posted = getattr(request, "_campaign_desk_post", None)
+            if posted is None:
+                posted = request.POST.copy()
+                request._campaign_desk_post = posted  # type: ignore[attr-defined]
+            params["data"], params["files"] = posted, request.FILES
+            params["save_as_new"] = "_saveasnew" in request.POST
+        return params
+
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         data = {f: form.cleaned_data[f] for f in CAMPAIGN_FIELDS if f in form.cleaned_data}
         if not change:

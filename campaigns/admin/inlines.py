@@ -4,10 +4,14 @@ caller's team role; the rows are written by campaigns/admin/inline_writes.py."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 
 from campaigns.admin.forms import (
@@ -62,7 +66,42 @@ def compact_multi(name: str) -> SharedChoicesSelectMultiple:
     )
 
 
+class _KnownRow(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """A posted row's hidden id, found among the rows its formset has read: Django's own field
+    looks every posted id up again, one query per row and table on each post. An id the
+    formset did not read is looked up as before."""
+
+    def __init__(self, known: dict[Any, Any], pk: Any, like: forms.ModelChoiceField) -> None:  # type: ignore[type-arg]
+        super().__init__(like.queryset, initial=like.initial, required=False, widget=like.widget)
+        self.known, self.pk = known, pk
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value not in self.empty_values:
+            try:
+                row = self.known.get(self.pk.to_python(value))
+            except ValidationError:
+                row = None
+            if row is not None:
+                # A copy, as a fresh read would be: the form changes its own instance.
+                return copy.copy(row)
+        return super().to_python(value)
+
+
+class PageRowsFormSet(BaseInlineFormSet):  # type: ignore[type-arg]
+    """The inlines' formset: a posted row's id is checked against the rows already read."""
+
+    def add_fields(self, form: Any, index: Any) -> None:
+        super().add_fields(form, index)
+        pk = self.model._meta.pk
+        field = form.fields.get(pk.name)
+        if form.is_bound and type(field) is forms.ModelChoiceField:
+            if not hasattr(self, "_known_rows"):
+                self._known_rows = {row.pk: row for row in self.get_queryset()}
+            form.fields[pk.name] = _KnownRow(self._known_rows, pk, field)
+
+
 class CampaignInline(admin.TabularInline[Any, Any]):
+    formset = PageRowsFormSet
     # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
     extra = 1
     # The plan's rows are written while drafting and frozen with the plan at commit.

@@ -6,6 +6,7 @@ bench/campaign_page)."""
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 from typing import Any
 from unittest import mock
 
@@ -17,7 +18,7 @@ from django.urls import reverse
 
 from campaigns.admin.campaign import CampaignAdmin
 from campaigns.admin.inlines import ROWS_PER_PAGE
-from campaigns.models import Campaign, Team
+from campaigns.models import Campaign, PlannedItem, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import grow_plan, make_plannable, make_user
 from tests.adminforms import form_data
@@ -156,3 +157,29 @@ class EachInlineIsBuiltOncePerRequest(TestCase):
         self.assert_each_built_once(
             self.committed, {"items-0-planned_hours": "-3", "items-0-amendment_reason": "pilot"}
         )
+
+
+class APostCostsTheSameQueriesWhateverItsItems(TestCase):
+    """Each posted row's hidden id is found among the rows its table read, not looked up again
+    (campaigns/admin/inlines.py, PageRowsFormSet): one query per row and table before."""
+
+    def setUp(self) -> None:
+        team = Team.objects.create(name="nlp")
+        self.client.force_login(make_user("pia", team=team, role="planner"))
+        self.draft = make_plannable(team, title="draft")
+
+    def refused_post(self) -> int:
+        url = reverse("admin:campaigns_campaign_change", args=[self.draft.pk])
+        data = form_data(self.client.get(url).content.decode(), "campaign_form")
+        with CaptureQueriesContext(connection) as captured:
+            answer = self.client.post(url, {**data, "title": ""})
+        self.assertContains(answer, "errorlist")
+        return len(captured)
+
+    def test_a_refused_post_of_2_or_20_items_costs_the_same_queries(self) -> None:
+        at_2 = self.refused_post()
+        PlannedItem.objects.bulk_create(
+            PlannedItem(campaign=self.draft, name=f"v{i}", planned_hours=Decimal("2"))
+            for i in range(18)
+        )
+        self.assertEqual(self.refused_post(), at_2)
