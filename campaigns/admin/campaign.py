@@ -261,8 +261,19 @@ class CampaignAdmin(TeamScopedAdmin):
         extra_context["can_issue_key"] = not campaign.is_closed and caller_has_role(
             request, campaign.team_id, OWNERS
         )
+        if request.method == "GET":
+            # Nothing changes it on a GET: Django's view takes it instead of reading it again
+            # (get_object). A post's form writes the posted values into its instance.
+            request._campaign_desk_found = campaign  # type: ignore[attr-defined]
         # Already found above: go straight to Django's view, skipping the mixin's second lookup.
         return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        found = getattr(request, "_campaign_desk_found", None)
+        if found is not None and from_field is None and str(found.pk) == str(object_id):
+            del request._campaign_desk_found  # type: ignore[attr-defined]
+            return found
+        return super().get_object(request, object_id, from_field)
 
     def response_change(self, request: HttpRequest, obj: Any) -> HttpResponse:
         response = super().response_change(request, obj)
