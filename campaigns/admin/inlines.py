@@ -13,6 +13,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
+from django.utils.functional import cached_property
 
 from campaigns.admin.forms import (
     ITEM_FIELDS,
@@ -88,7 +89,14 @@ class _KnownRow(forms.ModelChoiceField):  # type: ignore[type-arg]
 
 
 class PageRowsFormSet(BaseInlineFormSet):  # type: ignore[type-arg]
-    """The inlines' formset: a posted row's id is checked against the rows already read."""
+    """The inlines' formset: a posted row's id is checked against the rows already read, and
+    the blank row's form made once."""
+
+    @cached_property
+    def empty_form(self) -> Any:
+        # Django makes a new one each time the admin reads it: the table's headers, its
+        # "add another" row, its media, about four forms a table.
+        return super().empty_form
 
     def add_fields(self, form: Any, index: Any) -> None:
         super().add_fields(form, index)
