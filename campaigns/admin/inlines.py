@@ -29,7 +29,14 @@ from campaigns.admin.forms import (
     StopRuleForm,
 )
 from campaigns.admin.shared_choices import SharedChoicesSelect, SharedChoicesSelectMultiple
-from campaigns.admin.tenancy import WRITERS, caller_has_role, choices_once, object_id_of
+from campaigns.admin.tenancy import (
+    WRITERS,
+    ChoiceOfTheList,
+    ChoicesOfTheList,
+    caller_has_role,
+    choices_once,
+    object_id_of,
+)
 from campaigns.domain.formatting import format_hours
 from campaigns.domain.observed_hours import RECORDED_OVER_RUNS, Reconciled
 from campaigns.models import (
@@ -159,9 +166,11 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return True
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        kwargs.setdefault("form_class", ChoiceOfTheList)
         return choices_once(super().formfield_for_foreignkey(db_field, request, **kwargs))
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        kwargs.setdefault("form_class", ChoicesOfTheList)
         return choices_once(super().formfield_for_manytomany(db_field, request, **kwargs))
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:

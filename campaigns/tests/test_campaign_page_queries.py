@@ -159,9 +159,11 @@ class EachInlineIsBuiltOncePerRequest(TestCase):
         )
 
 
-class APostCostsTheSameQueriesWhateverItsItems(TestCase):
-    """Each posted row's hidden id is found among the rows its table read, not looked up again
-    (campaigns/admin/inlines.py, PageRowsFormSet): one query per row and table before."""
+class APostCostsTheSameQueriesWhateverItsRows(TestCase):
+    """Each posted row's hidden id is found among the rows its table read (campaigns/admin/
+    inlines.py, PageRowsFormSet), a stage's item and dependencies among the choice lists
+    (campaigns/admin/tenancy.py, choices_once), not looked up again: one query per row and
+    table before, and two per stage."""
 
     def setUp(self) -> None:
         team = Team.objects.create(name="nlp")
@@ -183,3 +185,13 @@ class APostCostsTheSameQueriesWhateverItsItems(TestCase):
             for i in range(18)
         )
         self.assertEqual(self.refused_post(), at_2)
+
+    def test_a_staged_item_costs_a_post_one_query_the_models_check_of_the_stages_item(
+        self,
+    ) -> None:
+        # Six before: the item's id in its two tables, the stage's id, item and dependencies,
+        # and Stage's own validation of its item (ForeignKey.validate), which stays.
+        grow_plan(self.draft, 5)
+        at_5 = self.refused_post()
+        grow_plan(self.draft, 20)
+        self.assertEqual(self.refused_post() - at_5, 15)
