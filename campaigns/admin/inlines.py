@@ -166,11 +166,14 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return True
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        kwargs.setdefault("form_class", ChoiceOfTheList)
+        # Django narrows a limit_choices_to field's queryset after this, past the list read here.
+        if not db_field.remote_field.limit_choices_to:
+            kwargs.setdefault("form_class", ChoiceOfTheList)
         return choices_once(super().formfield_for_foreignkey(db_field, request, **kwargs))
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        kwargs.setdefault("form_class", ChoicesOfTheList)
+        if not db_field.remote_field.limit_choices_to:
+            kwargs.setdefault("form_class", ChoicesOfTheList)
         return choices_once(super().formfield_for_manytomany(db_field, request, **kwargs))
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
