@@ -13,7 +13,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from campaigns.models import team_ids_for
+from campaigns.admin.tenancy import caller_team_ids
 from estimates.models import Estimate
 
 # The columns of the list; the page shows them with the error and the stored inputs and outputs.
@@ -43,16 +43,17 @@ class EstimateAdmin(admin.ModelAdmin[Estimate]):
         qs = super().get_queryset(request)
         if request.user.is_superuser:
             return qs
-        return qs.filter(campaign__team_id__in=team_ids_for(request.user))
+        return qs.filter(campaign__team_id__in=caller_team_ids(request))
 
     def has_module_permission(self, request: HttpRequest) -> bool:
+        # Asked for every admin page's app list: the caller's teams are read once a request.
         user = request.user
-        return bool(user.is_active and (user.is_superuser or team_ids_for(user)))
+        return bool(user.is_active and (user.is_superuser or caller_team_ids(request)))
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if obj is None:
             return self.has_module_permission(request)
-        return bool(request.user.is_superuser or obj.campaign.team_id in team_ids_for(request.user))
+        return bool(request.user.is_superuser or obj.campaign.team_id in caller_team_ids(request))
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

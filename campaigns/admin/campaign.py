@@ -167,8 +167,29 @@ class CampaignAdmin(TeamScopedAdmin):
         for formset, inline in super().get_formsets_with_inlines(request, obj):
             form = formset.form
             if isinstance(form, type) and issubclass(form, CampaignChildForm):
-                formset.form = type(form.__name__, (form,), {"parent_campaign": obj})
+                # The class is this request's own (CampaignInline.get_formset builds it), so
+                # the campaign is set on it: a subclass would build every field again.
+                form.parent_campaign = obj
             yield formset, inline
+
+    def get_formset_kwargs(
+        self, request: HttpRequest, obj: Any, inline: Any, prefix: str
+    ) -> dict[str, Any]:
+        """Django's, with one mutable copy of the post for every inline of the request: Django
+        deep-copies the whole post for each of the seven (no formset here changes its data)."""
+        params: dict[str, Any] = {
+            "instance": obj,
+            "prefix": prefix,
+            "queryset": inline.get_queryset(request),
+        }
+        if request.method == "POST":
+            posted = getattr(request, "_campaign_desk_post", None)
+            if posted is None:
+                posted = request.POST.copy()
+                request._campaign_desk_post = posted  # type: ignore[attr-defined]
+            params["data"], params["files"] = posted, request.FILES
+            params["save_as_new"] = "_saveasnew" in request.POST
+        return params
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
         data = {f: form.cleaned_data[f] for f in CAMPAIGN_FIELDS if f in form.cleaned_data}
@@ -240,8 +261,19 @@ class CampaignAdmin(TeamScopedAdmin):
         extra_context["can_issue_key"] = not campaign.is_closed and caller_has_role(
             request, campaign.team_id, OWNERS
         )
+        if request.method == "GET":
+            # Nothing changes it on a GET: Django's view takes it instead of reading it again
+            # (get_object). A post's form writes the posted values into its instance.
+            request._campaign_desk_found = campaign  # type: ignore[attr-defined]
         # Already found above: go straight to Django's view, skipping the mixin's second lookup.
         return admin.ModelAdmin.change_view(self, request, object_id, form_url, extra_context)
+
+    def get_object(self, request: HttpRequest, object_id: str, from_field: Any = None) -> Any:
+        found = getattr(request, "_campaign_desk_found", None)
+        if found is not None and from_field is None and str(found.pk) == str(object_id):
+            del request._campaign_desk_found  # type: ignore[attr-defined]
+            return found
+        return super().get_object(request, object_id, from_field)
 
     def response_change(self, request: HttpRequest, obj: Any) -> HttpResponse:
         response = super().response_change(request, obj)

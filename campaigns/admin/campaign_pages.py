@@ -25,18 +25,22 @@ from campaigns.domain.downsampling import token
 from campaigns.domain.metric_direction import best_value, loss_like
 from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
 from campaigns.selectors import run_metrics as readings
+from campaigns.selectors.observed_hours import reconciled
 from campaigns.selectors.plan_summary import campaign_summary, fmt_hours, stage_facts
 
 
 def plan_overview(campaign: Campaign) -> dict[str, Any]:
-    """The summary above the plan's tables: totals, the schedule's rows and its Gantt chart."""
-    summary = campaign_summary(campaign)
+    """The summary above the plan's tables: totals, the schedule's rows and its Gantt chart.
+    The observed hours and the lots are read once for the summary and the chart."""
+    seen = reconciled(campaign)
+    lot_rows = list(campaign.lots.select_related("plan"))
+    summary = campaign_summary(campaign, seen=seen, lots=lot_rows)
     context: dict[str, Any] = {"summary": summary}
     if summary.schedule is None:
         return context
     critical = set(summary.schedule.critical_path)
     entries = summary.schedule.entries
-    facts = stage_facts(campaign)
+    facts = stage_facts(campaign, seen=seen)
     context["summary_rows"] = [
         {
             "name": e.key,
@@ -65,7 +69,7 @@ def plan_overview(campaign: Campaign) -> dict[str, Any]:
             hours=float(lot.plan.duration_hours),
             quantity=lot.quantity,
         )
-        for lot in campaign.lots.select_related("plan")
+        for lot in lot_rows
     ]
     # escaped by campaigns/charts/gantt.py
     context["gantt"] = mark_safe(gantt_svg(stages, float(campaign.window_hours), lots))

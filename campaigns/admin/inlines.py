@@ -4,11 +4,16 @@ caller's team role; the rows are written by campaigns/admin/inline_writes.py."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 from django.db.models import QuerySet
+from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
+from django.utils.functional import cached_property
 
 from campaigns.admin.forms import (
     ITEM_FIELDS,
@@ -24,7 +29,14 @@ from campaigns.admin.forms import (
     StopRuleForm,
 )
 from campaigns.admin.shared_choices import SharedChoicesSelect, SharedChoicesSelectMultiple
-from campaigns.admin.tenancy import WRITERS, caller_has_role, choices_once, object_id_of
+from campaigns.admin.tenancy import (
+    WRITERS,
+    ChoiceOfTheList,
+    ChoicesOfTheList,
+    caller_has_role,
+    choices_once,
+    object_id_of,
+)
 from campaigns.domain.formatting import format_hours
 from campaigns.domain.observed_hours import RECORDED_OVER_RUNS, Reconciled
 from campaigns.models import (
@@ -42,6 +54,8 @@ from campaigns.selectors.observed_hours import reconciled
 # rendered 600 rows, 17 s and several MB; each row costs a form and a dozen widgets to
 # render); ``?page=N`` shows rows (N-1)·25+1 to N·25 of each.
 ROWS_PER_PAGE = 25
+# Where a request keeps the inlines' formset classes (CampaignInline.get_formset).
+_FORMSETS = "_campaign_desk_formsets"
 
 
 def rows_page(request: HttpRequest) -> int:
@@ -60,7 +74,49 @@ def compact_multi(name: str) -> SharedChoicesSelectMultiple:
     )
 
 
+class _KnownRow(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """A posted row's hidden id, found among the rows its formset has read: Django's own field
+    looks every posted id up again, one query per row and table on each post. An id the
+    formset did not read is looked up as before."""
+
+    def __init__(self, known: dict[Any, Any], pk: Any, like: forms.ModelChoiceField) -> None:  # type: ignore[type-arg]
+        super().__init__(like.queryset, initial=like.initial, required=False, widget=like.widget)
+        self.known, self.pk = known, pk
+
+    def to_python(self, value: Any) -> Any:
+        if isinstance(value, str) and value not in self.empty_values:
+            try:
+                row = self.known.get(self.pk.to_python(value))
+            except ValidationError:
+                row = None
+            if row is not None:
+                # A copy, as a fresh read would be: the form changes its own instance.
+                return copy.copy(row)
+        return super().to_python(value)
+
+
+class PageRowsFormSet(BaseInlineFormSet):  # type: ignore[type-arg]
+    """The inlines' formset: a posted row's id is checked against the rows already read, and
+    the blank row's form made once."""
+
+    @cached_property
+    def empty_form(self) -> Any:
+        # Django makes a new one each time the admin reads it: the table's headers, its
+        # "add another" row, its media, about four forms a table.
+        return super().empty_form
+
+    def add_fields(self, form: Any, index: Any) -> None:
+        super().add_fields(form, index)
+        pk = self.model._meta.pk
+        field = form.fields.get(pk.name)
+        if form.is_bound and type(field) is forms.ModelChoiceField:
+            if not hasattr(self, "_known_rows"):
+                self._known_rows = {row.pk: row for row in self.get_queryset()}
+            form.fields[pk.name] = _KnownRow(self._known_rows, pk, field)
+
+
 class CampaignInline(admin.TabularInline[Any, Any]):
+    formset = PageRowsFormSet
     # One empty row to type into; "Add another" for more. Unchanged rows are not saved.
     extra = 1
     # The plan's rows are written while drafting and frozen with the plan at commit.
@@ -82,6 +138,23 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         )
         return rows.filter(pk__in=page)
 
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        """The inline's formset class, built once per request and campaign: the change view
+        asks again when a service's refusal re-renders the page (campaigns/admin/refusals.py),
+        and each build makes the form class and its fields anew, reading every choice list
+        (``choices_once``). Whatever the class depends on (the campaign's state, the caller's
+        role, the page of rows) holds for the whole request."""
+        if kwargs:
+            return super().get_formset(request, obj, **kwargs)
+        built: dict[tuple[type[Any], Any], Any] | None = getattr(request, _FORMSETS, None)
+        if built is None:
+            built = {}
+            setattr(request, _FORMSETS, built)
+        key = (type(self), getattr(obj, "pk", None))
+        if key not in built:
+            built[key] = super().get_formset(request, obj)
+        return built[key]
+
     def _writable(self, request: HttpRequest, obj: Campaign | None) -> bool:
         if obj is None:
             return True
@@ -93,9 +166,14 @@ class CampaignInline(admin.TabularInline[Any, Any]):
         return True
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        # Django narrows a limit_choices_to field's queryset after this, past the list read here.
+        if not db_field.remote_field.limit_choices_to:
+            kwargs.setdefault("form_class", ChoiceOfTheList)
         return choices_once(super().formfield_for_foreignkey(db_field, request, **kwargs))
 
     def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if not db_field.remote_field.limit_choices_to:
+            kwargs.setdefault("form_class", ChoicesOfTheList)
         return choices_once(super().formfield_for_manytomany(db_field, request, **kwargs))
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:

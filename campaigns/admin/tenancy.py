@@ -7,8 +7,10 @@ cached for one request, so a page with many inline rows asks each question once.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -43,12 +45,56 @@ def caller_has_role(request: HttpRequest, team_id: int | None, roles: set[str]) 
     return bool(cache[key])
 
 
+class ChoiceOfTheList(forms.ModelChoiceField):  # type: ignore[type-arg]
+    """A choice validated against the rows ``choices_once`` read for the list: Django looks
+    the posted value up again, one query per row on each post (a stage's item, a lot's
+    plan). A value not in the list is looked up as before."""
+
+    listed: dict[str, Any] | None = None
+
+    def to_python(self, value: Any) -> Any:
+        row = self.listed.get(value) if self.listed and isinstance(value, str) else None
+        if row is not None:
+            # A copy, as a fresh read would be.
+            return copy.copy(row)
+        return super().to_python(value)
+
+
+class ChoicesOfTheList(forms.ModelMultipleChoiceField):  # type: ignore[type-arg]
+    """Several choices validated against the rows ``choices_once`` read, as ChoiceOfTheList:
+    Django's check reads the posted values again, one query per row (a stage's dependencies,
+    a decision's cut items). Any value not in the list is checked as before."""
+
+    listed: dict[str, Any] | None = None
+
+    def _check_values(self, value: Any) -> Any:
+        listed = self.listed
+        if not listed or not isinstance(value, list | tuple) or self.queryset is None:
+            return super()._check_values(value)  # type: ignore[misc]
+        chosen = {v for v in value if isinstance(v, str)}
+        if len(chosen) != len(value) or not chosen <= listed.keys():
+            return super()._check_values(value)  # type: ignore[misc]
+        # Django's answer, a queryset of the chosen rows in the list's order, already read.
+        rows = self.queryset.filter(pk__in=[listed[v].pk for v in chosen])
+        rows._result_cache = [copy.copy(row) for key, row in listed.items() if key in chosen]
+        rows._prefetch_done = True  # type: ignore[attr-defined]
+        return rows
+
+
 def choices_once(field: Any) -> Any:
     """Evaluate a choice field's queryset once for the whole formset: Django re-runs it for
-    every inline row otherwise (a query per row). Validation still uses the queryset."""
+    every inline row otherwise (a query per row). A ChoiceOfTheList or ChoicesOfTheList also
+    validates a posted row against these rows; any other field still asks its queryset."""
     if field is None or not hasattr(field, "queryset"):
         return field
-    choices = list(field.choices)
+    # One plain query: list() of Django's choice iterator would count the rows first (its
+    # len()) and then read them through a server-side cursor. The same pairs, in order.
+    iterator = field.iterator(field)
+    choices = [("", field.empty_label)] if field.empty_label is not None else []
+    rows = list(field.queryset.all())
+    choices += [iterator.choice(row) for row in rows]
+    if isinstance(field, ChoiceOfTheList | ChoicesOfTheList):
+        field.listed = {str(field.prepare_value(row)): row for row in rows}
     field.choices = choices
     inner = getattr(field.widget, "widget", None)  # the admin's related-object wrapper
     if inner is not None:

@@ -12,6 +12,7 @@ from typing import Any
 from campaigns.domain import calendar
 from campaigns.domain.formatting import format_hours
 from campaigns.domain.grid_warning import grid_warning
+from campaigns.domain.observed_hours import Reconciled
 from campaigns.domain.plan_figures import ItemWork, PlanFigures, plan_figures
 from campaigns.models import Campaign, ItemRole, ItemStatus, Stage, Tier
 from campaigns.selectors.observed_hours import reconciled
@@ -54,7 +55,11 @@ def calendar_stages(campaign: Campaign) -> list[calendar.Stage]:
     ]
 
 
-def campaign_summary(campaign: Campaign) -> CampaignSummary:
+def campaign_summary(
+    campaign: Campaign, *, seen: Reconciled | None = None, lots: list[Any] | None = None
+) -> CampaignSummary:
+    """The plan's totals, schedule and alerts. ``seen`` (its observed hours) and ``lots`` (its
+    lot reservations with their plans) when the caller has read them already."""
     items = list(campaign.items.all())
     tiers = Counter(i.tier for i in items if i.status != ItemStatus.CUT)
     window = Decimal(campaign.window_hours)
@@ -72,7 +77,7 @@ def campaign_summary(campaign: Campaign) -> CampaignSummary:
             for load in calendar.resource_loads(stages, float(window))
             if load.exceeds_window
         )
-    figures = figures_of(campaign, items, schedule)
+    figures = figures_of(campaign, items, schedule, seen=seen, lots=lots)
     reserved = figures.calendar_hours
     uncommitted = figures.spare_hours
     if uncommitted >= 0:
@@ -109,18 +114,25 @@ def campaign_summary(campaign: Campaign) -> CampaignSummary:
 
 
 def figures_of(
-    campaign: Campaign, items: list[Any], schedule: calendar.Schedule | None
+    campaign: Campaign,
+    items: list[Any],
+    schedule: calendar.Schedule | None,
+    *,
+    seen: Reconciled | None = None,
+    lots: list[Any] | None = None,
 ) -> PlanFigures:
     """The plan's four hour figures (docs/domain.md §8.5), from its rows and its schedule."""
-    lots = [(lot.plan.duration_hours, lot.quantity) for lot in campaign.lots.select_related("plan")]
-    seen = reconciled(campaign)
+    if lots is None:
+        lots = list(campaign.lots.select_related("plan"))
+    if seen is None:
+        seen = reconciled(campaign)
     return plan_figures(
         [
             ItemWork(i.planned_hours, i.prep_hours, i.gpus, i.status == ItemStatus.CUT)
             for i in items
         ],
         calendar_hours=None if schedule is None else schedule.makespan_hours,
-        lots=lots,
+        lots=[(lot.plan.duration_hours, lot.quantity) for lot in lots],
         window_hours=Decimal(campaign.window_hours),
         observed_hours=seen.total if seen.any_observed else None,
     )
@@ -180,10 +192,11 @@ class StageFacts:
     observed: dict[str, float]
 
 
-def stage_facts(campaign: Campaign) -> StageFacts:
+def stage_facts(campaign: Campaign, *, seen: Reconciled | None = None) -> StageFacts:
     stages = list(campaign.stages.select_related("variant").order_by("id"))
     keys = stage_keys(stages)
-    seen = reconciled(campaign)
+    if seen is None:
+        seen = reconciled(campaign)
     return StageFacts(
         cut=frozenset(
             keys[s.pk]
