@@ -24,18 +24,32 @@ from campaigns.tests.factories import grow_plan, make_plannable, make_user
 from tests.adminforms import form_data
 
 
-class CampaignPageCost(TestCase):
+class ADraftAndACommittedPlan(TestCase):
+    """A planner's team with a draft and a committed campaign (``grown``: items added to the
+    committed one before its commit), the planner logged in."""
+
+    grown = 0
+    team: Team
+    planner: Any
+    draft: Campaign
+    committed: Campaign
+
     @classmethod
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
         cls.planner = make_user("pia", team=cls.team, role="planner")
         cls.draft = make_plannable(cls.team, title="draft")
         cls.committed = make_plannable(cls.team, title="committed")
-        grow_plan(cls.committed, 20)
+        if cls.grown:
+            grow_plan(cls.committed, cls.grown)
         commit_plan(campaign=cls.committed, user=cls.planner)
 
     def setUp(self) -> None:
         self.client.force_login(self.planner)
+
+
+class CampaignPageCost(ADraftAndACommittedPlan):
+    grown = 20
 
     def cost(self, campaign: Campaign) -> dict[str, Any]:
         url = reverse("admin:campaigns_campaign_change", args=[campaign.pk])
@@ -86,26 +100,10 @@ class CampaignPageCost(TestCase):
         self.assertTrue('<script id="shared-choices" type="application/json">' in page)
 
 
-class EachInlineIsBuiltOncePerRequest(TestCase):
+class EachInlineIsBuiltOncePerRequest(ADraftAndACommittedPlan):
     """The change view asks for the inlines' formsets again when a service refuses a row (the
     page is built a second time from the same post, campaigns/admin/refusals.py); building one
     makes its form class, every field and every choice list anew."""
-
-    team: Team
-    planner: Any
-    draft: Campaign
-    committed: Campaign
-
-    @classmethod
-    def setUpTestData(cls) -> None:
-        cls.team = Team.objects.create(name="nlp")
-        cls.planner = make_user("pia", team=cls.team, role="planner")
-        cls.draft = make_plannable(cls.team, title="draft")
-        cls.committed = make_plannable(cls.team, title="committed")
-        commit_plan(campaign=cls.committed, user=cls.planner)
-
-    def setUp(self) -> None:
-        self.client.force_login(self.planner)
 
     def builds(self, request: Any) -> tuple[Counter[str], Counter[tuple[str, str]], Any]:
         """How many times each inline's formset class was built while answering, how many
