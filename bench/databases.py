@@ -38,3 +38,13 @@ def recreate_database(admin_url: str, name: str, *, schema: bool = True) -> None
         create = sql.SQL("{} TEMPLATE {}").format(create, sql.Identifier(template))
     with psycopg.connect(admin_url, autocommit=True) as conn:
         conn.execute(create)
+
+
+def backend_pids(admin_url: str, name: str) -> list[int]:
+    """The PostgreSQL backends connected to database `name` (a server's threads', for the CPU
+    they spend: bench/cpu.py)."""
+    import psycopg
+
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (name,))
+        return [int(r[0]) for r in rows]

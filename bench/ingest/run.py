@@ -56,7 +56,12 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench import cpu  # noqa: E402
-from bench.databases import db_url, drop_database, recreate_database  # noqa: E402
+from bench.databases import (  # noqa: E402
+    backend_pids,
+    db_url,
+    drop_database,
+    recreate_database,
+)
 
 BUILD = ROOT / "build"
 TARGET_RATIO = 1 / 3
@@ -653,15 +658,6 @@ def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def database_pids(admin_url: str, db: str) -> list[int]:
-    """The PostgreSQL backends connected to the bench database (gunicorn's threads')."""
-    import psycopg
-
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (db,))
-        return [int(r[0]) for r in rows]
-
-
 def measure(
     url: str,
     port: int,
@@ -674,7 +670,7 @@ def measure(
     """The COPY ceiling and the HTTP phases at the table as it is (`stage`: empty, full)."""
 
     def probe() -> cpu.Snapshot:
-        return cpu.snapshot(cpu.children(server_pid), database_pids(args.admin_url, args.db))
+        return cpu.snapshot(cpu.children(server_pid), backend_pids(args.admin_url, args.db))
 
     clients_list = [int(c) for c in args.clients.split(",") if c.strip()]
     out: dict[str, Any] = {"load_average_before": load_average()}
