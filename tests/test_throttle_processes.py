@@ -29,6 +29,7 @@ from conftest import REQUIRE_SERVICES, _database_url_for_worker
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
+LOG = BUILD / "test-throttle-gunicorn.log"
 LIMIT = 10
 WORKERS = 3
 CLIENTS = 8
@@ -76,7 +77,7 @@ def gunicorn(redis_cache: None) -> object:
         "LOG_LEVEL": "WARNING",
     }
     BUILD.mkdir(exist_ok=True)
-    log = (BUILD / "test-throttle-gunicorn.log").open("wb")
+    log = LOG.open("wb")
     gunicorn = Path(sys.executable).with_name("gunicorn")
     command = [str(gunicorn), "config.wsgi:application", "--bind", f"127.0.0.1:{port}"]
     proc = subprocess.Popen(
@@ -135,6 +136,9 @@ def test_concurrent_clients_on_several_workers_get_no_more_than_the_limit(gunico
     statuses = Counter(status for status, _ in answers)
     assert sum(statuses.values()) == CLIENTS * REQUESTS_PER_CLIENT
     assert set(statuses) <= {200, 429}, statuses
-    assert 0 < statuses[200] <= LIMIT, statuses
+    # More than LIMIT admitted: the bucket was emptied mid-burst (the whole Redis database
+    # flushed elsewhere: tests/test_shared_redis.py) or Redis timed out and the throttle failed
+    # open (its log says so).
+    assert 0 < statuses[200] <= LIMIT, (statuses, LOG.read_text(errors="replace")[-2000:])
     retry_after = {int(h["Retry-After"]) for status, h in answers if status == 429}
     assert retry_after and all(0 < seconds <= 60 for seconds in retry_after), retry_after
