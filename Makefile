@@ -16,8 +16,11 @@ PORT ?= 8000
 #    are handed out first (conftest.py LONGEST_FIRST, hence --no-loadscope-reorder) so the
 #    workers finish together. --create-db builds the databases afresh; --reuse-db keeps them.
 # 2. The tests marked `serial` (they time a server under load), alone on one worker, which
-#    reuses the first session's database (test_<name>_gw0) instead of migrating another.
+#    reuses the first session's database (test_<name>_gw0) instead of migrating another. Only
+#    the files that hold them are collected (collecting the whole suite cost more than the one
+#    test it ran); tests/test_suite_order.py checks SERIAL_TESTS names every such file.
 PARALLEL ?= -n 3 --dist loadfile --no-loadscope-reorder
+SERIAL_TESTS := tests/test_slow_clients.py
 PYTEST_ARGS ?=
 
 .PHONY: run test install install-dev lint typecheck bench worker clean
@@ -54,7 +57,7 @@ run: install
 
 test: install-dev
 	$(BIN)/python -m pytest $(PARALLEL) --reuse-db --create-db -m "not serial" $(PYTEST_ARGS)
-	$(BIN)/python -m pytest -n 1 --reuse-db -m "serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 1 --reuse-db -m "serial" $(SERIAL_TESTS) $(PYTEST_ARGS)
 
 lint: install-dev
 	$(BIN)/ruff check .

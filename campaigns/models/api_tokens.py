@@ -9,12 +9,14 @@ laptop, a CI job); each is revoked on its own.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from typing import Any
 
 from django.conf import settings
-from django.db import models
+from django.contrib.auth import get_user_model
+from django.db import connections, models, router
 
 
 class ApiToken(models.Model):
@@ -42,10 +44,34 @@ class ApiToken(models.Model):
 
     @classmethod
     def user_for(cls, raw: str) -> Any:
-        """The active user whose token `raw` is, or None."""
-        token = (
-            cls.objects.select_related("user")
-            .filter(digest=cls.hash(raw), user__is_active=True)
-            .first()
+        """The active user whose token `raw` is, or None.
+
+        Every API call with a token runs this once. It is one written-out statement (a raw
+        queryset, which still converts each column as the ORM does) rather than
+        `select_related("user").filter(...).first()`: building and compiling that query cost
+        ~1.3 ms of CPU a call on this project's 2-core machine, the raw one ~0.4 ms."""
+        alias = router.db_for_read(cls)
+        users = (
+            get_user_model()
+            .objects.db_manager(alias)
+            .raw(_user_for_digest_sql(alias), [cls.hash(raw)])
         )
-        return token.user if token is not None else None
+        return next(iter(users), None)
+
+
+@functools.cache
+def _user_for_digest_sql(alias: str) -> str:
+    """`SELECT <every User column> FROM user JOIN token … WHERE digest = %s AND is_active`,
+    quoted for database `alias`."""
+    quote = connections[alias].ops.quote_name
+    user_model = get_user_model()
+    columns = user_model._meta.concrete_fields
+    selected = ", ".join(f"u.{quote(f.column)}" for f in columns)
+    user_id = ApiToken._meta.get_field("user").column
+    sql = (
+        f"SELECT {selected} FROM {quote(user_model._meta.db_table)} u "
+        f"JOIN {quote(ApiToken._meta.db_table)} t ON t.{quote(user_id)} = "
+        f"u.{quote(user_model._meta.pk.column)} "
+        f"WHERE t.{quote('digest')} = %s AND u.{quote('is_active')}"
+    )
+    return sql
