@@ -214,6 +214,68 @@ def _flush_past_truncate_guards() -> None:
 _flush_past_truncate_guards()
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(
+    request: pytest.FixtureRequest,
+    django_test_environment: None,
+    django_db_blocker: Any,
+    django_db_use_migrations: bool,
+    django_db_keepdb: bool,
+    django_db_createdb: bool,
+    django_db_modify_db_settings: None,
+) -> Iterator[None]:
+    """pytest-django's test databases, except that on PostgreSQL each xdist worker copies a
+    migrated template instead of migrating its own (tests/template_database.py). `--reuse-db`
+    without `--create-db` keeps an existing database as pytest-django does (the serial session
+    of `make test` reuses the first session's `test_<name>_gw0`)."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+    from pytest_django.fixtures import _get_databases_for_setup
+
+    from tests import template_database
+
+    verbosity = request.config.option.verbose
+    keep = django_db_keepdb and not django_db_createdb
+    aliases, serialized = _get_databases_for_setup(request.session.items)
+    copied = (
+        XDIST_WORKER
+        and django_db_use_migrations
+        and connection.vendor == "postgresql"
+        and not serialized  # serialized_rollback needs the contents setup_databases keeps
+        and not (keep and _test_database_exists(connection))
+    )
+    original = connection.settings_dict["NAME"]
+    with django_db_blocker.unblock():
+        if copied:
+            template_database.copy_for_worker(connection, XDIST_WORKER, max(verbosity - 1, 0))
+            config = None
+        else:
+            config = setup_databases(
+                verbosity=verbosity,
+                interactive=False,
+                keepdb=keep,
+                aliases=aliases,  # type: ignore[arg-type]  # a set of names, as pytest-django passes
+                serialized_aliases=serialized,
+            )
+    yield
+    if django_db_keepdb:
+        return
+    with django_db_blocker.unblock():
+        if config is not None:
+            teardown_databases(config, verbosity=verbosity)
+        else:
+            connection.creation.destroy_test_db(original, verbosity=0)
+
+
+def _test_database_exists(connection: Any) -> bool:
+    with connection._nodb_cursor() as server:
+        server.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s",
+            [connection.creation._get_test_db_name()],
+        )
+        return server.fetchone() is not None
+
+
 def _database_url_for_worker() -> str:
     from django.db import connection
 

@@ -2,7 +2,8 @@
 item 5). It measures nothing; a script that no longer runs against the current schema fails
 here instead of on the day someone needs its figures. Each script makes its own throwaway
 database next to the test database's server and drops it; that database is a copy of one this
-module migrates once (BENCH_TEMPLATE_DB, bench/databases.py), so the ten scripts' own `migrate`
+module migrates once (BENCH_TEMPLATE_DB, bench/databases.py), or the test workers' own migrated
+template when there is one (tests/template_database.py), so the ten scripts' own `migrate`
 finds the schema current instead of each running every migration (the module's CPU time, its
 subprocesses' included, 82 s before and 59 s after on 2026-12-01, load average 6-8)."""
 
@@ -79,13 +80,26 @@ def _admin_url() -> str:
 
 
 def _template_name() -> str:
-    return f"{connection.settings_dict['NAME']}_smoke_template"
+    return _workers_template() or f"{connection.settings_dict['NAME']}_smoke_template"
+
+
+def _workers_template() -> str | None:
+    """The migrated template this xdist worker's test database was copied from, if it was
+    (tests/template_database.py): the scripts' databases are copied from it too."""
+    from conftest import XDIST_WORKER
+    from tests.template_database import existing_template
+
+    return existing_template(connection, XDIST_WORKER) if XDIST_WORKER else None
 
 
 def migrate_template() -> None:
-    """The database every script's own is copied from: empty, then migrated as `migrate` does on
-    a new installation (the catalog seeded by its migration)."""
+    """The database every script's own is copied from: the test workers' migrated template
+    when there is one, else an empty database migrated as `migrate` does on a new
+    installation (the catalog seeded by its migration)."""
     from bench.databases import db_url, recreate_database
+
+    if _workers_template():
+        return
 
     recreate_database(_admin_url(), _template_name(), schema=False)
     env = {**os.environ, "DATABASE_URL": db_url(_admin_url(), _template_name())}
@@ -137,7 +151,7 @@ class EveryBenchmarkRunsAtATinySize(SimpleTestCase):
 
     @classmethod
     def tearDownClass(cls) -> None:
-        if POSTGRES:
+        if POSTGRES and not _workers_template():  # the workers' template outlives the run
             from bench.databases import drop_database
 
             drop_database(_admin_url(), _template_name())
