@@ -49,7 +49,7 @@ class ApiToken(models.Model):
         Every API call with a token runs this once. It is one written-out statement (a raw
         queryset, which still converts each column as the ORM does) rather than
         `select_related("user").filter(...).first()`: building and compiling that query cost
-        ~1.3 ms of CPU a call on this project's 2-core machine, the raw one ~0.4 ms."""
+        ~1.3 ms of CPU a call on this project's 2-core machine, the raw one ~0.3 ms."""
         alias = router.db_for_read(cls)
         users = (
             get_user_model()
