@@ -7,7 +7,7 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from catalog.domain.catalog import GIB, get_gpu
@@ -633,6 +633,20 @@ def test_it_names_the_offending_field_in_api_dotted_form(
     assert error.value.field == field
 
 
+def _hours_cost_and_link(
+    count: int, utilization: float, stage: int, with_pilot: bool
+) -> tuple[float, Decimal, str | None]:
+    result = estimate(
+        api_example(
+            hardware=HardwareSpec("H100-SXM", count, utilization, zero_stage=stage),
+            pilot=PilotSpec(tokens_per_second=5e4, gpus=8) if with_pilot else None,
+        )
+    )
+    assert result.cost is not None
+    link = result.communication.link if result.communication is not None else None
+    return result.wall_hours, result.cost.amount, link
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     count=st.integers(min_value=1, max_value=256),
@@ -641,23 +655,31 @@ def test_it_names_the_offending_field_in_api_dotted_form(
     stage=st.integers(min_value=0, max_value=3),
     with_pilot=st.booleans(),
 )
-def test_it_never_estimates_more_wall_hours_or_a_negative_cost_with_more_gpus(
+def test_more_gpus_over_the_same_link_never_take_more_wall_hours_or_cost_below_zero(
     count: int, extra: int, utilization: float, stage: int, with_pilot: bool
 ) -> None:
-    def run(n: int) -> tuple[float, Decimal]:
-        result = estimate(
-            api_example(
-                hardware=HardwareSpec("H100-SXM", n, utilization, zero_stage=stage),
-                pilot=PilotSpec(tokens_per_second=5e4, gpus=8) if with_pilot else None,
-            )
-        )
-        assert result.cost is not None
-        return result.wall_hours, result.cost.amount
-
-    fewer_hours, fewer_cost = run(count)
-    more_hours, more_cost = run(count + extra)
-    assert more_hours <= fewer_hours
+    """Over one kind of link (§24.6) a step's exposed communication does not grow with the
+    GPUs while its share of the steps shrinks. Across the node boundary it may: the next test."""
+    fewer_hours, fewer_cost, fewer_link = _hours_cost_and_link(
+        count, utilization, stage, with_pilot
+    )
+    more_hours, more_cost, more_link = _hours_cost_and_link(
+        count + extra, utilization, stage, with_pilot
+    )
     assert fewer_cost >= 0 and more_cost >= 0
+    assume(fewer_link == more_link)
+    assert more_hours <= fewer_hours
+
+
+def test_a_ninth_gpu_on_a_second_node_can_make_a_zero_3_run_slower() -> None:
+    """Eight H100s talk over NVLink (450 GB/s); a ninth puts the run on two nodes, every
+    ZeRO-3 all-gather then crosses the 50 GB/s network link and most of it is exposed (§24.6):
+    the estimate says so instead of promising that more GPUs are always faster."""
+    eight_hours, _, eight_link = _hours_cost_and_link(8, 0.5, 3, False)
+    nine_hours, _, nine_link = _hours_cost_and_link(9, 0.5, 3, False)
+    assert (eight_link, nine_link) == ("card-to-card", "node-to-node")
+    assert nine_hours > eight_hours
+    assert _hours_cost_and_link(16, 0.5, 3, False)[0] < nine_hours  # and more on two nodes helps
 
 
 @settings(max_examples=200)
