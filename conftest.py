@@ -268,12 +268,10 @@ def django_db_setup(
 
 
 def _test_database_exists(connection: Any) -> bool:
+    from tests.template_database import database_exists
+
     with connection._nodb_cursor() as server:
-        server.execute(
-            "SELECT 1 FROM pg_database WHERE datname = %s",
-            [connection.creation._get_test_db_name()],
-        )
-        return server.fetchone() is not None
+        return database_exists(server, connection.creation._get_test_db_name())
 
 
 def _database_url_for_worker() -> str:

@@ -17,6 +17,7 @@ mid-migration never leaves a half-built template to copy.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,10 @@ PROJECT_PACKAGES = ("catalog", "campaigns", "estimates", "ledger", "mlflow_api",
 LOCK = "campaign-desk test template"
 
 
+@functools.cache
 def digest() -> str:
-    """A short digest of every file that decides what a migrated test database holds."""
+    """A short digest of every file that decides what a migrated test database holds (read
+    once a process: the code does not change under a running suite)."""
     import django
     from django.apps import apps
 
@@ -42,10 +45,16 @@ def digest() -> str:
     for app in apps.get_app_configs():
         for path in Path(app.path).glob("migrations/*.py"):
             files.setdefault(f"{app.label}/migrations/{path.name}", path)
-    hasher = hashlib.sha256(django.__version__.encode())
+    return digest_of(django.__version__, {name: path.read_bytes() for name, path in files.items()})
+
+
+def digest_of(version: str, files: dict[str, bytes]) -> str:
+    """The first 12 hex digits of SHA-256 over `version` and each file's name and contents,
+    in name order."""
+    hasher = hashlib.sha256(version.encode())
     for name in sorted(files):
         hasher.update(name.encode())
-        hasher.update(files[name].read_bytes())
+        hasher.update(files[name])
     return hasher.hexdigest()[:12]
 
 
@@ -64,7 +73,7 @@ def copy_for_worker(connection: Any, worker: str, verbosity: int = 0) -> str:
     with connection._nodb_cursor() as server:
         server.execute("SELECT pg_advisory_lock(hashtext(%s))", [LOCK])
         try:
-            if not _exists(server, template):
+            if not database_exists(server, template):
                 _build(connection, server, template, verbosity)
             quote = connection.ops.quote_name
             server.execute(f"DROP DATABASE IF EXISTS {quote(worker_database)} WITH (FORCE)")
@@ -79,10 +88,11 @@ def existing_template(connection: Any, worker: str) -> str | None:
     """The current template of `connection`'s test database if it has been built, else None."""
     template = template_name(connection.settings_dict["NAME"], worker)
     with connection._nodb_cursor() as server:
-        return template if _exists(server, template) else None
+        return template if database_exists(server, template) else None
 
 
-def _exists(server: Any, name: str) -> bool:
+def database_exists(server: Any, name: str) -> bool:
+    """Whether the server `server` (a cursor on it) holds a database `name`."""
     server.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
     return server.fetchone() is not None
 

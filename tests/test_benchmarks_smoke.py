@@ -9,6 +9,7 @@ subprocesses' included, 82 s before and 59 s after on 2026-12-01, load average 6
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -83,6 +84,7 @@ def _template_name() -> str:
     return _workers_template() or f"{connection.settings_dict['NAME']}_smoke_template"
 
 
+@functools.cache
 def _workers_template() -> str | None:
     """The migrated template this xdist worker's test database was copied from, if it was
     (tests/template_database.py): the scripts' databases are copied from it too."""

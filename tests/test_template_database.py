@@ -16,7 +16,23 @@ def test_the_template_is_named_for_the_test_database_and_the_code_that_builds_it
     name = template_database.template_name("test_cd_ci_gw1", "gw1")
     assert re.fullmatch(r"test_cd_ci_tpl_[0-9a-f]{12}", name), name
     assert name == template_database.template_name("test_cd_ci_gw0", "gw0")
-    assert template_database.digest() == template_database.digest()
+
+
+def test_the_digest_changes_with_any_file_its_name_or_django_and_not_with_their_order() -> None:
+    files = {"campaigns/models/plan.py": b"x = 1\n", "campaigns/migrations/0001.py": b"ops\n"}
+    digest = template_database.digest_of("5.2.19", files)
+    assert re.fullmatch(r"[0-9a-f]{12}", digest)
+    assert template_database.digest_of("5.2.19", dict(reversed(files.items()))) == digest
+    changed = [
+        template_database.digest_of("5.2.20", files),
+        template_database.digest_of("5.2.19", {**files, "campaigns/models/plan.py": b"x = 2\n"}),
+        template_database.digest_of("5.2.19", {**files, "ledger/models.py": b""}),
+        template_database.digest_of(
+            "5.2.19",
+            {"campaigns/models/other.py": b"x = 1\n", "campaigns/migrations/0001.py": b"ops\n"},
+        ),
+    ]
+    assert digest not in changed and len(set(changed)) == len(changed)
 
 
 @pytest.mark.postgres
