@@ -237,15 +237,15 @@ def django_db_setup(
     verbosity = request.config.option.verbose
     keep = django_db_keepdb and not django_db_createdb
     aliases, serialized = _get_databases_for_setup(request.session.items)
-    copied = (
-        XDIST_WORKER
-        and django_db_use_migrations
-        and connection.vendor == "postgresql"
-        and not serialized  # serialized_rollback needs the contents setup_databases keeps
-        and not (keep and _test_database_exists(connection))
-    )
     original = connection.settings_dict["NAME"]
-    with django_db_blocker.unblock():
+    with django_db_blocker.unblock():  # the existence check below asks the server too
+        copied = (
+            XDIST_WORKER
+            and django_db_use_migrations
+            and connection.vendor == "postgresql"
+            and not serialized  # serialized_rollback needs the contents setup_databases keeps
+            and not (keep and _test_database_exists(connection))
+        )
         if copied:
             template_database.copy_for_worker(connection, XDIST_WORKER, max(verbosity - 1, 0))
             config = None

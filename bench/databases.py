@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
+from typing import Any
 
 # A migrated database to copy instead of creating an empty one (CREATE DATABASE ... TEMPLATE):
 # the benchmark's own `migrate` then finds nothing to apply. The smoke test
@@ -48,3 +51,41 @@ def backend_pids(admin_url: str, name: str) -> list[int]:
     with psycopg.connect(admin_url, autocommit=True) as conn:
         rows = conn.execute("SELECT pid FROM pg_stat_activity WHERE datname = %s", (name,))
         return [int(r[0]) for r in rows]
+
+
+def _server_admin_url(settings_dict: dict[str, Any]) -> str:
+    user = settings_dict.get("USER") or "postgres"
+    auth = f"{user}:{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else user
+    host = settings_dict.get("HOST") or "127.0.0.1"
+    return f"postgres://{auth}@{host}:{settings_dict.get('PORT') or 5432}/postgres"
+
+
+@contextlib.contextmanager
+def throwaway_test_database(connection: Any) -> Iterator[None]:
+    """The throwaway test database of a benchmark that builds its own data (bench/estimates):
+    Django's `create_test_db` (SQLite in memory, or `test_<name>` on DATABASE_URL's server,
+    every migration run), or on PostgreSQL with $BENCH_TEMPLATE_DB set, `test_<name>` copied
+    from that migrated database (no migration to run: the smoke test's path, where SQLite's
+    migrate took ~20 s of the script's ~25). Dropped on the way out either way."""
+    old_name = connection.settings_dict["NAME"]
+    template = os.environ.get(TEMPLATE_ENV)
+    if not (template and connection.vendor == "postgresql"):
+        connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+        try:
+            yield
+        finally:
+            connection.creation.destroy_test_db(old_name, verbosity=0)
+        return
+    from django.conf import settings
+
+    name = connection.creation._get_test_db_name()
+    admin = _server_admin_url(connection.settings_dict)
+    recreate_database(admin, name)
+    connection.close()
+    settings.DATABASES[connection.alias]["NAME"] = connection.settings_dict["NAME"] = name
+    try:
+        yield
+    finally:
+        connection.close()
+        settings.DATABASES[connection.alias]["NAME"] = connection.settings_dict["NAME"] = old_name
+        drop_database(admin, name)

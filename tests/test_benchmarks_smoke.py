@@ -20,6 +20,8 @@ from pathlib import Path
 from django.db import connection
 from django.test import SimpleTestCase
 
+from bench.databases import db_url
+
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES = connection.vendor == "postgresql"
 
@@ -50,8 +52,10 @@ TINY = {
 }
 
 
-# Scripts that build their own throwaway database (SQLite in memory without DATABASE_URL): no
-# --admin-url or --db to give them.
+# Scripts that build their own throwaway test database (bench.databases.throwaway_test_database):
+# no --admin-url or --db to give them. Here on PostgreSQL they are given a DATABASE_URL and copy
+# their `test_<name>` from the template (SQLite's migrate cost ~20 s of each ~25 s run); on
+# SQLite they build one in memory, every migration run, as a person's run does.
 OWN_DATABASE = {"estimates", "estimates/hardware_options"}
 # Started by another bench script, not by a person: bench/mlflow/run.py runs one per client.
 HELPERS = {"mlflow/client"}
@@ -98,7 +102,7 @@ def migrate_template() -> None:
     """The database every script's own is copied from: the test workers' migrated template
     when there is one, else an empty database migrated as `migrate` does on a new
     installation (the catalog seeded by its migration)."""
-    from bench.databases import db_url, recreate_database
+    from bench.databases import recreate_database
 
     if _workers_template():
         return
@@ -120,16 +124,14 @@ def run_bench(name: str) -> subprocess.CompletedProcess[str]:
         out = Path(tmp) / f"{name.replace('/', '_')}.json"
         args = [a.replace("OUT", str(out)) for a in TINY[name]]
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        own_db = f"{connection.settings_dict['NAME']}_smoke_{name.replace('/', '_')}"
         if POSTGRES:
             env["BENCH_TEMPLATE_DB"] = _template_name()
+        if POSTGRES and name in OWN_DATABASE:
+            env["DATABASE_URL"] = db_url(_admin_url(), own_db)  # its test_<own_db>, copied
         if name not in OWN_DATABASE:
             # A database of its own, named after the test database (parallel workers differ).
-            args += [
-                "--admin-url",
-                _admin_url(),
-                "--db",
-                f"{connection.settings_dict['NAME']}_smoke_{name.replace('/', '_')}",
-            ]
+            args += ["--admin-url", _admin_url(), "--db", own_db]
         if name == "mlflow":
             args += ["--mlflow-db", f"{connection.settings_dict['NAME']}_smoke_mlflow_store"]
         return subprocess.run(
@@ -159,18 +161,21 @@ class EveryBenchmarkRunsAtATinySize(SimpleTestCase):
             drop_database(_admin_url(), _template_name())
         super().tearDownClass()
 
-    def assert_runs(self, name: str) -> None:
+    def assert_runs(self, name: str) -> subprocess.CompletedProcess[str]:
         done = run_bench(name)
         self.assertEqual(done.returncode, 0, f"bench/{name}/run.py:\n{done.stdout}\n{done.stderr}")
+        return done
 
     def test_every_bench_script_is_covered(self) -> None:
         self.assertEqual(bench_scripts(), set(TINY))
 
     def test_estimates(self) -> None:
-        self.assert_runs("estimates")
+        done = self.assert_runs("estimates")
+        self.assertIn("PostgreSQL" if POSTGRES else "SQLite", done.stdout)
 
     def test_estimates_hardware_options(self) -> None:
-        self.assert_runs("estimates/hardware_options")
+        done = self.assert_runs("estimates/hardware_options")
+        self.assertIn("postgresql" if POSTGRES else "sqlite", done.stdout)
 
 
 def _postgres_bench(name: str) -> object:

@@ -62,13 +62,11 @@ def main() -> None:
     django.setup()
     from django.db import connection
 
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
+    from bench.databases import throwaway_test_database
+
+    with throwaway_test_database(connection):
         rows = run(args.items, args.seed, args.repeat)
         vendor = connection.vendor
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
     print(f"Hardware options ({vendor}; Python {platform.python_version()})")
     print(f"{'benchmark':<44} {'median s':>9} {'min s':>8}  detail")
     for name, times, detail in rows:

@@ -312,9 +312,9 @@ def main() -> None:
     django.setup()
     from django.db import connection
 
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
-    try:
+    from bench.databases import throwaway_test_database
+
+    with throwaway_test_database(connection):
         if connection.vendor == "postgresql":
             v = connection.pg_version  # type: ignore[attr-defined]
             vendor = f"PostgreSQL {v // 10000}.{v % 100}"
@@ -322,8 +322,6 @@ def main() -> None:
             vendor = f"SQLite {connection.Database.sqlite_version} (in memory)"  # type: ignore[attr-defined]
         small = bench_forecast(50, args.seed, args.repeat)
         rows += bench_forecast(args.campaign_items, args.seed, args.repeat)
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
 
     header = f"{'benchmark':<34} {'size':<26} {'median s':>9} {'min s':>8} {'queries':>8}"
     print(f"Estimates benchmark ({vendor}; Python {platform.python_version()})")
