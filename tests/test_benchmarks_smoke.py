@@ -20,7 +20,7 @@ from pathlib import Path
 from django.db import connection
 from django.test import SimpleTestCase
 
-from bench.databases import db_url
+from bench.databases import db_url, server_admin_url
 
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES = connection.vendor == "postgresql"
@@ -78,10 +78,7 @@ def script_path(name: str) -> Path:
 
 
 def _admin_url() -> str:
-    s = connection.settings_dict
-    user = s.get("USER") or "postgres"
-    auth = f"{user}:{s['PASSWORD']}" if s.get("PASSWORD") else user
-    return f"postgres://{auth}@{s.get('HOST') or '127.0.0.1'}:{s.get('PORT') or 5432}/postgres"
+    return server_admin_url(connection.settings_dict)
 
 
 def _template_name() -> str:
@@ -119,12 +116,17 @@ def migrate_template() -> None:
     )
 
 
+def own_database(name: str) -> str:
+    """The database a script runs on, named after the test database (workers differ)."""
+    return f"{connection.settings_dict['NAME']}_smoke_{name.replace('/', '_')}"
+
+
 def run_bench(name: str) -> subprocess.CompletedProcess[str]:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / f"{name.replace('/', '_')}.json"
         args = [a.replace("OUT", str(out)) for a in TINY[name]]
         env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
-        own_db = f"{connection.settings_dict['NAME']}_smoke_{name.replace('/', '_')}"
+        own_db = own_database(name)
         if POSTGRES:
             env["BENCH_TEMPLATE_DB"] = _template_name()
         if POSTGRES and name in OWN_DATABASE:
@@ -169,13 +171,24 @@ class EveryBenchmarkRunsAtATinySize(SimpleTestCase):
     def test_every_bench_script_is_covered(self) -> None:
         self.assertEqual(bench_scripts(), set(TINY))
 
+    def assert_own_database_dropped(self, name: str) -> None:
+        """The script's test database (on PostgreSQL a copy of the template) is gone."""
+        if not POSTGRES:
+            return
+        from tests.template_database import database_exists
+
+        with connection._nodb_cursor() as server:
+            self.assertFalse(database_exists(server, f"test_{own_database(name)}"))
+
     def test_estimates(self) -> None:
         done = self.assert_runs("estimates")
         self.assertIn("PostgreSQL" if POSTGRES else "SQLite", done.stdout)
+        self.assert_own_database_dropped("estimates")
 
     def test_estimates_hardware_options(self) -> None:
         done = self.assert_runs("estimates/hardware_options")
         self.assertIn("postgresql" if POSTGRES else "sqlite", done.stdout)
+        self.assert_own_database_dropped("estimates/hardware_options")
 
 
 def _postgres_bench(name: str) -> object:
