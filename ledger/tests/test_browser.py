@@ -4,9 +4,7 @@ and the screenshots are kept in build/ for people to look at."""
 
 from __future__ import annotations
 
-import shutil
 import struct
-import tempfile
 import unittest
 import zlib
 from decimal import Decimal
@@ -25,9 +23,8 @@ from ledger import services as ledger_services
 from ledger.charts import report_charts as charts
 from ledger.models import Report
 from ledger.services import post_entry, submit_deliverable
+from tests.browser import CHROMEDRIVER, CHROMIUM, start_chromium
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
 BUILD = Path(settings.BASE_DIR) / "build"
 
 
@@ -86,32 +83,11 @@ def rgb(hex_colour: str) -> tuple[int, int, int]:
 class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
     @classmethod
     def setUpClass(cls) -> None:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-
         super().setUpClass()
-        cls.profile = tempfile.mkdtemp(prefix="cd-chromium-")
-        options = webdriver.ChromeOptions()
-        options.binary_location = CHROMIUM  # type: ignore[assignment]
-        for flag in (
-            "--headless=new",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={cls.profile}",
-            "--window-size=1280,2600",
-            "--hide-scrollbars",
-        ):
-            options.add_argument(flag)
         try:
-            cls.browser = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+            cls.browser = start_chromium(1280, 2600, extra_flags=("--hide-scrollbars",))
         except Exception:
             super().tearDownClass()
-            shutil.rmtree(cls.profile, ignore_errors=True)
             raise
         cls.browser.set_page_load_timeout(60)
         BUILD.mkdir(exist_ok=True)
@@ -119,7 +95,6 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
     @classmethod
     def tearDownClass(cls) -> None:
         cls.browser.quit()
-        shutil.rmtree(cls.profile, ignore_errors=True)
         super().tearDownClass()
 
     def setUp(self) -> None:
