@@ -67,8 +67,8 @@ def throwaway_test_database(connection: Any) -> Iterator[None]:
     Django's `create_test_db` (SQLite in memory, or `test_<name>` on DATABASE_URL's server,
     every migration run), or on PostgreSQL with $BENCH_TEMPLATE_DB set, `test_<name>` copied
     from that migrated database (no migration to run: the smoke test's path, where the two
-    scripts took 23 s and 37 s on SQLite in a loaded suite run, 6 s and 4 s copied). Dropped on
-    the way out either way."""
+    scripts took 23 s and 37 s on SQLite in a loaded suite run, and 6 s and 4 s copied, run
+    alone). Dropped on the way out either way."""
     old_name = connection.settings_dict["NAME"]
     template = os.environ.get(TEMPLATE_ENV)
     if not (template and connection.vendor == "postgresql"):

@@ -54,8 +54,9 @@ TINY = {
 
 # Scripts that build their own throwaway test database (bench.databases.throwaway_test_database):
 # no --admin-url or --db to give them. Here on PostgreSQL they are given a DATABASE_URL and copy
-# their `test_<name>` from the template (in a loaded run: 23 s and 37 s on SQLite, 6 s and 4 s
-# copied); on SQLite they build one in memory, every migration run, as a person's run does.
+# their `test_<name>` from the template (23 s and 37 s on SQLite in a loaded suite run; 6 s and
+# 4 s copied, run alone); on SQLite they build one in memory, every migration run, as a person's
+# run does.
 OWN_DATABASE = {"estimates", "estimates/hardware_options"}
 # Started by another bench script, not by a person: bench/mlflow/run.py runs one per client.
 HELPERS = {"mlflow/client"}
