@@ -277,12 +277,10 @@ def _test_database_exists(connection: Any) -> bool:
 def _database_url_for_worker() -> str:
     from django.db import connection
 
+    from bench.databases import db_url, server_admin_url
+
     s = connection.settings_dict
-    user = s.get("USER") or "postgres"
-    password = f":{s['PASSWORD']}" if s.get("PASSWORD") else ""
-    host = s.get("HOST") or "127.0.0.1"
-    port = s.get("PORT") or "5432"
-    return f"postgres://{user}{password}@{host}:{port}/{s['NAME']}"
+    return db_url(server_admin_url(s), s["NAME"])
 
 
 def start_worker(extra_env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

@@ -125,7 +125,8 @@ class TheCheapCopiesValidateAsDrfsOwn(SimpleTestCase):
                 body = {"model": body["model"], "training": body["training"]}
             ours = outcome(cls, body)
             self.assertEqual(ours, outcome(with_drfs_copies(cls), body))
-        self.assertTrue(outcome(EstimatePreviewSerializer, copy.deepcopy(API_EXAMPLE))[0])
+            if cls is EstimatePreviewSerializer:
+                self.assertTrue(ours[0], ours[1])
 
     @settings(max_examples=150, deadline=None, database=None)
     @given(body=bodies())
