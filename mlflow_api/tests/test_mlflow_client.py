@@ -187,7 +187,12 @@ class MlflowLoopTestCase(MlflowLiveCase):
         )
 
     def test_a_retried_runs_create_is_not_replayed(self) -> None:
-        proxy = FlakyProxy(self.live_server_url, fail_first={"/runs/create", "/logged-models"})
+        # MLflow's client (3.18 on) resends a create only after a 408 or 429, the answers that
+        # say the request was not processed; a proxy that gave up on the upstream after
+        # forwarding it answers 408 all the same.
+        proxy = FlakyProxy(
+            self.live_server_url, fail_first={"/runs/create", "/logged-models"}, status=408
+        )
         with proxy, self.tracking(self.key, uri=f"{proxy.url}/mlflow"):
             experiment = mlflow.set_experiment("x")
             with mlflow.start_run() as active:  # no run name: the server makes up the id
@@ -379,11 +384,12 @@ class MlflowLoopTestCase(MlflowLiveCase):
 
 class FlakyProxy:
     """Forwards to the live server; the first request to each path in `fail_first` is
-    forwarded (its effect happens) but answered 503, as a proxy timing out would, so the
-    MLflow client sends the same POST again."""
+    forwarded (its effect happens) but answered `status` (503 by default), as a proxy timing
+    out would, so the MLflow client sends the same POST again."""
 
-    def __init__(self, target: str, fail_first: set[str]) -> None:
+    def __init__(self, target: str, fail_first: set[str], status: int = 503) -> None:
         self.target = urlparse(target)
+        self.status = status
         self.fail_first = set(fail_first)
         self.forwarded: dict[str, int] = {p: 0 for p in fail_first}
         self.lock = threading.Lock()
@@ -412,7 +418,7 @@ class FlakyProxy:
                 if fail:
                     data, status, ctype = (
                         b'{"error_code":"TEMPORARILY_UNAVAILABLE"}',
-                        503,
+                        proxy.status,
                         "application/json",
                     )
                 else:
