@@ -2,16 +2,20 @@
 
 Docker does not run here, so this lays out exactly the files the Dockerfile's COPY lines copy
 into a temporary directory and runs there what the build and the containers run:
-`collectstatic` (the build step), `check --deploy` with the environment docker-compose.yml sets,
-and `migrate --plan` against a throwaway SQLite database. The interpreter is kept from
-importing the project from anywhere else (the development checkout is installed editable).
+`collectstatic` and `compileall` (the build step), `check --deploy` with the environment
+docker-compose.yml sets, and `migrate --plan` against a throwaway SQLite database. The
+interpreter is kept from importing the project from anywhere else (the development checkout is
+installed editable).
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import shlex
 import shutil
+import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -145,3 +149,77 @@ def test_the_files_the_dockerfile_copies_collect_static_pass_check_deploy_and_mi
 ) -> None:
     failures = build_and_check(DOCKERFILE.read_text(), tmp_path)
     assert not failures, "\n\n".join(failures)
+
+
+def compiled_directories(dockerfile: str) -> list[Path]:
+    """The directories a RUN step byte-compiles (`python -m compileall [options] DIR…`), as
+    absolute paths in the image."""
+    found = []
+    for word, rest in instructions(dockerfile):
+        if word != "RUN":
+            continue
+        for command in re.split(r"&&|;", rest):
+            args = shlex.split(command)
+            if args[:3] != ["python", "-m", "compileall"]:
+                continue
+            args = args[3:]
+            while args:
+                arg = args.pop(0)
+                if arg in COMPILEALL_OPTIONS_WITH_A_VALUE:
+                    args.pop(0)
+                elif not arg.startswith("-"):
+                    found.append(Path(arg))
+    return found
+
+
+COMPILEALL_OPTIONS_WITH_A_VALUE = {"-d", "-e", "-i", "-j", "-o", "-p", "-r", "-s", "-x"}
+
+
+def stale_or_missing_bytecode(app: Path) -> list[str]:
+    """The sources under `app` without a .pyc that Python would use, checked as importlib
+    checks it (PEP 552): the interpreter's magic number, then the source's modification time
+    and size, or its hash where the .pyc is hash-based (compileall's default under
+    SOURCE_DATE_EPOCH, which reproducible builds set)."""
+    missing = []
+    for source in sorted(app.rglob("*.py")):
+        cached = Path(importlib.util.cache_from_source(str(source)))
+        header = cached.read_bytes()[:16] if cached.exists() else b""
+        if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+            missing.append(str(source.relative_to(app)))
+            continue
+        (flags,) = struct.unpack("<I", header[4:8])
+        if flags & 1:
+            current = importlib.util.source_hash(source.read_bytes()) == header[8:16]
+        else:
+            stat = source.stat()
+            stamp = (int(stat.st_mtime) & 0xFFFFFFFF, stat.st_size & 0xFFFFFFFF)
+            current = struct.unpack("<II", header[8:16]) == stamp
+        if not current:
+            missing.append(str(source.relative_to(app)))
+    return missing
+
+
+def test_the_image_compiles_its_sources_so_its_processes_do_not(tmp_path: Path) -> None:
+    """Every module the image copies has bytecode Python will use: the build compiles the
+    WORKDIR, as the Dockerfile's RUN step does here on the laid-out files (with the image's
+    PYTHONDONTWRITEBYTECODE, which stops only the writing of caches at import)."""
+    dockerfile = DOCKERFILE.read_text()
+    workdir = next(Path(rest) for word, rest in instructions(dockerfile) if word == "WORKDIR")
+    assert workdir in compiled_directories(dockerfile), "no RUN step compiles the WORKDIR"
+    app = lay_out(dockerfile, tmp_path / "image")
+    assert stale_or_missing_bytecode(app), "the layout came with bytecode: nothing is checked"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(app)], env=env, check=True, timeout=300
+    )
+    assert stale_or_missing_bytecode(app) == []
+    # And a source changed after the build is caught.
+    settings_py = app / "config" / "settings.py"
+    settings_py.write_text(settings_py.read_text() + "\n# changed\n")
+    assert stale_or_missing_bytecode(app) == ["config/settings.py"]
+
+
+def test_compiled_directories_reads_the_run_steps() -> None:
+    text = "WORKDIR /app\nRUN pip install . \\\n && python -m compileall -q -j 0 /app\n"
+    assert compiled_directories(text) == [Path("/app")]
+    assert compiled_directories("RUN python manage.py collectstatic\n") == []
