@@ -6,6 +6,7 @@ right team with the right role; a user without the groups claim gets no team."""
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -71,6 +72,7 @@ class SingleSignOnTests(StaticLiveServerTestCase):
     def setUpClass(cls) -> None:
         super().setUpClass()
         cls.tmp = tempfile.mkdtemp(prefix="cd-oidc-")
+        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)  # the provider's database
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "tests.oidc_provider.settings",

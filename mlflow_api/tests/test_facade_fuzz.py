@@ -141,8 +141,16 @@ def _query(body: dict[str, Any]) -> str:
     return "&".join(parts)
 
 
-@override_settings(MEDIA_ROOT=tempfile.mkdtemp(prefix="cd-fuzz-"))
 class EveryRouteRefusesBadInputWithMlflowsJsonError(TestCase):
+    @classmethod
+    def setUpClass(cls) -> None:
+        # The class's own media directory, made when the class runs and removed after it (made
+        # at import, every xdist worker that collected the module left an empty one in /tmp).
+        media = tempfile.mkdtemp(prefix="cd-fuzz-")
+        cls.addClassCleanup(shutil.rmtree, media, ignore_errors=True)
+        cls.enterClassContext(override_settings(MEDIA_ROOT=media))
+        super().setUpClass()
+
     @classmethod
     def setUpTestData(cls) -> None:
         cls.team = Team.objects.create(name="nlp")
@@ -155,13 +163,6 @@ class EveryRouteRefusesBadInputWithMlflowsJsonError(TestCase):
         closed_item = cls.closed.items.get(name="baseline")
         ingest.open_run(cls.closed, run_id="c-1", variant=closed_item, kind="pilot")
         close_campaign(campaign=cls.closed, user=cls.owner, conclusion="done", stop_running=True)
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        super().tearDownClass()
-        from django.conf import settings
-
-        shutil.rmtree(settings.MEDIA_ROOT, ignore_errors=True)
 
     def setUp(self) -> None:
         clear_cache()  # the throttle's buckets: this test sends many requests on purpose
