@@ -50,13 +50,17 @@ def function_names(listing: str) -> set[str]:
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     names = function_names(Path(config.getoption("same_tests_as")).read_text())
-    kept = [item for item in items if getattr(item, "originalname", item.name) in names]
-    dropped = [item for item in items if getattr(item, "originalname", item.name) not in names]
+    kept: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    for item in items:
+        (kept if getattr(item, "originalname", item.name) in names else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = kept
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    # Whatever emptied the session: under xdist the controller, which sets the exit status,
+    # never sees the workers' deselection.
     if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:
         session.exitstatus = pytest.ExitCode.OK
