@@ -1,24 +1,29 @@
-"""A stage's observed hours, from one source (docs/domain.md §8.6): the runs on its item.
+"""A stage's observed hours, from one source (docs/domain.md §8.6): the runs it stands for.
 
 Rule:
 
 - A stage of an item **claims** that item's runs of the kind it stands for (`training` → full
   runs, `pilot` → pilot runs, `inference` → inference runs); the first such stage of an item
   (lowest id) claims them, so no run is counted twice.
+- A stage tied to no item (a campaign-wide "Pilot" or "Training" stage) claims the runs of its
+  kind that no item's stage claims (the first such stage, lowest id): hours typed on it and the
+  runs' hours are then one figure, never both (docs/domain.md §8.6, §7a).
 - A run counts once it has ended (not `running`): its recorded hours, which for a resumed run
   already include its earlier segments; a run that ended without recorded hours counts its
-  earlier segments (`prior_hours`) when it has any, else nothing.
+  earlier segments (`prior_hours`) when it has any, else nothing. A running run counts nowhere
+  in the observed figures; its hours so far (`running_hours`) tell the timeline how long its
+  stage has run already.
 - A stage's observed figure is **the runs' figure** (the sum over the runs it claims), unless
   the planner typed one: where no run was claimed, the typed figure is the only one
   ("recorded"); where it equals the runs' figure it is the runs' figure; where it differs, the
   typed figure stands with the reason the planner gave, and the runs' figure is shown beside it
   ("recorded, differs from the runs").
-- Ended runs no stage claims (no item, or no stage of their kind) are **unattributed**: they
-  count in the campaign's observed total, in no stage.
+- Ended runs no stage claims are **unattributed**: they count in the campaign's observed total,
+  in no stage, and are listed apart.
 
-The campaign's observed total is the stages' figures plus the unattributed runs: the forecast,
-the campaign page, the API and the closing report all show this one figure. Pure: no Django, no
-I/O. Hours are Decimal to 0.01 h.
+The campaign's observed total is the stages' figures plus the unattributed runs: the timeline
+(campaigns/domain/timeline.py), and through it every page, the API and the closing report, show
+this one figure. Pure: no Django, no I/O. Hours are Decimal to 0.01 h.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Final
 
-# Which runs a stage of a planned item is made of.
+# Which runs a stage stands for.
 RUN_KIND_FOR_STAGE: Final = {"training": "full", "pilot": "pilot", "inference": "inference"}
 RUNNING: Final = "running"
 
@@ -37,7 +42,8 @@ FROM_RUNS: Final = "runs"
 RECORDED: Final = "recorded"
 RECORDED_OVER_RUNS: Final = "recorded, differs from the runs"
 
-Claim = tuple[int, str]
+# (item id, run kind); item None: the campaign-wide stage of that kind.
+Claim = tuple[int | None, str]
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,8 @@ class RunRow:
     observed_hours: Decimal | None
     # A resumed run's earlier segments (docs/domain.md §4).
     prior_hours: Decimal = Decimal(0)
+    # While it runs: the hours it has run so far, segments included (0 once it ended).
+    running_hours: Decimal = Decimal(0)
 
 
 @dataclass(frozen=True)
@@ -67,6 +75,9 @@ class StageObserved:
     runs: int
     typed_hours: Decimal | None
     reason: str
+    # Runs of the stage still running, and the hours they have run so far.
+    running: int = 0
+    running_hours: Decimal = Decimal(0)
 
     @property
     def hours(self) -> Decimal | None:
@@ -94,6 +105,8 @@ class Reconciled:
     unattributed: dict[int | None, Decimal] = field(default_factory=dict)
     # Which stage claims an (item, run kind).
     claims: dict[Claim, int] = field(default_factory=dict)
+    # How many ended runs no stage claims.
+    unattributed_runs: int = 0
 
     def hours(self, stage_id: int) -> Decimal | None:
         found = self.stages.get(stage_id)
@@ -124,41 +137,69 @@ def run_hours(run: RunRow) -> Decimal | None:
 
 
 def claims_of(stages: Iterable[StageRow]) -> dict[Claim, int]:
+    """Which stage stands for which runs: an item's first stage of a kind for that item's runs
+    of the kind, the first stage of a kind tied to no item for the rest of that kind."""
     claims: dict[Claim, int] = {}
     for s in sorted(stages, key=lambda s: s.id):
         kind = RUN_KIND_FOR_STAGE.get(s.kind)
-        if s.variant_id is not None and kind is not None:
+        if kind is not None:
             claims.setdefault((s.variant_id, kind), s.id)
     return claims
+
+
+def claim_of(run: RunRow, claims: dict[Claim, int]) -> int | None:
+    """The stage that stands for this run, or None (the run is unattributed)."""
+    if run.variant_id is not None and (run.variant_id, run.kind) in claims:
+        return claims[(run.variant_id, run.kind)]
+    return claims.get((None, run.kind))
+
+
+@dataclass
+class _Sums:
+    hours: dict[int, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    ended: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    running: dict[int, int] = field(default_factory=lambda: defaultdict(int))
+    running_hours: dict[int, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    unattributed: dict[int | None, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    unattributed_runs: int = 0
+
+
+def _sum_runs(runs: Iterable[RunRow], claims: dict[Claim, int]) -> _Sums:
+    sums = _Sums()
+    for run in runs:
+        stage_id = claim_of(run, claims)
+        if run.status == RUNNING:
+            if stage_id is not None:
+                sums.running[stage_id] += 1
+                sums.running_hours[stage_id] += max(Decimal(run.running_hours), Decimal(0))
+            continue
+        hours = run_hours(run)
+        if hours is None:
+            continue
+        if stage_id is None:
+            sums.unattributed[run.variant_id] += hours
+            sums.unattributed_runs += 1
+        else:
+            sums.hours[stage_id] += hours
+            sums.ended[stage_id] += 1
+    return sums
 
 
 def reconcile(stages: Iterable[StageRow], runs: Iterable[RunRow]) -> Reconciled:
     """Each stage's observed figure and the unattributed runs (the rule above)."""
     rows = list(stages)
     claims = claims_of(rows)
-    owner = {stage_id: claim for claim, stage_id in claims.items()}
-    summed: dict[Claim, Decimal] = defaultdict(Decimal)
-    counted: dict[Claim, int] = defaultdict(int)
-    unattributed: dict[int | None, Decimal] = defaultdict(Decimal)
-    for run in runs:
-        hours = run_hours(run)
-        if hours is None:
-            continue
-        claim = (run.variant_id, run.kind) if run.variant_id is not None else None
-        if claim is not None and claim in claims:
-            summed[claim] += hours
-            counted[claim] += 1
-        else:
-            unattributed[run.variant_id] += hours
-    observed = {}
-    for s in rows:
-        claim = owner.get(s.id)
-        has_runs = claim is not None and counted.get(claim, 0) > 0
-        observed[s.id] = StageObserved(
+    sums = _sum_runs(runs, claims)
+    observed = {
+        s.id: StageObserved(
             stage_id=s.id,
-            runs_hours=summed[claim] if has_runs and claim is not None else None,
-            runs=counted.get(claim, 0) if claim is not None else 0,
+            runs_hours=sums.hours[s.id] if sums.ended.get(s.id) else None,
+            runs=sums.ended.get(s.id, 0),
             typed_hours=None if s.typed_hours is None else Decimal(s.typed_hours),
             reason=s.reason,
+            running=sums.running.get(s.id, 0),
+            running_hours=sums.running_hours.get(s.id, Decimal(0)),
         )
-    return Reconciled(observed, dict(unattributed), claims)
+        for s in rows
+    }
+    return Reconciled(observed, dict(sums.unattributed), claims, sums.unattributed_runs)

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from estimates.api import calibration as calibration_api
-from estimates.api import views
+from estimates.api import timeline, views
 
 urlpatterns = [
     path(
@@ -27,6 +27,11 @@ urlpatterns = [
         "campaigns/<int:campaign_id>/hardware-options/",
         views.CampaignHardwareOptions.as_view(),
         name="campaign-hardware-options",
+    ),
+    path(
+        "campaigns/<int:campaign_id>/timeline/",
+        timeline.CampaignTimeline.as_view(),
+        name="campaign-timeline",
     ),
     path(
         "campaigns/<int:campaign_id>/forecast/",

@@ -12,11 +12,10 @@ The rule (§10), per item, first that applies:
 5. else the planned hours, x the team's calibration median for its GPU's training stages once
    there are 3 observations ("calibrated", §20), else as planned ("assumed").
 
-Reserved hours are the frozen baseline's once committed (the plan is never rewritten), else the
-plan's. An item's machine stages scale by forecast / reserved (its training stages only, when it
-has any); a stage's observed hours (reconciled with its runs once, §8.6) replace its planned
-ones; the totals are the calendar's makespan (§7), stages not tied to an item (setup,
-retrieval) in the totals only. Without a calendar, items run one after another.
+The calendar is the campaign's one timeline (campaigns/domain/timeline.py, §7a), built from the
+plan, the baseline, what was observed and these item forecasts: reserved hours are its committed
+calendar, forecast hours its current one, observed hours its observed total. The lot advice
+places the current calendar's machine stages on lots (§9).
 
 Units: hours are floats (wall hours), planned figures arrive as Decimal; money stays Decimal.
 """
@@ -25,15 +24,14 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any
 
-from campaigns.domain import calendar, observed_hours, plan_figures
+from campaigns.domain import calendar, observed_hours, plan_figures, timeline
 from campaigns.domain.formatting import format_hours as fmt_hours
-from catalog.domain.catalog import GpuModel
-from catalog.domain.gpu_names import normalize_gpu
-from estimates.domain import calibration, formulas
+from campaigns.domain.timeline import TimelineInputs
+from estimates.domain import calibration
 from estimates.domain import lot_selection as plans
 from estimates.domain.forecast_advice import (
     count,
@@ -42,6 +40,7 @@ from estimates.domain.forecast_advice import (
     lot_advice,
     pilot_hours,
 )
+from estimates.domain.forecast_calculator import calculator
 from estimates.domain.forecast_inputs import (
     ASSUMED,
     CALIBRATED,
@@ -55,10 +54,9 @@ from estimates.domain.forecast_inputs import (
     ForecastInputs,
     ItemForecast,
     ItemInput,
-    PilotInput,
-    StageInput,
     h,
 )
+from estimates.domain.plan_warnings import plan_warnings
 
 # The pilot measures training throughput: it rescales an item's training stages, not its
 # validation or checkpoint stages (unless the item has no training stage at all).
@@ -67,9 +65,7 @@ _SCALED_KINDS = frozenset({"training"})
 
 @dataclass
 class _Observed:
-    """Observed hours, reconciled once (campaigns/domain/observed_hours.py, §8.6): each stage's
-    figure (its runs', or what was typed where it differs, with the reason), and the ended runs
-    no stage claims."""
+    """Observed hours, reconciled once (campaigns/domain/observed_hours.py, §8.6), per item."""
 
     reconciled: observed_hours.Reconciled
     # Per item: its stages' figures plus its unattributed runs (the forecast's column).
@@ -77,26 +73,12 @@ class _Observed:
     # Per item: what its finished full runs took (the stage claiming them, when there is one).
     full_runs: dict[int, float] = field(default_factory=dict)
 
-    def stage(self, stage_id: int) -> float | None:
-        found = self.reconciled.hours(stage_id)
-        return None if found is None else float(found)
-
-    @property
-    def total(self) -> float:
-        return float(self.reconciled.total)
-
 
 def _observed(inputs: ForecastInputs) -> _Observed:
-    reconciled = observed_hours.reconcile(
-        (
-            observed_hours.StageRow(s.id, s.variant_id, s.kind, s.observed_hours, s.observed_reason)
-            for s in inputs.stages
-        ),
-        inputs.runs,
-    )
+    reconciled = timeline.observe(inputs.timeline)
     seen = _Observed(reconciled)
     items: dict[int, float] = defaultdict(float)
-    for s in inputs.stages:
+    for s in timeline.plan_stages(inputs.timeline):
         figure = reconciled.hours(s.id)
         if figure is not None and s.variant_id is not None:
             items[s.variant_id] += float(figure)
@@ -104,106 +86,17 @@ def _observed(inputs: ForecastInputs) -> _Observed:
         if item_id is not None:
             items[item_id] += float(hours)
     seen.items = dict(items)
-    for run in inputs.runs:
-        took = observed_hours.run_hours(
-            observed_hours.RunRow(run.variant_id, run.kind, run.status, run.observed_hours)
-        )
+    for run in inputs.timeline.runs:
+        took = observed_hours.run_hours(run)
         if run.variant_id is None or run.kind == RUN_PILOT or took is None:
             continue
         if run.status in FINISHED_RUNS:
             seen.full_runs[run.variant_id] = seen.full_runs.get(run.variant_id, 0.0) + float(took)
     for (item_id, kind), stage_id in reconciled.claims.items():
         figure = reconciled.hours(stage_id)
-        if kind == "full" and item_id in seen.full_runs and figure is not None:
+        if item_id in seen.full_runs and kind == "full" and figure is not None:
             seen.full_runs[item_id] = float(figure)
     return seen
-
-
-# --------------------------------------------------------------------------- the calculator
-
-
-def _estimate_input_pilot(sample: PilotInput | None) -> formulas.PilotSpec | None:
-    if sample is None:
-        return None
-    return formulas.PilotSpec(
-        tokens_per_second=sample.tokens_per_second,
-        samples_per_second=None if sample.tokens_per_second else sample.samples_per_second,
-        gpus=sample.gpus,
-    )
-
-
-def _estimate_input(
-    cfg: Mapping[str, Any], gpu: GpuModel, sample: PilotInput | None
-) -> formulas.EstimateInput:
-    pilot = _estimate_input_pilot(sample)
-    return formulas.EstimateInput(
-        model=formulas.ModelSpec(
-            parameters=cfg["parameters"],
-            layers=cfg.get("layers"),
-            hidden_size=cfg.get("hidden_size"),
-            attention_heads=cfg.get("attention_heads"),
-            vocab_size=cfg.get("vocab_size"),
-        ),
-        training=formulas.TrainingSpec(
-            tokens=cfg.get("tokens"),
-            samples=cfg.get("samples"),
-            tokens_per_sample=cfg.get("tokens_per_sample"),
-            epochs=cfg.get("epochs", 1.0),
-            sequence_length=cfg.get("sequence_length", 2048),
-            micro_batch_size=cfg.get("micro_batch_size", 1),
-            precision=cfg.get("precision", "bf16"),
-            optimizer=cfg.get("optimizer", "adamw"),
-            activation_checkpointing=bool(cfg.get("activation_checkpointing", False)),
-            flash_attention=bool(cfg.get("flash_attention", False)),
-        ),
-        hardware=formulas.HardwareSpec(
-            gpu=gpu,
-            count=cfg.get("gpus", 1),
-            utilization=cfg.get("utilization", 0.4),
-            zero_stage=cfg.get("zero_stage", 0),
-            tensor_parallel=cfg.get("tensor_parallel", 1),
-            pipeline_parallel=cfg.get("pipeline_parallel", 1),
-        ),
-        pilot=pilot,
-    )
-
-
-def calculator(
-    item: ItemInput, gpus: Mapping[str, GpuModel], sample: PilotInput | None
-) -> tuple[dict[str, Any] | None, str]:
-    """The stateless calculator applied to the item's config, when it describes a model.
-
-    Only with `parameters` in the config; it is advisory (memory fit, assumed time) and never
-    replaces the planned or pilot hours.
-    """
-    cfg = item.config
-    spec = item.estimate_spec
-    if (spec is None and "parameters" not in cfg) or not item.gpu:
-        return None, ""
-    gpu = gpus.get(normalize_gpu(item.gpu))
-    if gpu is None:
-        return None, f"the calculator skipped it: GPU {item.gpu!r} is not in the catalog"
-    try:
-        # h17 (docs/domain.md §24.9): the item's estimate_spec is the input when it has one.
-        inp = (
-            _estimate_input(cfg, gpu, sample)
-            if spec is None
-            else formulas.input_from_spec(spec, gpu, _estimate_input_pilot(sample), work=cfg)
-        )
-        result = formulas.estimate(inp)
-    except (formulas.EstimateInputError, TypeError, ValueError) as exc:
-        # Free-form config: a value of the wrong type is the planner's to fix, not a failure.
-        return None, f"the calculator could not use its config ({exc})"
-    return {
-        "time_source": result.time_source,
-        "training_flops": result.training_flops,
-        "wall_hours": h(result.wall_hours),
-        "gpu_hours": h(result.gpu_hours),
-        "memory_per_device_bytes": result.memory.total,
-        "device_memory_bytes": result.device_memory_bytes,
-        "fits_in_memory": result.fits_in_memory,
-        "first_recommendation": result.recommendations[0] if result.recommendations else "",
-    }, ""
 
 
 # --------------------------------------------------------------------------- per item
@@ -296,13 +189,6 @@ def _forecast_item(
     hours, source, note = _hours(inputs, item, seen, out)
     if calc_note:
         note = f"{note}; {calc_note}"
-    if calc is not None and not calc["fits_in_memory"]:
-        out.advice.append(f"{item.name}: {calc['first_recommendation']}")
-    elif calc is not None and source == ASSUMED and calc["wall_hours"] > planned * 1.1:
-        out.advice.append(
-            f"{item.name}: the calculator expects {fmt_hours(calc['wall_hours'])} h at the "
-            f"assumed utilization, more than the {fmt_hours(planned)} h planned."
-        )
     # The baseline's hours once committed (None: added after commit), else the plan's.
     reserved = planned if reserved_items is None else reserved_items.get(item.id)
     # The item's stages were planned for the reserved hours (frozen at commit; an
@@ -336,8 +222,8 @@ def _forecast_item(
 def _forecast_items(inputs: ForecastInputs, seen: _Observed) -> _ItemsPass:
     out = _ItemsPass()
     reserved_items = None
-    if inputs.baseline is not None:
-        reserved_items = {b.id: b.planned_hours for b in inputs.baseline.items}
+    if inputs.timeline.committed_items is not None:
+        reserved_items = {b.id: float(b.planned_hours) for b in inputs.timeline.committed_items}
     for item in inputs.items:
         _forecast_item(inputs, item, seen, reserved_items, out)
     added = [f.name for f in out.forecasts if f.reserved_hours is None]
@@ -352,159 +238,56 @@ def _forecast_items(inputs: ForecastInputs, seen: _Observed) -> _ItemsPass:
 # --------------------------------------------------------------------------- the calendar
 
 
-def stage_hours(
-    stages: Sequence[StageInput],
-    items: Mapping[int, ItemInput],
-    factor: Mapping[int, float],
-    observed: Mapping[int, float | None] | None = None,
-) -> dict[int, float]:
-    """Forecast stage hours: observed where it happened, cut items drop out, the rest scales."""
-    scaled: set[int] = set()
-    linked: dict[int, list[StageInput]] = defaultdict(list)
-    for s in stages:
-        if s.variant_id is not None and s.machine:
-            linked[s.variant_id].append(s)
-    for group in linked.values():
-        training = [s for s in group if s.kind in _SCALED_KINDS]
-        scaled.update(s.id for s in (training or group))
-    hours: dict[int, float] = {}
-    for s in stages:
-        item = items.get(s.variant_id) if s.variant_id is not None else None
-        # The reconciled figure (§8.6) when given, else what the stage says it took.
-        seen = observed.get(s.id) if observed is not None else s.observed_hours
-        if seen is not None:
-            hours[s.id] = float(seen)
-        elif item is not None and item.status == ITEM_CUT:
-            hours[s.id] = 0.0
-        elif item is not None and s.id in scaled and item.id in factor:
-            hours[s.id] = float(s.planned_hours) * factor[item.id]
-        else:
-            hours[s.id] = float(s.planned_hours)
-    return hours
+def _with_forecasts(inputs: ForecastInputs, forecasts: Sequence[ItemForecast]) -> TimelineInputs:
+    """The timeline's inputs with each item's forecast work hours (the rule above)."""
+    hours = {f.id: f.forecast_hours for f in forecasts}
+    items = tuple(replace(i, forecast_hours=hours.get(i.id)) for i in inputs.timeline.items)
+    return replace(inputs.timeline, items=items)
 
 
-@dataclass
-class _Totals:
-    forecast: float
-    reserved: float
-    observed: float
-    critical: tuple[str, ...] = ()
-    reserved_machine: float | None = None
-    advice: list[str] = field(default_factory=list)
-
-
-def _calendars(
-    inputs: ForecastInputs, hours: Mapping[int, float]
-) -> tuple[list[calendar.Stage], list[calendar.Stage]]:
-    """The forecast calendar, and the reserved one (the baseline's, else the plan's)."""
-    keys = {s.id: s.key for s in inputs.stages}
-    forecast_stages = [
+def _timeline_advice(line: timeline.Timeline, inputs: ForecastInputs) -> list[str]:
+    """What the calendar itself says: a cycle, GPUs planned past the window, loose items."""
+    advice: list[str] = []
+    if line.problem:
+        advice.append(f"The calendar cannot be scheduled ({line.problem}).")
+    stages = [
         calendar.Stage(
             key=s.key,
-            name=s.name,
-            kind=s.kind,
             machine=s.machine,
             resource=s.resource or None,
-            planned_hours=hours[s.id],
-            depends_on=tuple(keys[d] for d in s.depends_on),
+            planned_hours=max(s.hours, 0.0),
         )
-        for s in inputs.stages
+        for s in line.stages
     ]
-    if inputs.baseline is not None:
-        return forecast_stages, list(inputs.baseline.stages)
-    reserved_stages = [
-        calendar.Stage(
-            key=st.key,
-            name=st.name,
-            kind=st.kind,
-            machine=st.machine,
-            resource=st.resource,
-            planned_hours=float(s.planned_hours),
-            depends_on=st.depends_on,
-        )
-        for st, s in zip(forecast_stages, inputs.stages, strict=True)
-    ]
-    return forecast_stages, reserved_stages
-
-
-def _calendar_totals(
-    inputs: ForecastInputs, hours: Mapping[int, float], seen: _Observed
-) -> _Totals:
-    forecast_stages, reserved_stages = _calendars(inputs, hours)
-    window = inputs.window_hours
-    advice: list[str] = []
-    critical: tuple[str, ...] = ()
-    try:
-        plan = calendar.schedule(forecast_stages, window)
-        forecast_total, critical = plan.makespan_hours, plan.critical_path
-        reserved_total = calendar.schedule(reserved_stages, window).makespan_hours
-    except ValueError as exc:
-        # A cycle is the planner's to fix; meanwhile count every stage one after another.
-        advice.append(f"The calendar cannot be scheduled ({exc}): stages counted in sequence.")
-        forecast_total = sum(st.planned_hours for st in forecast_stages)
-        reserved_total = sum(st.planned_hours for st in reserved_stages)
     advice.extend(
         load.message
-        for load in calendar.resource_loads(forecast_stages, window)
+        for load in calendar.resource_loads(stages, inputs.window_hours)
         if load.exceeds_window
     )
-    staged = {s.variant_id for s in inputs.stages if s.variant_id is not None}
-    loose = [
-        i.name
-        for i in inputs.items
-        if i.id not in staged and i.status != ITEM_CUT and i.planned_hours > 0
-    ]
-    if loose:
+    if line.items_without_stage:
         advice.append(
-            f"No calendar stage for {', '.join(loose)}: their hours are not in the calendar; "
-            "add a stage for each."
+            f"No calendar stage for {', '.join(line.items_without_stage)}: their hours are not "
+            "in the calendar; add a stage for each."
         )
-    return _Totals(
-        forecast=forecast_total,
-        reserved=reserved_total,
-        observed=seen.total,
-        critical=critical,
-        reserved_machine=sum(st.planned_hours for st in reserved_stages if st.machine),
-        advice=advice,
-    )
-
-
-def _sequential_totals(
-    inputs: ForecastInputs, forecasts: Sequence[ItemForecast], seen: _Observed
-) -> _Totals:
-    """Without a calendar, items run one after another (as the plan summary counts them)."""
-    prep = {i.id: float(i.prep_hours) for i in inputs.items}
-    forecast_total = sum(f.forecast_hours + prep[f.id] for f in forecasts)
-    if inputs.baseline is not None:
-        reserved_total = sum(
-            b.planned_hours + b.prep_hours for b in inputs.baseline.items if b.status != ITEM_CUT
-        )
-    else:
-        reserved_total = sum(
-            float(i.planned_hours + i.prep_hours) for i in inputs.items if i.status != ITEM_CUT
-        )
-    return _Totals(
-        forecast=forecast_total,
-        reserved=reserved_total,
-        observed=seen.total,
-    )
+    return advice
 
 
 # --------------------------------------------------------------------------- lot work
 
 
 def _stage_work(
-    stages: Sequence[StageInput],
-    hours: Mapping[int, float],
+    line: timeline.Timeline,
     items: Mapping[int, ItemInput],
     memory: Mapping[int, int],
     reserved_gpu: str | None,
 ) -> list[plans.PlanItem]:
     """Machine work as lot-selection items: one group per resource (its stages run one after
     another on one lot); an item's stages on a resource become one entry, so a cut names it."""
-    by_resource: dict[str, dict[str, list[StageInput]]] = defaultdict(lambda: defaultdict(list))
-    for s in stages:
-        if s.machine and hours[s.id] > 0:
+    by_resource: dict[str, dict[str, list[timeline.StageLine]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for s in line.stages:
+        if s.machine and s.hours > 0:
             key = f"item:{s.variant_id}" if s.variant_id in items else f"stage:{s.id}"
             by_resource[s.resource or calendar.UNASSIGNED_RESOURCE][key].append(s)
     out: list[plans.PlanItem] = []
@@ -517,7 +300,7 @@ def _stage_work(
             out.append(
                 plans.PlanItem(
                     key=f"{resource}/{key}",
-                    machine_hours=sum(hours[s.id] for s in group),
+                    machine_hours=sum(s.hours for s in group),
                     gpu=(item.gpu if item is not None and item.gpu else None) or group_gpu,
                     gpus_needed=(count(item.config.get("gpus")) if item else None) or 1,
                     memory_bytes_per_gpu=memory.get(item.id) if item is not None else None,
@@ -527,26 +310,6 @@ def _stage_work(
                 )
             )
     return out
-
-
-def _item_work(
-    forecasts: Sequence[ItemForecast], items: Mapping[int, ItemInput], memory: Mapping[int, int]
-) -> list[plans.PlanItem]:
-    """One group per GPU model: without stages the items run one after another."""
-    return [
-        plans.PlanItem(
-            key=f"item:{f.id}",
-            machine_hours=f.forecast_hours,
-            gpu=f.gpu or None,
-            gpus_needed=count(items[f.id].config.get("gpus")) or 1,
-            memory_bytes_per_gpu=memory.get(f.id),
-            tier=f.tier,  # type: ignore[arg-type]
-            group=f"gpu:{f.gpu or 'any'}",
-            name=f.name,
-        )
-        for f in forecasts
-        if f.status != ITEM_CUT and f.forecast_hours > 0
-    ]
 
 
 # --------------------------------------------------------------------------- the forecast
@@ -563,10 +326,10 @@ def _time_source(forecasts: Sequence[ItemForecast]) -> str:
 def _recorded_inputs(inputs: ForecastInputs) -> dict[str, Any]:
     return {
         "window_hours": h(inputs.window_hours),
-        "committed": inputs.baseline is not None,
-        "baseline_digest": inputs.baseline.digest if inputs.baseline is not None else None,
+        "committed": inputs.committed,
+        "baseline_digest": inputs.baseline_digest,
         "items": len(inputs.items),
-        "stages": len(inputs.stages),
+        "stages": len(inputs.timeline.stages),
         "pilot_samples": {str(k): v.sample_id for k, v in inputs.pilots.items()},
         "currency": inputs.currency,
         "budget": None if inputs.budget is None else str(inputs.budget),
@@ -574,10 +337,7 @@ def _recorded_inputs(inputs: ForecastInputs) -> dict[str, Any]:
 
 
 def _figures(
-    inputs: ForecastInputs,
-    forecasts: Sequence[ItemForecast],
-    calendar_hours: float,
-    stage_forecast: Mapping[int, float] | None,
+    inputs: ForecastInputs, forecasts: Sequence[ItemForecast], line: timeline.Timeline
 ) -> dict[str, float]:
     """The plan's named figures (campaigns/domain/plan_figures.py, docs/domain.md §8.5) with the
     forecast hours in place of the planned ones, and the machine time the lots must hold."""
@@ -592,79 +352,67 @@ def _figures(
             )
             for f in forecasts
         ],
-        calendar_hours=Decimal(str(calendar_hours)),
+        calendar_hours=Decimal(str(line.hours)),
         lots=(),
         window_hours=Decimal(str(inputs.window_hours)),
     )
-    if stage_forecast is None:
-        machine, untied = float(figures.work_hours), 0.0
-    else:
-        machine = sum(stage_forecast[s.id] for s in inputs.stages if s.machine)
-        untied = sum(
-            stage_forecast[s.id] for s in inputs.stages if s.machine and s.variant_id not in by_id
-        )
     return {
         "work_hours": float(figures.work_hours),
         "gpu_hours": float(figures.gpu_hours),
         "calendar_hours": float(figures.calendar_hours),
-        "machine_hours": h(machine),
+        "machine_hours": h(line.machine_hours),
         # Of the machine time, the stages tied to no item (setup, loading, retrieval).
-        "untied_machine_hours": h(untied),
+        "untied_machine_hours": h(line.untied_machine_hours),
     }
+
+
+def _lot_work(
+    inputs: ForecastInputs, line: timeline.Timeline, memory: Mapping[int, int]
+) -> list[plans.PlanItem]:
+    reserved_gpus = {lot.gpu for lot in inputs.lots}
+    only_gpu = next(iter(reserved_gpus)) if len(reserved_gpus) == 1 else None
+    return _stage_work(line, {i.id: i for i in inputs.items}, memory, only_gpu)
+
+
+def _committed_machine_hours(line: timeline.Timeline) -> float:
+    return sum(s.planned_hours or 0.0 for s in line.stages if s.machine)
 
 
 def compute(inputs: ForecastInputs) -> Forecast:
     """Reserved, forecast and observed hours per item and in total, the window and lot advice
     (the rule in the module docstring)."""
-    window = inputs.window_hours
-    by_id = {i.id: i for i in inputs.items}
     seen = _observed(inputs)
     items = _forecast_items(inputs, seen)
-    if inputs.stages:
-        hours = stage_hours(
-            inputs.stages, by_id, items.factor, {s.id: seen.stage(s.id) for s in inputs.stages}
-        )
-        totals = _calendar_totals(inputs, hours, seen)
-        reserved_gpus = {lot.gpu for lot in inputs.lots}
-        only_gpu = next(iter(reserved_gpus)) if len(reserved_gpus) == 1 else None
-        work = _stage_work(inputs.stages, hours, by_id, items.memory, only_gpu)
-    else:
-        totals = _sequential_totals(inputs, items.forecasts, seen)
-        work = _item_work(items.forecasts, by_id, items.memory)
+    line = timeline.build(_with_forecasts(inputs, items.forecasts))
     lots, lot_lines = lot_advice(
         currency=inputs.currency,
         budget=inputs.budget,
         reserved_lots=inputs.lots,
         offers=inputs.offers,
-        work=work,
-        reserved_machine_hours=totals.reserved_machine,
-        forecast_hours=totals.forecast,
-        window=window,
+        work=_lot_work(inputs, line, items.memory),
+        reserved_machine_hours=_committed_machine_hours(line),
+        forecast_hours=line.hours,
+        window=inputs.window_hours,
     )
-    figures = _figures(inputs, items.forecasts, totals.forecast, hours if inputs.stages else None)
-    advice = [*items.advice, *totals.advice]
+    figures = _figures(inputs, items.forecasts, line)
+    advice = [*items.advice, *_timeline_advice(line, inputs)]
     if not inputs.pilots and any(f.status != ITEM_CUT for f in items.forecasts):
         advice.append(
             "No pilot throughput yet: every forecast is the planned figure; log a pilot "
             "(POST /runs/{run_id}/throughput/) to replace it with a measurement."
         )
+    title = headline(line, lots)
+    forecasts = tuple(items.forecasts)
     return Forecast(
-        window_hours=window,
-        committed=inputs.baseline is not None,
-        reserved_hours=totals.reserved,
-        forecast_hours=totals.forecast,
-        observed_hours=totals.observed,
-        items=tuple(items.forecasts),
-        time_source=_time_source(items.forecasts),
-        advice=(
-            headline(totals.forecast, totals.reserved, window),
-            figures_line(figures),
-            *advice,
-            *lot_lines,
-        ),
+        timeline=line,
+        items=forecasts,
+        time_source=_time_source(forecasts),
+        advice=(title, figures_line(figures), *advice, *lot_lines),
+        headline=title,
         figures=figures,
         lots=lots,
-        critical_path=totals.critical,
         calibration=tuple(items.calibrated),
         inputs=_recorded_inputs(inputs),
+        committed=inputs.committed,
+        warnings=plan_warnings(inputs.items, forecasts, line, title),
     )

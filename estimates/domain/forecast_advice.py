@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.domain.formatting import format_hours as fmt_hours
+from campaigns.domain.timeline import Timeline
 from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
 from estimates.domain.forecast_inputs import ItemInput, LotInput, PilotInput, h
@@ -124,21 +125,40 @@ def pilot_hours(item: ItemInput, sample: PilotInput) -> tuple[float | None, str]
 # --------------------------------------------------------------------------- the window
 
 
-def headline(forecast_total: float, reserved_total: float, window: float) -> str:
-    """The forecast's calendar length against the window, named as the plan figures name it
-    (docs/domain.md §8.5), beside the planned (reserved) calendar length."""
-    if forecast_total <= window + 1e-9:
-        return (
-            f"Forecast calendar length {fmt_hours(forecast_total)} h in a {fmt_hours(window)} h "
-            f"window: fits, {fmt_hours(window - forecast_total)} h to spare "
-            f"(planned calendar length {fmt_hours(reserved_total)} h)."
+def headline(line: Timeline, lots: Mapping[str, Any]) -> str:
+    """The campaign's headline (docs/domain.md §7a): the current calendar against the window,
+    the committed one beside it when they differ, and when the calendar outgrows the window or
+    the lots, what the lot advice buys or cuts. The campaign page, the API, the commit page and
+    the report all show this sentence."""
+    hours, window = line.hours, line.window_hours
+    text = f"The calendar takes {fmt_hours(hours)} h of a {fmt_hours(window)} h window: "
+    if line.fits:
+        text += f"{fmt_hours(window - hours)} h to spare"
+    else:
+        text += f"{fmt_hours(hours - window)} h over"
+    if abs(hours - line.planned_hours) >= 0.005:
+        text += f" (planned {fmt_hours(line.planned_hours)} h)"
+    short = not line.fits or (line.hours_to_buy or 0.0) >= 0.005
+    remedy = _remedy(lots) if short else ""
+    return f"{text}; {remedy}." if remedy else f"{text}."
+
+
+def _remedy(lots: Mapping[str, Any]) -> str:
+    """The lot advice in a clause: the lots that cover the calendar, or the cut that keeps the
+    reserved ones."""
+    advised = lots.get("advised") or []
+    parts = []
+    if advised and lots.get("feasible") is not False:
+        names = ", ".join(str(lot["plan"]) for lot in advised)
+        word = "lot covers" if len(advised) == 1 else "lots cover"
+        parts.append(
+            f"the {names} {word} it at {lots.get('advised_total')} {lots.get('currency', '')}"
         )
-    return (
-        f"Forecast calendar length {fmt_hours(forecast_total)} h in a {fmt_hours(window)} h "
-        f"window: {fmt_hours(forecast_total - window)} h over "
-        f"(planned calendar length {fmt_hours(reserved_total)} h); look at a longer lot, "
-        "or a reduced protocol that still answers the question."
-    )
+    for cut in (lots.get("cut_options") or [])[:1]:
+        parts.append(
+            f"or cut {', '.join(cut['items'])} and keep the {cut['plan']} at {cut['price']}"
+        )
+    return " ".join(parts).strip()
 
 
 def figures_line(figures: Mapping[str, float]) -> str:

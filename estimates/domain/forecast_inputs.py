@@ -15,8 +15,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from campaigns.domain import calendar
-from campaigns.domain.observed_hours import RunRow
+from campaigns.domain.timeline import Timeline, TimelineInputs
 from catalog.domain.catalog import GpuModel
 from estimates.domain import calibration
 from estimates.domain import lot_selection as plans
@@ -59,27 +58,6 @@ class ItemInput:
 
 
 @dataclass(frozen=True)
-class StageInput:
-    id: int
-    # The calendar key: the name, with #id where names repeat.
-    key: str
-    name: str
-    kind: str
-    machine: bool
-    resource: str
-    planned_hours: Decimal
-    # What the planner typed; the stage's figure is reconciled with its runs (§8.6).
-    observed_hours: Decimal | None
-    variant_id: int | None
-    depends_on: tuple[int, ...] = ()
-    observed_reason: str = ""
-
-
-# A run as the stages' reconciliation reads it (docs/domain.md §8.6): one shape for both.
-RunInput = RunRow
-
-
-@dataclass(frozen=True)
 class PilotInput:
     """An item's most recent pilot measurement."""
 
@@ -119,34 +97,15 @@ class LotInput:
 
 
 @dataclass(frozen=True)
-class BaselineItem:
-    id: int
-    planned_hours: float
-    prep_hours: float
-    status: str
-
-
-@dataclass(frozen=True)
-class Baseline:
-    """The frozen plan of a committed campaign (docs/domain.md §3): never rewritten."""
-
-    digest: str | None
-    items: tuple[BaselineItem, ...] = ()
-    stages: tuple[calendar.Stage, ...] = ()
-
-
-@dataclass(frozen=True)
 class ForecastInputs:
     campaign_id: int
-    window_hours: float
     currency: str
     budget: Decimal | None
     items: tuple[ItemInput, ...]
-    stages: tuple[StageInput, ...] = ()
-    runs: tuple[RunInput, ...] = ()
+    # The plan, the baseline, the runs and the lots as the timeline reads them (§7a).
+    timeline: TimelineInputs
     pilots: Mapping[int, PilotInput] = field(default_factory=dict)
-    # None: the campaign is a draft (or has no baseline), so the plan is the reservation.
-    baseline: Baseline | None = None
+    baseline_digest: str | None = None
     lots: tuple[LotInput, ...] = ()
     # Rental plans listed in the campaign's currency (no exchange rate is ever invented).
     offers: tuple[plans.RentalPlanOffer, ...] = ()
@@ -156,41 +115,14 @@ class ForecastInputs:
     # The team's other campaigns' calibration (docs/domain.md §20).
     calibrations: tuple[calibration.Calibration, ...] = ()
 
+    @property
+    def window_hours(self) -> float:
+        return float(self.timeline.window_hours)
 
-def baseline_stages(rows: list[dict[str, Any]]) -> tuple[calendar.Stage, ...]:
-    """The frozen baseline's stages as calendar stages (keys as `stage_keys` makes them)."""
-    names = Counter(r["name"] for r in rows)
-    keys = {
-        r["id"]: r["name"] if names[r["name"]] == 1 else f"{r['name']} #{r['id']}" for r in rows
-    }
-    return tuple(
-        calendar.Stage(
-            key=keys[r["id"]],
-            name=r["name"],
-            kind=r.get("kind", ""),
-            machine=bool(r.get("machine", True)),
-            resource=r.get("resource") or None,
-            planned_hours=float(r["planned_hours"]),
-            depends_on=tuple(keys[d] for d in r.get("depends_on", []) if d in keys),
-        )
-        for r in rows
-    )
-
-
-def baseline_from_snapshot(snapshot: dict[str, Any], digest: str | None) -> Baseline:
-    return Baseline(
-        digest=digest,
-        items=tuple(
-            BaselineItem(
-                id=int(r["id"]),
-                planned_hours=float(r["planned_hours"]),
-                prep_hours=float(r.get("prep_hours") or 0),
-                status=str(r.get("status") or ""),
-            )
-            for r in snapshot.get("items") or []
-        ),
-        stages=baseline_stages(snapshot.get("stages") or []),
-    )
+    @property
+    def committed(self) -> bool:
+        """A baseline froze the plan: reserved hours are the baseline's (§3)."""
+        return self.timeline.committed_stages is not None
 
 
 # --------------------------------------------------------------------------- the result
@@ -236,27 +168,61 @@ class ItemForecast:
 
 
 @dataclass(frozen=True)
+class PlanWarning:
+    """One of a plan's warnings (estimates/domain/plan_warnings.py, docs/domain.md §7b)."""
+
+    code: str
+    message: str
+    item: int | None = None
+    stage: int | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "item": self.item, "stage": self.stage}
+
+
+@dataclass(frozen=True)
 class Forecast:
-    window_hours: float
-    committed: bool
-    reserved_hours: float
-    forecast_hours: float
-    observed_hours: float
+    """The campaign's forecast: its timeline (every hour figure of the calendar, §7a), each
+    item's forecast, the lot advice, and the words every surface shows."""
+
+    timeline: Timeline
     items: tuple[ItemForecast, ...]
     time_source: str
     advice: tuple[str, ...]
     lots: dict[str, Any]
-    critical_path: tuple[str, ...] = ()
+    headline: str = ""
     inputs: dict[str, Any] = field(default_factory=dict)
     # Items whose planned hours were calibrated: raw and calibrated figures, and the sources.
     calibration: tuple[dict[str, Any], ...] = ()
     # The plan figures' names with the forecast hours (docs/domain.md §8.5): work_hours,
     # gpu_hours, calendar_hours, and machine_hours (what the lots must hold).
     figures: dict[str, float] = field(default_factory=dict)
+    committed: bool = False
+    warnings: tuple[PlanWarning, ...] = ()
+
+    @property
+    def window_hours(self) -> float:
+        return self.timeline.window_hours
+
+    @property
+    def reserved_hours(self) -> float:
+        return self.timeline.planned_hours
+
+    @property
+    def forecast_hours(self) -> float:
+        return self.timeline.hours
+
+    @property
+    def observed_hours(self) -> float:
+        return float(self.timeline.observed.total)
+
+    @property
+    def critical_path(self) -> tuple[str, ...]:
+        return self.timeline.critical_path
 
     @property
     def fits_in_window(self) -> bool:
-        return self.forecast_hours <= self.window_hours + 1e-9
+        return self.timeline.fits
 
     def as_json(self) -> dict[str, Any]:
         sources = Counter(i.time_source for i in self.items if i.status != ITEM_CUT)
@@ -270,14 +236,16 @@ class Forecast:
                 "observed_hours": h(self.observed_hours),
             },
             "fits_in_window": self.fits_in_window,
-            "uncommitted_hours": h(self.window_hours - self.forecast_hours),
-            "over_hours": h(max(0.0, self.forecast_hours - self.window_hours)),
+            "uncommitted_hours": h(self.timeline.slack_hours),
+            "over_hours": h(self.timeline.over_hours),
             "time_source": self.time_source,
             "time_sources": {k: sources.get(k, 0) for k in (PILOT, ASSUMED, OBSERVED, CALIBRATED)},
             "critical_path": list(self.critical_path),
+            "headline": self.headline,
             "items": [i.as_json() for i in self.items],
             "lots": self.lots,
             "advice": list(self.advice),
             "calibration": list(self.calibration),
             "figures": dict(self.figures),
+            "warnings": [w.as_json() for w in self.warnings],
         }

@@ -15,10 +15,9 @@ from campaigns.models import (
     PlanBaseline,
     PlannedItem,
     RunKind,
-    Stage,
     ThroughputSample,
 )
-from campaigns.selectors.plan_summary import stage_keys
+from campaigns.selectors.timeline import timeline_inputs
 from catalog.domain.gpu_names import normalize_gpu
 from catalog.models import GpuModel, RentalPlan
 from estimates.domain import forecast
@@ -28,9 +27,6 @@ from estimates.domain.forecast_inputs import (
     ItemInput,
     LotInput,
     PilotInput,
-    RunInput,
-    StageInput,
-    baseline_from_snapshot,
 )
 from estimates.models import plan_offer
 from estimates.selectors.calibration import team_calibrations
@@ -91,27 +87,6 @@ def latest_pilots(campaign: Campaign) -> dict[int, PilotInput]:
     return latest
 
 
-def _stages(campaign: Campaign) -> tuple[StageInput, ...]:
-    stages: list[Stage] = list(campaign.stages.prefetch_related("depends_on").order_by("id"))
-    keys = stage_keys(stages)
-    return tuple(
-        StageInput(
-            id=s.pk,
-            key=keys[s.pk],
-            name=s.name,
-            kind=s.kind,
-            machine=s.machine,
-            resource=s.resource,
-            planned_hours=s.planned_hours,
-            observed_hours=s.observed_hours,
-            variant_id=s.variant_id,
-            depends_on=tuple(d.pk for d in s.depends_on.all()),
-            observed_reason=s.observed_reason,
-        )
-        for s in stages
-    )
-
-
 def _lot(lot: LotReservation) -> LotInput:
     return LotInput(
         provider=lot.plan.provider,
@@ -125,21 +100,10 @@ def _lot(lot: LotReservation) -> LotInput:
 
 def forecast_inputs(campaign: Campaign) -> ForecastInputs:
     """Everything `estimates.domain.forecast.compute` needs, read in a fixed number of queries."""
-    runs = campaign.runs.only(
-        # campaign_id too: the related manager reads it on every row it attaches.
-        "id",
-        "campaign_id",
-        "variant_id",
-        "kind",
-        "status",
-        "observed_hours",
-        "prior_hours",
-    ).order_by("id")
-    baseline = None
+    digest = None
     if campaign.status != CampaignStatus.DRAFT:
         row = PlanBaseline.objects.filter(campaign=campaign).first()
-        if row is not None and row.snapshot is not None:
-            baseline = baseline_from_snapshot(row.snapshot, row.digest)
+        digest = row.digest if row is not None and row.snapshot is not None else None
     gpus = {normalize_gpu(g.name): g for g in GpuModel.objects.all()}
     specs = {}
     for key, gpu in gpus.items():
@@ -151,16 +115,12 @@ def forecast_inputs(campaign: Campaign) -> ForecastInputs:
     offers = RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
     return ForecastInputs(
         campaign_id=campaign.pk,
-        window_hours=float(campaign.window_hours),
         currency=campaign.currency,
         budget=campaign.budget,
         items=tuple(item_input(i) for i in campaign.items.order_by("id")),
-        stages=_stages(campaign),
-        runs=tuple(
-            RunInput(r.variant_id, r.kind, r.status, r.observed_hours, r.prior_hours) for r in runs
-        ),
+        timeline=timeline_inputs(campaign),
         pilots=latest_pilots(campaign),
-        baseline=baseline,
+        baseline_digest=digest,
         lots=tuple(_lot(lot) for lot in campaign.lots.select_related("plan__gpu").order_by("id")),
         offers=tuple(plan_offer(p) for p in offers.order_by("id")),
         gpus=specs,
