@@ -98,8 +98,7 @@ class ThePanelsNameTheirFigures(TestCase):
         self.assertEqual(forecast["forecast_hours"], float(figures["calendar_hours"]))
         self.assertEqual(
             forecast["advice"][0],
-            "Forecast calendar length 43.5 h in a 72 h window: fits, 28.5 h to spare "
-            "(planned calendar length 43.5 h).",
+            "The calendar takes 43.5 h of a 72 h window: 28.5 h to spare.",
         )
         self.assertIn(
             "Forecast figures: work hours 39.5 h, GPU-hours 39.5, calendar length 43.5 h; the "

@@ -51,7 +51,6 @@ from campaigns.admin.tenancy import (
     caller_team_ids,
 )
 from campaigns.models import Campaign, CommitRefused, PlanFrozen, Role, Team
-from campaigns.selectors.plan_summary import commit_warnings
 
 
 @admin.register(Campaign)
@@ -357,7 +356,6 @@ class CampaignAdmin(TeamScopedAdmin):
             "commit.html",
             f"Commit “{campaign}”?",
             problems=campaign.commit_problems(),
-            warnings=commit_warnings(campaign),
         )
 
     def compare_view(self, request: HttpRequest, object_id: str) -> HttpResponse:

@@ -18,62 +18,19 @@ from django.utils.safestring import mark_safe
 from campaigns import services
 from campaigns.admin.forms import CloseCampaignForm, refusal_to_form
 from campaigns.charts.curves import PALETTE, Overlaid, overlay_svg
-from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
 from campaigns.charts.interactive import chart_payload
 from campaigns.domain.config_diff import differing_keys
 from campaigns.domain.downsampling import token
 from campaigns.domain.metric_direction import best_value, loss_like
 from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
 from campaigns.selectors import run_metrics as readings
-from campaigns.selectors.observed_hours import reconciled
-from campaigns.selectors.plan_summary import campaign_summary, fmt_hours, stage_facts
+from campaigns.selectors.plan_summary import tier_counts
 
 
 def plan_overview(campaign: Campaign) -> dict[str, Any]:
-    """The summary above the plan's tables: totals, the schedule's rows and its Gantt chart.
-    The observed hours and the lots are read once for the summary and the chart."""
-    seen = reconciled(campaign)
-    lot_rows = list(campaign.lots.select_related("plan"))
-    summary = campaign_summary(campaign, seen=seen, lots=lot_rows)
-    context: dict[str, Any] = {"summary": summary}
-    if summary.schedule is None:
-        return context
-    critical = set(summary.schedule.critical_path)
-    entries = summary.schedule.entries
-    facts = stage_facts(campaign, seen=seen)
-    context["summary_rows"] = [
-        {
-            "name": e.key,
-            "resource": e.resource,
-            "start": fmt_hours(e.start_hours),
-            "end": fmt_hours(e.end_hours),
-            "critical": e.key in critical,
-        }
-        for e in sorted(entries, key=lambda e: (e.start_hours, e.key))
-    ]
-    stages = [
-        GanttStage(
-            key=e.key,
-            resource=e.resource if e.machine else None,
-            start_hours=e.start_hours,
-            end_hours=e.end_hours,
-            critical=e.key in critical,
-            cut=e.key in facts.cut,
-            observed_hours=facts.observed.get(e.key),
-        )
-        for e in entries
-    ]
-    lots = [
-        GanttLot(
-            label=f"{lot.plan} ×{lot.quantity}",
-            hours=float(lot.plan.duration_hours),
-            quantity=lot.quantity,
-        )
-        for lot in lot_rows
-    ]
-    # escaped by campaigns/charts/gantt.py
-    context["gantt"] = mark_safe(gantt_svg(stages, float(campaign.window_hours), lots))
-    return context
+    """The summary above the plan's tables: the items per tier. Its hours, headline, Gantt and
+    warnings are the timeline's (the template's `timeline_summary` tag)."""
+    return {"summary": {"tiers": tier_counts(campaign)}}
 
 
 def row_pages(campaign: Campaign, page: int, per_page: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ Rule:
   (lowest id) claims them, so no run is counted twice.
 - A stage tied to no item (a campaign-wide "Pilot" or "Training" stage) claims the runs of its
   kind that no item's stage claims (the first such stage, lowest id): hours typed on it and the
-  runs' hours are then one figure, never both (docs/domain.md §8.6, §7a).
+  runs' hours are then one figure, never both (docs/domain.md §8.6, §7.7).
 - A run counts once it has ended (not `running`): its recorded hours, which for a resumed run
   already include its earlier segments; a run that ended without recorded hours counts its
   earlier segments (`prior_hours`) when it has any, else nothing. A running run counts nowhere

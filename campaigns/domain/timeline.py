@@ -1,5 +1,5 @@
 """One timeline per campaign: the calendar as committed, as observed and as forecast
-(docs/domain.md §7a). Every hour figure a page, the API, the report, the lot advice, the
+(docs/domain.md §7.7). Every hour figure a page, the API, the report, the lot advice, the
 hardware options, the calibration or the clone states about a campaign's calendar is read from
 the `Timeline` this module builds; none of them schedules stages itself.
 
@@ -129,7 +129,7 @@ class Timeline:
     untied_machine_hours: float
     # When the current calendar's last machine stage ends.
     machine_end: float
-    # Live items with planned hours and no stage (their hours are in no calendar).
+    # Live items with no stage (their hours are in no calendar).
     items_without_stage: tuple[str, ...] = ()
     # Why the stages could not be scheduled (a dependency cycle), "" when they could.
     problem: str = ""
@@ -260,7 +260,7 @@ def _without_stage(inputs: TimelineInputs) -> tuple[str, ...]:
     return tuple(
         i.name
         for i in sorted(inputs.items, key=lambda i: i.id)
-        if i.id not in staged and i.status != ITEM_CUT and i.planned_hours > 0
+        if i.id not in staged and i.status != ITEM_CUT
     )
 
 

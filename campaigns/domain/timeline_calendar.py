@@ -1,4 +1,4 @@
-"""The timeline's calendar arithmetic (docs/domain.md §7a): stage names as people read them,
+"""The timeline's calendar arithmetic (docs/domain.md §7.7): stage names as people read them,
 a stageless plan's items as stages, where each stage goes (campaigns/domain/calendar.py's
 scheduling, a cycle counted in sequence), and each stage's state and duration in the current
 calendar. Pure: no Django, no I/O; hours are floats, planned hours Decimal.

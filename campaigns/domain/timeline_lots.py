@@ -1,4 +1,4 @@
-"""The reserved lots on the timeline (docs/domain.md §7a, §9): where each lot starts and ends,
+"""The reserved lots on the timeline (docs/domain.md §7.7, §9): where each lot starts and ends,
 in hours from the start of the calendar.
 
 A reservation of `quantity` lots of one plan is `quantity` lots of its duration. Lots are laid

@@ -1,5 +1,5 @@
 """Reading what a campaign's timeline is built from (campaigns/domain/timeline.py,
-docs/domain.md §7a): its stages and items as planned, the baseline's as committed, its runs
+docs/domain.md §7.7): its stages and items as planned, the baseline's as committed, its runs
 (ended ones with their hours, running ones with the hours they have run so far) and its lots.
 Six queries per campaign, whatever the size of the plan. Writes nothing.
 

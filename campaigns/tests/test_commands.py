@@ -6,7 +6,7 @@ from django.core.management import CommandError, call_command
 from django.test import TestCase
 
 from campaigns.models import Campaign, Membership, PlannedItem, Stage, StopRule, Team
-from campaigns.selectors.plan_summary import campaign_summary
+from estimates.selectors.timeline import campaign_forecast
 
 
 def counts() -> dict[str, int]:
@@ -42,9 +42,9 @@ class LoadDemoTests(TestCase):
             ["input_truncated", "metric_threshold", "no_usable_resume", "non_finite_loss"],
         )
         self.assertEqual(campaign.decisions.get().label, "after the pilot")
-        summary = campaign_summary(campaign)
         self.assertEqual(
-            summary.headline, "The calendar takes 48 h of a 72 h window: 24 h to spare"
+            campaign_forecast(campaign).headline,
+            "The calendar takes 48 h of a 72 h window: 24 h to spare.",
         )
         self.assertEqual(campaign.lots.get().plan.price, Decimal("47.14"))
         self.assertEqual(

@@ -1,4 +1,4 @@
-"""The one timeline (docs/domain.md §7a): the seed's 48 h of a 72 h window, its 30 h slip to
+"""The one timeline (docs/domain.md §7.7): the seed's 48 h of a 72 h window, its 30 h slip to
 78 h, cuts that count only what ran, observed hours counted once, and properties over random
 plans. Pure: no database."""
 

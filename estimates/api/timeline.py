@@ -1,4 +1,4 @@
-"""`GET /api/v1/campaigns/{id}/timeline/`: the campaign's one timeline (docs/domain.md §7a):
+"""`GET /api/v1/campaigns/{id}/timeline/`: the campaign's one timeline (docs/domain.md §7.7):
 planned, observed and forecast hours per stage and in all, the slack, the lots and what to buy,
 the critical path and the plan's warnings. Members of the campaign's team (another team's
 campaign answers 404)."""

@@ -12,7 +12,7 @@ The rule (§10), per item, first that applies:
 5. else the planned hours, x the team's calibration median for its GPU's training stages once
    there are 3 observations ("calibrated", §20), else as planned ("assumed").
 
-The calendar is the campaign's one timeline (campaigns/domain/timeline.py, §7a), built from the
+The calendar is the campaign's one timeline (campaigns/domain/timeline.py, §7.7), built from the
 plan, the baseline, what was observed and these item forecasts: reserved hours are its committed
 calendar, forecast hours its current one, observed hours its observed total. The lot advice
 places the current calendar's machine stages on lots (§9).
@@ -78,20 +78,22 @@ def _observed(inputs: ForecastInputs) -> _Observed:
     reconciled = timeline.observe(inputs.timeline)
     seen = _Observed(reconciled)
     items: dict[int, float] = defaultdict(float)
-    for s in timeline.plan_stages(inputs.timeline):
+    stages = timeline.plan_stages(inputs.timeline)
+    for s in stages:
         figure = reconciled.hours(s.id)
         if figure is not None and s.variant_id is not None:
             items[s.variant_id] += float(figure)
-    for item_id, hours in reconciled.unattributed.items():
-        if item_id is not None:
-            items[item_id] += float(hours)
-    seen.items = dict(items)
+    owned = {s.id for s in stages if s.variant_id is not None}
     for run in inputs.timeline.runs:
         took = observed_hours.run_hours(run)
-        if run.variant_id is None or run.kind == RUN_PILOT or took is None:
+        if run.variant_id is None or took is None:
             continue
-        if run.status in FINISHED_RUNS:
+        if observed_hours.claim_of(run, reconciled.claims) not in owned:
+            # Claimed by a campaign-wide stage, or by none: still this item's hours.
+            items[run.variant_id] += float(took)
+        if run.kind != RUN_PILOT and run.status in FINISHED_RUNS:
             seen.full_runs[run.variant_id] = seen.full_runs.get(run.variant_id, 0.0) + float(took)
+    seen.items = dict(items)
     for (item_id, kind), stage_id in reconciled.claims.items():
         figure = reconciled.hours(stage_id)
         if item_id in seen.full_runs and kind == "full" and figure is not None:

@@ -126,7 +126,7 @@ def pilot_hours(item: ItemInput, sample: PilotInput) -> tuple[float | None, str]
 
 
 def headline(line: Timeline, lots: Mapping[str, Any]) -> str:
-    """The campaign's headline (docs/domain.md §7a): the current calendar against the window,
+    """The campaign's headline (docs/domain.md §7.7): the current calendar against the window,
     the committed one beside it when they differ, and when the calendar outgrows the window or
     the lots, what the lot advice buys or cuts. The campaign page, the API, the commit page and
     the report all show this sentence."""

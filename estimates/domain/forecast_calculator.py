@@ -1,6 +1,6 @@
 """The stateless calculator on a planned item (docs/domain.md §10, §24.9): when the item's
 config or its estimate spec describes a model, the memory fit and the hours at the assumed
-utilization, advisory beside the planned and pilot hours (they feed the plan's warnings, §7b).
+utilization, advisory beside the planned and pilot hours (they feed the plan's warnings, §7.8).
 Pure: no Django, no I/O.
 """
 

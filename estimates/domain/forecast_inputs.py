@@ -102,7 +102,7 @@ class ForecastInputs:
     currency: str
     budget: Decimal | None
     items: tuple[ItemInput, ...]
-    # The plan, the baseline, the runs and the lots as the timeline reads them (§7a).
+    # The plan, the baseline, the runs and the lots as the timeline reads them (§7.7).
     timeline: TimelineInputs
     pilots: Mapping[int, PilotInput] = field(default_factory=dict)
     baseline_digest: str | None = None
@@ -169,7 +169,7 @@ class ItemForecast:
 
 @dataclass(frozen=True)
 class PlanWarning:
-    """One of a plan's warnings (estimates/domain/plan_warnings.py, docs/domain.md §7b)."""
+    """One of a plan's warnings (estimates/domain/plan_warnings.py, docs/domain.md §7.8)."""
 
     code: str
     message: str
@@ -182,7 +182,7 @@ class PlanWarning:
 
 @dataclass(frozen=True)
 class Forecast:
-    """The campaign's forecast: its timeline (every hour figure of the calendar, §7a), each
+    """The campaign's forecast: its timeline (every hour figure of the calendar, §7.7), each
     item's forecast, the lot advice, and the words every surface shows."""
 
     timeline: Timeline

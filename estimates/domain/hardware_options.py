@@ -21,7 +21,7 @@ most powerful hardware without comparing its price against the real load):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Literal, TypeVar
@@ -32,7 +32,7 @@ from catalog.domain.gpu_names import normalize_gpu
 from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
 
-TimeSource = Literal["pilot", "projected", "assumed", "observed"]
+TimeSource = Literal["pilot", "projected", "assumed", "observed", "calibrated"]
 _V = TypeVar("_V")
 _NO_WINDOW_HOURS = 1e9
 
@@ -84,6 +84,20 @@ class HardwareOption:
 class Excluded:
     gpu: str
     reason: str
+
+
+@dataclass(frozen=True)
+class CalendarFit:
+    """A campaign's calendar with its remaining work on one GPU (docs/domain.md §7.7): its
+    length (setup, loading and every other stage included) and the machine hours still to come
+    on stages of no remaining work (setup, loading, retrieval), which a rental pays for too."""
+
+    hours: float
+    other_machine_hours: float
+
+
+# Given each remaining work's hours on a candidate GPU (by work key), the campaign's calendar.
+Calendar = Callable[[Mapping[str, float]], CalendarFit]
 
 
 def _hours_on(work: Work, own: GpuModel | None, candidate: GpuModel) -> float | None:
@@ -158,6 +172,7 @@ class _Pricing:
     offers: Sequence[plans.RentalPlanOffer]
     rate_notes: Mapping[str, str]
     rate_instances: Mapping[str, int]
+    calendar: Calendar | None = None
 
 
 def rank_options(
@@ -172,6 +187,7 @@ def rank_options(
     measured_on: Mapping[str, str] | None = None,
     rate_notes: Mapping[str, str] | None = None,
     rate_instances: Mapping[str, int] | None = None,
+    calendar: Calendar | None = None,
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
 
@@ -182,7 +198,10 @@ def rank_options(
     together at it); ``measured_on`` maps a work
     key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
     works run one after another: wall hours add up, and ``fits_window`` compares them with the
-    window (for lots, the selection's own feasibility).
+    window (for lots, the selection's own feasibility). With a campaign's ``calendar``, an
+    option fits the window when the campaign's calendar with the works on that GPU does (setup,
+    loading and the other stages included), and the machine hours of those other stages still to
+    come are rented and priced too.
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
     pricing = _Pricing(
@@ -193,6 +212,7 @@ def rank_options(
         offers=offers,
         rate_notes=_by_gpu(rate_notes),
         rate_instances=_by_gpu(rate_instances),
+        calendar=calendar,
     )
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []
@@ -242,12 +262,11 @@ def _reasons_text(reasons: Sequence[str]) -> str:
 
 
 def _time_source(sources: set[TimeSource]) -> TimeSource:
-    if sources == {"pilot"} or (sources and sources <= {"pilot", "observed"}):
-        return "pilot"
     if "projected" in sources:
         return "projected"
-    if sources == {"observed"}:
-        return "observed"
+    for source in ("observed", "pilot", "calibrated"):
+        if source in sources:
+            return source
     return "assumed"
 
 
@@ -257,8 +276,8 @@ def _assumption(
     placed: Sequence[tuple[Work, float]],
     measured: Mapping[str, str],
 ) -> str:
-    if source == "pilot":
-        return f"Measured by a pilot on the {candidate.name}."
+    if source in ("pilot", "observed", "calibrated"):
+        return _measured_here(candidate, placed, measured)
     if source != "projected":
         piloted_here = [
             w.name
@@ -286,6 +305,30 @@ def _assumption(
     )
 
 
+_SOURCE_WORDS = {
+    "pilot": "measured by a pilot",
+    "observed": "observed (what their runs took)",
+    "calibrated": "calibrated (the team's observed/estimated median)",
+}
+
+
+def _measured_here(
+    candidate: GpuModel, placed: Sequence[tuple[Work, float]], measured: Mapping[str, str]
+) -> str:
+    """Where each work's hours on this GPU came from (docs/domain.md §7.7): a pilot, the runs,
+    the team's calibration, else the assumed utilization."""
+    here = f" on the {candidate.name}" if measured else ""
+    parts = []
+    for source, words in _SOURCE_WORDS.items():
+        names = [w.name for w, _ in placed if w.time_source == source and w.key != _REST]
+        if names:
+            parts.append(f"{words}{here} for {', '.join(names)}")
+    if any(w.time_source == "assumed" and w.key != _REST for w, _ in placed):
+        parts.append("assumed utilization of peak FLOP/s for the rest")
+    text = "; ".join(parts)
+    return text[:1].upper() + text[1:] + "."
+
+
 def _option(
     candidate: GpuModel,
     placed: Sequence[tuple[Work, float]],
@@ -293,10 +336,13 @@ def _option(
     pricing: _Pricing,
     measured: Mapping[str, str],
 ) -> HardwareOption:
+    placed = _with_calendar(placed, pricing.calendar)
     wall = sum(h for _, h in placed)
     gpu_hours = sum(h * w.gpus for w, h in placed)
     source = _time_source(sources)
     plan, total, fits_window = _cheapest(candidate, placed, wall, gpu_hours, pricing)
+    if pricing.calendar is not None and pricing.window_hours is not None:
+        fits_window = _calendar_hours(placed, pricing.calendar) <= pricing.window_hours + 1e-9
     return HardwareOption(
         candidate.name,
         max((w.gpus for w, _ in placed), default=1),
@@ -334,6 +380,28 @@ def _cheapest(
         return plan, money, fits_window
     plan = PlanChoice("none", "no price known for this GPU: give a rate per GPU-hour")
     return plan, None, None if window_hours is None else wall <= window_hours
+
+
+_REST = "calendar:rest"
+
+
+def _with_calendar(
+    placed: Sequence[tuple[Work, float]], calendar: Calendar | None
+) -> list[tuple[Work, float]]:
+    """The works, and the calendar's other machine stages still to come as one more work."""
+    out = list(placed)
+    if calendar is None:
+        return out
+    rest = calendar({w.key: h for w, h in placed}).other_machine_hours
+    if rest > 0:
+        out.append(
+            (Work(key=_REST, name="the calendar's other stages", gpu=None, wall_hours=rest), rest)
+        )
+    return out
+
+
+def _calendar_hours(placed: Sequence[tuple[Work, float]], calendar: Calendar) -> float:
+    return calendar({w.key: h for w, h in placed if w.key != _REST}).hours
 
 
 def _billed_gpu_hours(placed: Sequence[tuple[Work, float]], instance: int) -> float:

@@ -1,4 +1,4 @@
-"""A plan's warnings, in one list (docs/domain.md §7b): the campaign page, the commit
+"""A plan's warnings, in one list (docs/domain.md §7.8): the campaign page, the commit
 confirmation and the API (`warnings` of the timeline) all show exactly this list. None of them
 refuses anything: refusals are the commit's problems (§3.1).
 

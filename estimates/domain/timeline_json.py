@@ -1,4 +1,4 @@
-"""The campaign's timeline as JSON (docs/domain.md §7a; docs/api.md "timeline"): the one
+"""The campaign's timeline as JSON (docs/domain.md §7.7; docs/api.md "timeline"): the one
 answer of `GET /campaigns/{id}/timeline/`, and the `timeline` section of the closing report's
 JSON. It formats what the timeline and the forecast computed; it computes nothing.
 

@@ -1,25 +1,33 @@
 """A campaign's hardware options: its remaining items, as forecast, on every catalog GPU.
 
-Reads the persisted forecast (``forecasts.current_estimate``: pilot-driven hours where a pilot
-was measured) and the items' configs, and ranks with
+Reads the campaign's forecast (`estimates.selectors.timeline.campaign_forecast`: pilot,
+observed or calibrated hours where there are some) and the items' configs, and ranks with
 ``estimates.domain.hardware_options.rank_options`` against the rental plans and the catalog's
 published hourly rates in the campaign's currency (each hourly option names its provider and
-date, docs/domain.md §24.8). Writes nothing.
+date, docs/domain.md §24.8). "Fits the window" is the campaign's timeline with the remaining
+items on that GPU, setup, loading and every other stage included (§7.7): the same calendar the
+headline and the lot advice state. Writes nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
 
+from campaigns.domain import timeline
+from campaigns.domain.timeline import TimelineInputs
 from campaigns.models import Campaign, ItemStatus
 from catalog.domain import catalog
 from catalog.models import GpuModel, HourlyRate, RentalPlan
+from estimates.domain import forecast
 from estimates.domain import hardware_options as options
-from estimates.forecasts import current_estimate
+from estimates.domain.forecast_inputs import Forecast, ItemForecast
 from estimates.models import plan_offer
+from estimates.selectors.forecast_inputs import forecast_inputs
 
 # Done and cut items are not work left to rent hardware for.
 _SKIPPED = frozenset({ItemStatus.DONE, ItemStatus.CUT})
@@ -31,63 +39,96 @@ def _gpus(value: Any) -> int:
     return 1
 
 
-def campaign_works(campaign: Campaign) -> tuple[list[options.Work], dict[str, str]]:
-    """The campaign's remaining items as ``options.Work``, and where their pilots ran."""
-    estimate = current_estimate(campaign)
-    outputs: dict[str, Any] = estimate.outputs if isinstance(estimate.outputs, dict) else {}
-    rows = {row.get("id"): row for row in outputs.get("items", []) if isinstance(row, dict)}
-    works: list[options.Work] = []
-    measured_on: dict[str, str] = {}
+def _reserved_gpu(campaign: Campaign) -> str:
     # A pilot of an item that names no GPU ran on the campaign's reserved machine: when the
     # lots are all of one GPU model, that is where it was measured.
     lot_gpus = {
         name for name in campaign.lots.values_list("plan__gpu__name", flat=True).distinct() if name
     }
-    reserved_gpu = next(iter(lot_gpus)) if len(lot_gpus) == 1 else ""
-    for item in campaign.items.only("id", "campaign", "name", "gpu", "config", "status").order_by(
-        "id"
-    ):
-        row = rows.get(item.pk)
-        if row is None or item.status in _SKIPPED:
-            continue
-        hours = float(row.get("forecast_hours") or 0.0)
-        if hours <= 0:
-            continue
-        cfg = item.config if isinstance(item.config, dict) else {}
-        precision = cfg.get("precision", "bf16")
-        if precision not in catalog.PRECISIONS:
-            precision = "bf16"
-        calculator = row.get("calculator") or {}
-        memory = calculator.get("memory_per_device_bytes")
-        source = row.get("time_source", "assumed")
-        key = f"item:{item.pk}"
-        pilot_gpu = item.gpu or reserved_gpu
-        if source == "pilot" and pilot_gpu:
-            measured_on[key] = catalog.canonical_name(pilot_gpu) or pilot_gpu
-        works.append(
-            options.Work(
-                key=key,
-                name=item.name,
-                # Where the hours were measured, so other GPUs get them projected.
-                gpu=item.gpu or (reserved_gpu if source == "pilot" else "") or None,
-                wall_hours=hours,
-                gpus=_gpus(cfg.get("gpus")),
-                precision=precision,
-                memory_bytes_per_gpu=int(memory) if isinstance(memory, int | float) else None,
-                time_source=source if source in ("pilot", "observed") else "assumed",
-            )
+    return next(iter(lot_gpus)) if len(lot_gpus) == 1 else ""
+
+
+def _work(item: ItemForecast, config: dict[str, Any], reserved_gpu: str) -> options.Work:
+    precision = config.get("precision", "bf16")
+    if precision not in catalog.PRECISIONS:
+        precision = "bf16"
+    memory = (item.calculator or {}).get("memory_per_device_bytes")
+    measured = item.time_source in ("pilot", "observed", "calibrated")
+    source = item.time_source if item.time_source in _SOURCES else "assumed"
+    return options.Work(
+        key=f"item:{item.id}",
+        name=item.name,
+        # Where the hours were measured (or observed), so other GPUs get them projected.
+        gpu=item.gpu or (reserved_gpu if measured else "") or None,
+        wall_hours=item.forecast_hours,
+        gpus=_gpus(config.get("gpus")),
+        precision=precision,
+        memory_bytes_per_gpu=int(memory) if isinstance(memory, int | float) else None,
+        time_source=source,  # type: ignore[arg-type]
+    )
+
+
+_SOURCES = frozenset({"pilot", "observed", "calibrated", "assumed"})
+
+
+@dataclass(frozen=True)
+class CampaignWorks:
+    """The campaign's remaining works, where their hours were measured, and its calendar."""
+
+    works: list[options.Work]
+    measured_on: dict[str, str]
+    calendar: options.Calendar
+
+
+def _calendar(found: Forecast, inputs: TimelineInputs) -> options.Calendar:
+    """The campaign's timeline with each remaining item's hours on a candidate GPU."""
+
+    def fit(hours_by_key: Mapping[str, float]) -> options.CalendarFit:
+        hours = {
+            int(k.split(":", 1)[1]): v for k, v in hours_by_key.items() if k.startswith("item:")
+        }
+        items = tuple(
+            replace(i, forecast_hours=hours.get(i.id, forecast_hours.get(i.id)))
+            for i in inputs.items
         )
-    return works, measured_on
+        line = timeline.build(replace(inputs, items=items))
+        rest = sum(
+            s.hours
+            for s in line.stages
+            if s.machine and s.state in ("planned", "running") and s.variant_id not in hours
+        )
+        return options.CalendarFit(hours=line.hours, other_machine_hours=rest)
+
+    forecast_hours = {f.id: f.forecast_hours for f in found.items}
+    return fit
+
+
+def campaign_works(campaign: Campaign) -> CampaignWorks:
+    """The campaign's remaining items as ``options.Work``, where their hours were measured, and
+    its calendar for a candidate GPU."""
+    inputs = forecast_inputs(campaign)
+    found = forecast.compute(inputs)
+    reserved_gpu = _reserved_gpu(campaign)
+    configs = {i.id: dict(i.config) for i in inputs.items}
+    works: list[options.Work] = []
+    measured_on: dict[str, str] = {}
+    for item in found.items:
+        if item.status in _SKIPPED or item.forecast_hours <= 0:
+            continue
+        work = _work(item, configs.get(item.id, {}), reserved_gpu)
+        if work.time_source != "assumed" and work.gpu:
+            measured_on[work.key] = catalog.canonical_name(work.gpu) or work.gpu
+        works.append(work)
+    return CampaignWorks(works, measured_on, _calendar(found, inputs.timeline))
 
 
 def campaign_hardware_options(
-    campaign: Campaign,
-    works: tuple[list[options.Work], dict[str, str]] | None = None,
+    campaign: Campaign, works: CampaignWorks | None = None
 ) -> tuple[list[options.HardwareOption], list[options.Excluded]]:
     """Every catalog GPU that fits all the campaign's remaining items, ranked by total cost: the
     cheaper of its rental lots and its cheapest published hourly rate (`works`:
     `campaign_works(campaign)`, when the caller read it already)."""
-    found, measured_on = works if works is not None else campaign_works(campaign)
+    found = works if works is not None else campaign_works(campaign)
     gpus = [row.as_spec() for row in GpuModel.objects.order_by("name")]
     offers = [
         plan_offer(plan)
@@ -95,7 +136,7 @@ def campaign_hardware_options(
     ]
     rates, notes, instances = published_rates(campaign.currency)
     return options.rank_options(
-        found,
+        found.works,
         gpus,
         offers=offers,
         rates=rates,
@@ -103,7 +144,8 @@ def campaign_hardware_options(
         rate_instances=instances,
         currency=campaign.currency,
         window_hours=float(campaign.window_hours),
-        measured_on=measured_on,
+        measured_on=found.measured_on,
+        calendar=found.calendar,
     )
 
 

@@ -1,4 +1,4 @@
-"""The campaign's timeline and forecast, as every surface reads them (docs/domain.md §7a): the
+"""The campaign's timeline and forecast, as every surface reads them (docs/domain.md §7.7): the
 campaign page's headline, Gantt and warnings, the commit confirmation, the timeline API, the
 hardware options, the closing report, the calibration and the clone all call
 `campaign_forecast`, which reads the plan, the baseline, the runs, the pilots and the lots

@@ -23,8 +23,9 @@ TOP = 3
 @register.inclusion_tag("estimates/hardware_options_panel.html")
 def hardware_options_panel(campaign: Campaign, top: int = TOP) -> dict[str, Any]:
     """The ``top`` cheapest options that fit the campaign's remaining items, in plain words."""
-    works, measured_on = campaign_works(campaign)
-    ranked, excluded = campaign_hardware_options(campaign, works=(works, measured_on))
+    found = campaign_works(campaign)
+    works = found.works
+    ranked, excluded = campaign_hardware_options(campaign, works=found)
     return {
         "campaign": campaign,
         # The hours ranked, named as the plan figures name them (docs/domain.md §8.5): the

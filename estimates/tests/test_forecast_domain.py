@@ -9,17 +9,11 @@ from unittest import TestCase
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from campaigns.domain.observed_hours import RunRow as RunInput
+from campaigns.domain.timeline import ItemPlan, StagePlan, TimelineInputs
 from estimates.domain import calibration
 from estimates.domain.forecast import compute
-from estimates.domain.forecast_inputs import (
-    Baseline,
-    BaselineItem,
-    ForecastInputs,
-    ItemInput,
-    PilotInput,
-    RunInput,
-    StageInput,
-)
+from estimates.domain.forecast_inputs import ForecastInputs, ItemInput, PilotInput
 
 
 def _item(pk: int = 1, hours: str = "10", **kw: object) -> ItemInput:
@@ -38,30 +32,59 @@ def _item(pk: int = 1, hours: str = "10", **kw: object) -> ItemInput:
     return ItemInput(**fields)  # type: ignore[arg-type]
 
 
-def _stage(pk: int, item: int | None, hours: str, **kw: object) -> StageInput:
+def _stage(pk: int, item: int | None, hours: str, **kw: object) -> StagePlan:
     fields: dict[str, object] = {
         "id": pk,
-        "key": f"stage {pk}",
         "name": f"stage {pk}",
         "kind": "training",
         "machine": True,
         "resource": "gpu-a",
         "planned_hours": Decimal(hours),
-        "observed_hours": None,
         "variant_id": item,
         "depends_on": (),
     }
     fields.update(kw)
-    return StageInput(**fields)  # type: ignore[arg-type]
+    return StagePlan(**fields)  # type: ignore[arg-type]
 
 
-def _inputs(**kw: object) -> ForecastInputs:
+def _plan(item: ItemInput, reserved: dict[int, Decimal] | None) -> ItemPlan:
+    return ItemPlan(
+        id=item.id,
+        name=item.name,
+        tier=item.tier,
+        status=item.status,
+        planned_hours=item.planned_hours,
+        prep_hours=item.prep_hours,
+        reserved_hours=item.planned_hours if reserved is None else reserved.get(item.id),
+    )
+
+
+def _inputs(
+    *,
+    items: tuple[ItemInput, ...] | None = None,
+    stages: tuple[StagePlan, ...] = (),
+    runs: tuple[RunInput, ...] = (),
+    window_hours: float = 48.0,
+    baseline: tuple[ItemPlan, ...] | None = None,
+    **kw: object,
+) -> ForecastInputs:
+    """The forecast's inputs; `baseline`: the committed items (a committed plan)."""
+    items = items if items is not None else (_item(),)
+    reserved = None if baseline is None else {b.id: b.planned_hours for b in baseline}
+    timeline = TimelineInputs(
+        window_hours=Decimal(str(window_hours)),
+        stages=stages,
+        items=tuple(_plan(i, reserved) for i in items),
+        runs=runs,
+        committed_stages=None if baseline is None else stages,
+        committed_items=baseline,
+    )
     fields: dict[str, object] = {
         "campaign_id": 1,
-        "window_hours": 48.0,
         "currency": "EUR",
         "budget": None,
-        "items": (_item(),),
+        "items": items,
+        "timeline": timeline,
     }
     fields.update(kw)
     return ForecastInputs(**fields)  # type: ignore[arg-type]
@@ -121,7 +144,7 @@ class PureForecast(TestCase):
         item = _item(config={"tokens": 7_200_000})  # 20 h at 100 tokens/s
         stages = (
             _stage(1, 1, "10"),
-            _stage(2, 1, "2", kind="validation", depends_on=(1,), key="val", name="val"),
+            _stage(2, 1, "2", kind="validation", depends_on=(1,), name="val"),
         )
         result = compute(_inputs(items=(item,), stages=stages, pilots={1: _pilot(100.0)}))
         # Training 10 h -> 20 h; validation stays 2 h; in sequence.
@@ -130,8 +153,10 @@ class PureForecast(TestCase):
         self.assertEqual(result.critical_path, ("stage 1", "val"))
 
     def test_a_committed_plan_reserves_the_baseline_and_flags_added_items(self) -> None:
-        baseline = Baseline(digest="abc", items=(BaselineItem(1, 8.0, 0.0, "planned"),))
-        result = compute(_inputs(items=(_item(1), _item(2)), baseline=baseline))
+        baseline = (ItemPlan(id=1, name="item 1", planned_hours=Decimal(8)),)
+        result = compute(
+            _inputs(items=(_item(1), _item(2)), baseline=baseline, baseline_digest="abc")
+        )
         self.assertTrue(result.committed)
         self.assertEqual(result.items[0].reserved_hours, 8.0)
         self.assertIsNone(result.items[1].reserved_hours)
@@ -143,7 +168,7 @@ class PureForecast(TestCase):
         result = compute(_inputs(window_hours=6.0))
         self.assertFalse(result.fits_in_window)
         self.assertTrue(
-            result.advice[0].startswith("Forecast calendar length 10 h in a 6 h window: 4 h over")
+            result.advice[0].startswith("The calendar takes 10 h of a 6 h window: 4 h over")
         )
         self.assertEqual(result.as_json()["over_hours"], 4.0)
 
@@ -177,7 +202,7 @@ def test_forecast_hours_are_never_negative(
     planned: list[Decimal], rate: float | None, tokens: int, observed: Decimal | None
 ) -> None:
     items = tuple(_item(i + 1, str(p), config={"tokens": tokens}) for i, p in enumerate(planned))
-    stages = tuple(_stage(i + 1, i + 1, str(p), key=f"s{i}") for i, p in enumerate(planned))
+    stages = tuple(_stage(i + 1, i + 1, str(p), name=f"s{i}") for i, p in enumerate(planned))
     runs = (RunInput(1, "full", "completed", observed),)
     pilots = {1: _pilot(rate)} if rate else {}
     for with_stages in ((), stages):

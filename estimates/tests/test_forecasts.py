@@ -122,7 +122,7 @@ class ForecastEndpointTests(TestCase):
             (10.0, 10.0, None),
         )
         self.assertEqual(body["lots"]["advised_total"], "47.14")
-        self.assertIn("Forecast calendar length 48 h in a 72 h window", body["advice"][0])
+        self.assertIn("The calendar takes 48 h of a 72 h window: 24 h to spare.", body["advice"][0])
         # It was persisted: one row for the campaign and one per item.
         self.assertEqual(Estimate.objects.filter(campaign=self.seed).count(), 6)
 
@@ -331,7 +331,12 @@ class ForecastRulesTests(TestCase):
         calc = self.item(forecast, self.variant).calculator
         assert calc is not None
         self.assertFalse(calc["fits_in_memory"])
-        self.assertTrue(any(line.startswith("variant A: Does not fit") for line in forecast.advice))
+        self.assertTrue(
+            any(
+                w.code == "memory" and w.message.startswith("variant A: Does not fit")
+                for w in forecast.warnings
+            )
+        )
 
 
 class StaleAndRecomputeTests(CommittedTestData, TestCase):
@@ -448,7 +453,7 @@ class PanelAndAdminTests(TestCase):
         self.assertIn("Baseline (testigo)", html)
         self.assertIn("Fits in the 72 h window: 24 h to spare.", html)
         self.assertIn("<td>48</td>", html)
-        self.assertIn("Forecast calendar length 48 h in a 72 h window", html)
+        self.assertIn("The calendar takes 48 h of a 72 h window: 24 h to spare.", html)
         self.assertIn("<strong>Fresh</strong>", html)
 
     def test_staff_read_the_catalog_and_only_superusers_change_it(self) -> None:

@@ -29,7 +29,7 @@ from campaigns.models import (
     ThroughputSample,
 )
 from campaigns.selectors.observed_hours import reconciled
-from campaigns.selectors.plan_summary import campaign_figures
+from campaigns.selectors.timeline import plan_figures_of
 from estimates.models import Estimate
 from ledger.models import Deliverable, LedgerEntry
 from ledger.reports.common import REPORT_SCHEMA, moment
@@ -108,7 +108,7 @@ def collect(campaign: Campaign) -> dict[str, Any]:
 
 
 def _plan_figures(campaign: Campaign) -> dict[str, Any]:
-    figures = campaign_figures(campaign)
+    figures = plan_figures_of(campaign)
     return {**figures.as_json(), "lines": [list(line) for line in figures.lines()]}
 
 

@@ -11,7 +11,8 @@ from typing import Any
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from campaigns.charts.gantt import GanttLot, GanttStage, gantt_svg
+from campaigns.charts.gantt import GanttStage, gantt_svg
+from campaigns.domain.timeline_lots import LotPlan, lay_out_lots
 from ledger.charts import report_charts as charts
 from ledger.charts.spend_chart import spend_chart_html
 from ledger.selectors.quality_per_dollar import value_chart_html
@@ -92,21 +93,22 @@ def gantt_of(data: dict[str, Any]) -> str:
             start_hours=float(r["planned_start"]),
             end_hours=float(r["planned_end"]),
             critical=bool(r.get("critical")),
-            cut=r.get("variant") in cut,
-            observed_hours=(
-                float(r["observed_hours"]) if r.get("observed_hours") is not None else None
-            ),
+            state="cut" if r.get("variant") in cut else "planned",
+            planned_start=float(r["planned_start"]),
+            planned_end=float(r["planned_end"]),
         )
         for r in data["hours"]["stages"]
         if r.get("planned_start") is not None
     ]
     if not stages:
         return ""
-    lots = [
-        GanttLot(label=lot["plan"], hours=float(lot["duration_hours"]), quantity=lot["quantity"])
-        for lot in data["plan"].get("lots", [])
-        if lot.get("duration_hours")
-    ]
+    lots = lay_out_lots(
+        [
+            LotPlan(label=lot["plan"], hours=float(lot["duration_hours"]), quantity=lot["quantity"])
+            for lot in data["plan"].get("lots", [])
+            if lot.get("duration_hours")
+        ]
+    )
     return gantt_svg(stages, float(data["hours"]["totals"]["window_hours"]), lots)
 
 

@@ -25,7 +25,7 @@ from campaigns.models import (
     Team,
     team_ids_for,
 )
-from campaigns.selectors.plan_summary import campaign_figures
+from campaigns.selectors.timeline import plan_figures_of
 
 
 class WritableTeamField(StrictPrimaryKeyRelatedField[Team]):
@@ -172,7 +172,7 @@ class CampaignDetailSerializer(CampaignSerializer):
 
     @extend_schema_field(PlanFiguresSerializer)
     def get_plan_figures(self, campaign: Campaign) -> dict[str, str]:
-        return campaign_figures(campaign).as_json()
+        return plan_figures_of(campaign).as_json()
 
 
 class CommittedSerializer(CampaignSerializer):
