@@ -45,6 +45,7 @@ TINY = {
         *("--repeat", "1", "--output", "OUT"),
     ],
     "runs": ["--points", "3000", "--repeat", "1"],
+    "timeline": ["--items", "10", "--repeat", "1", "--output", "OUT"],
     "scale": [
         *("--points", "20000", "--runs", "5", "--sample", "2", "--repeat", "1"),
         *("--pack-while-loading", "--pack"),
@@ -58,6 +59,8 @@ TINY = {
 # 4 s copied, run alone); on SQLite they build one in memory, every migration run, as a person's
 # run does.
 OWN_DATABASE = {"estimates", "estimates/hardware_options"}
+# Scripts that read no database at all (pure computations): run on SQLite and PostgreSQL alike.
+PURE = {"timeline"}
 # Started by another bench script, not by a person: bench/mlflow/run.py runs one per client.
 HELPERS = {"mlflow/client"}
 
@@ -133,7 +136,7 @@ def run_bench(name: str) -> subprocess.CompletedProcess[str]:
             env["BENCH_TEMPLATE_DB"] = _template_name()
         if POSTGRES and name in OWN_DATABASE:
             env["DATABASE_URL"] = db_url(_admin_url(), own_db)  # its test_<own_db>, copied
-        if name not in OWN_DATABASE:
+        if name not in OWN_DATABASE | PURE:
             args += ["--admin-url", _admin_url(), "--db", own_db]
         if name == "mlflow":
             args += ["--mlflow-db", f"{connection.settings_dict['NAME']}_smoke_mlflow_store"]
@@ -186,6 +189,10 @@ class EveryBenchmarkRunsAtATinySize(SimpleTestCase):
         self.assertIn("PostgreSQL" if POSTGRES else "SQLite", done.stdout)
         self.assert_own_database_dropped("estimates")
 
+    def test_timeline(self) -> None:
+        done = self.assert_runs("timeline")
+        self.assertIn("timeline.build", done.stdout)
+
     def test_estimates_hardware_options(self) -> None:
         done = self.assert_runs("estimates/hardware_options")
         self.assertIn("postgresql" if POSTGRES else "sqlite", done.stdout)
@@ -202,7 +209,7 @@ def _postgres_bench(name: str) -> object:
 
 
 for _name in TINY:
-    if _name not in OWN_DATABASE:
+    if _name not in OWN_DATABASE | PURE:
         setattr(
             EveryBenchmarkRunsAtATinySize, f"test_{_name.replace('/', '_')}", _postgres_bench(_name)
         )

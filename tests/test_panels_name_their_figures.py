@@ -142,4 +142,7 @@ class ThePanelsNameTheirFigures(TestCase):
         options = re.search(r'<ol id="hardware-options".*?</ol>', text, re.S)
         assert options is not None
         self.assertIn("39.5 GPU-hours, 39.5 work hours on 1 GPU", options.group(0))
+        # The rent covers the setup too, and the window is the whole calendar's.
+        self.assertIn("covers 3 h of the calendar's other stages", options.group(0))
+        self.assertIn("fits the window: the calendar takes 43.5 h on it", options.group(0))
         self.assertNotIn("end to end", options.group(0))

@@ -264,6 +264,11 @@ def _without_stage(inputs: TimelineInputs) -> tuple[str, ...]:
     )
 
 
+def _shape(stage: StagePlan) -> tuple[object, ...]:
+    """What places a stage besides its hours."""
+    return (stage.id, stage.machine, stage.resource, stage.depends_on)
+
+
 def plan_stages(inputs: TimelineInputs) -> tuple[StagePlan, ...]:
     """The plan's stages; without any, its items one after another (§7.5)."""
     return inputs.stages or item_stages(inputs.items)
@@ -288,8 +293,12 @@ def build(inputs: TimelineInputs) -> Timeline:
     items = {i.id: i for i in inputs.items}
     seen = observe(inputs)
     states = _durations(stages, seen, items)
-    committed = place(frozen, {s.id: float(s.planned_hours) for s in frozen}, window)
-    current = place(stages, {k: v[1] for k, v in states.items()}, window)
+    durations = {k: v[1] for k, v in states.items()}
+    planned = {s.id: float(s.planned_hours) for s in frozen}
+    current = place(stages, durations, window)
+    # Nothing slipped yet (a draft, or a plan as committed): one schedule serves both.
+    same = durations == planned and [_shape(s) for s in frozen] == [_shape(s) for s in stages]
+    committed = current if same else place(frozen, planned, window)
     lines = _lines(stages, states, seen, committed, current, items)
     keys = stage_keys(stages)
     frozen_keys = stage_keys(frozen)

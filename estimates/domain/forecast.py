@@ -247,33 +247,6 @@ def _with_forecasts(inputs: ForecastInputs, forecasts: Sequence[ItemForecast]) -
     return replace(inputs.timeline, items=items)
 
 
-def _timeline_advice(line: timeline.Timeline, inputs: ForecastInputs) -> list[str]:
-    """What the calendar itself says: a cycle, GPUs planned past the window, loose items."""
-    advice: list[str] = []
-    if line.problem:
-        advice.append(f"The calendar cannot be scheduled ({line.problem}).")
-    stages = [
-        calendar.Stage(
-            key=s.key,
-            machine=s.machine,
-            resource=s.resource or None,
-            planned_hours=max(s.hours, 0.0),
-        )
-        for s in line.stages
-    ]
-    advice.extend(
-        load.message
-        for load in calendar.resource_loads(stages, inputs.window_hours)
-        if load.exceeds_window
-    )
-    if line.items_without_stage:
-        advice.append(
-            f"No calendar stage for {', '.join(line.items_without_stage)}: their hours are not "
-            "in the calendar; add a stage for each."
-        )
-    return advice
-
-
 # --------------------------------------------------------------------------- lot work
 
 
@@ -397,7 +370,9 @@ def compute(inputs: ForecastInputs) -> Forecast:
         window=inputs.window_hours,
     )
     figures = _figures(inputs, items.forecasts, line)
-    advice = [*items.advice, *_timeline_advice(line, inputs)]
+    # The calendar's own troubles (a cycle, a GPU past the window, items without a stage) are
+    # the plan's warnings (docs/domain.md §7.8), listed once, not repeated here.
+    advice = list(items.advice)
     if not inputs.pilots and any(f.status != ITEM_CUT for f in items.forecasts):
         advice.append(
             "No pilot throughput yet: every forecast is the planned figure; log a pilot "

@@ -78,6 +78,11 @@ class HardwareOption:
     plan: PlanChoice
     total_cost: formulas.Money | None
     fits_window: bool | None
+    # The campaign calendar's other machine stages still to come (setup, loading, retrieval),
+    # rented and priced with the option, not counted in its work or GPU-hours.
+    other_machine_hours: float = 0.0
+    # The campaign's calendar with the remaining items on this GPU (None: no campaign).
+    calendar_hours: float | None = None
 
 
 @dataclass(frozen=True)
@@ -336,13 +341,17 @@ def _option(
     pricing: _Pricing,
     measured: Mapping[str, str],
 ) -> HardwareOption:
-    placed = _with_calendar(placed, pricing.calendar)
     wall = sum(h for _, h in placed)
     gpu_hours = sum(h * w.gpus for w, h in placed)
     source = _time_source(sources)
-    plan, total, fits_window = _cheapest(candidate, placed, wall, gpu_hours, pricing)
-    if pricing.calendar is not None and pricing.window_hours is not None:
-        fits_window = _calendar_hours(placed, pricing.calendar) <= pricing.window_hours + 1e-9
+    rented = _with_calendar(placed, pricing.calendar)
+    rest = sum(h for w, h in rented if w.key == _REST)
+    plan, total, fits_window = _cheapest(candidate, rented, wall + rest, gpu_hours + rest, pricing)
+    calendar_hours = None
+    if pricing.calendar is not None:
+        calendar_hours = pricing.calendar({w.key: h for w, h in placed}).hours
+        if pricing.window_hours is not None:
+            fits_window = calendar_hours <= pricing.window_hours + 1e-9
     return HardwareOption(
         candidate.name,
         max((w.gpus for w, _ in placed), default=1),
@@ -354,6 +363,8 @@ def _option(
         plan,
         total,
         fits_window,
+        rest,
+        calendar_hours,
     )
 
 
@@ -398,10 +409,6 @@ def _with_calendar(
             (Work(key=_REST, name="the calendar's other stages", gpu=None, wall_hours=rest), rest)
         )
     return out
-
-
-def _calendar_hours(placed: Sequence[tuple[Work, float]], calendar: Calendar) -> float:
-    return calendar({w.key: h for w, h in placed if w.key != _REST}).hours
 
 
 def _billed_gpu_hours(placed: Sequence[tuple[Work, float]], instance: int) -> float:

@@ -37,6 +37,10 @@ def hardware_options_panel(campaign: Campaign, top: int = TOP) -> dict[str, Any]
                 "option": o,
                 "gpu_hours": format_hours(o.gpu_hours),
                 "work_hours": format_hours(o.wall_hours),
+                "other_hours": format_hours(o.other_machine_hours) if o.other_machine_hours else "",
+                "calendar_hours": (
+                    format_hours(o.calendar_hours) if o.calendar_hours is not None else ""
+                ),
             }
             for o in ranked[:top]
         ],

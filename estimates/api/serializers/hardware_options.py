@@ -59,7 +59,20 @@ class HardwareOptionSerializer(serializers.Serializer[Any]):
     assumption = StrictCharField()
     plan = PlanChoiceSerializer()
     total_cost = MoneySerializer(allow_null=True)
-    fits_window = StrictBooleanField(allow_null=True)
+    fits_window = StrictBooleanField(
+        allow_null=True,
+        help_text="For a campaign: its whole calendar (setup, loading and every other stage "
+        "included) with the remaining items on this GPU fits its window.",
+    )
+    calendar_hours = StrictFloatField(
+        allow_null=True,
+        required=False,
+        help_text="For a campaign: its calendar with the remaining items on this GPU.",
+    )
+    other_machine_hours = StrictFloatField(
+        required=False,
+        help_text="The calendar's other machine stages still to come, rented with the option.",
+    )
 
 
 class ExcludedSerializer(serializers.Serializer[Any]):
@@ -92,6 +105,10 @@ def option_json(option: options.HardwareOption) -> dict[str, Any]:
         },
         "total_cost": money_json(option.total_cost),
         "fits_window": option.fits_window,
+        "calendar_hours": None
+        if option.calendar_hours is None
+        else round(option.calendar_hours, 2),
+        "other_machine_hours": round(option.other_machine_hours, 2),
     }
 
 
