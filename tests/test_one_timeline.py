@@ -12,9 +12,9 @@ import html
 import itertools
 import re
 from decimal import Decimal
-from typing import Any, ClassVar
+from typing import Any
 
-from django.test import Client, TestCase
+from django.test import Client, TransactionTestCase
 from django.urls import reverse
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -60,8 +60,6 @@ def short(value: Any) -> str:
 
 
 class OneTimeline(RuleBasedStateMachine):
-    case: ClassVar[TestCase]
-
     # ------------------------------------------------------------------ plan
 
     @initialize(hours=st.lists(HOURS, min_size=5, max_size=5))
@@ -151,8 +149,7 @@ class OneTimeline(RuleBasedStateMachine):
     def send(
         self, method: str, url: str, body: Any = None, expect: int = 200, client: Any = None
     ) -> Any:
-        with self.case.captureOnCommitCallbacks(execute=True):
-            answer = getattr(client or self.api, method)(url, body, format="json")
+        answer = getattr(client or self.api, method)(url, body, format="json")
         assert answer.status_code == expect, (url, answer.status_code, answer.content[:400])
         return answer.json() if answer.content else None
 
@@ -393,14 +390,15 @@ class OneTimeline(RuleBasedStateMachine):
             assert html.unescape(answer.content.decode()).count(timeline["headline"]) >= 1
 
 
-class EverySurfaceStatesTheSameHours(TestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
+class EverySurfaceStatesTheSameHours(TransactionTestCase):
+    """Real commits (not a test transaction): the forecast's recompute is enqueued when each
+    request's transaction commits, and runs inline, as the embedded shape runs it."""
+
+    def setUp(self) -> None:
         if not RentalPlan.objects.filter(provider="IteraGPU", name="RTX 4090, 3 days").exists():
             seed_catalog()
 
     def test_a_random_campaign_walked_end_to_end(self) -> None:
-        OneTimeline.case = self
         with celery_eager():
             run_state_machine_as_test(
                 OneTimeline,

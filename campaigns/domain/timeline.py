@@ -13,7 +13,8 @@ The rule, per stage (one pass, in this order):
   campaigns/domain/observed_hours.py, docs/domain.md §8.6; never both). It lasts that long.
 - **planned**: nothing shows it happened. It lasts its planned hours, scaled by its item's
   forecast ÷ reserved hours when the estimates forecast the item otherwise (only the item's
-  `training` stages scale, or all its machine stages when it has no training stage).
+  `training` stages scale, or all its machine stages when it has no training stage); once the
+  campaign is closed, nothing more runs: it takes no time.
 
 The **committed calendar** schedules the frozen baseline's stages at their frozen hours (for a
 draft, the plan's); the **current calendar** schedules the plan's stages at the durations above,
@@ -83,6 +84,8 @@ class TimelineInputs:
     # The baseline's stages and items; None while a draft (the plan is the commitment).
     committed_stages: tuple[StagePlan, ...] | None = None
     committed_items: tuple[ItemPlan, ...] | None = None
+    # Closed: nothing more runs, so a stage nothing shows happened takes no time.
+    closed: bool = False
 
 
 @dataclass(frozen=True)
@@ -188,7 +191,10 @@ def _committed(inputs: TimelineInputs, stages: tuple[StagePlan, ...]) -> tuple[S
 
 
 def _durations(
-    stages: Sequence[StagePlan], seen: Reconciled, items: Mapping[int, ItemPlan]
+    stages: Sequence[StagePlan],
+    seen: Reconciled,
+    items: Mapping[int, ItemPlan],
+    closed: bool,
 ) -> dict[int, tuple[str, float, str]]:
     scaled = scaled_stage_ids(stages)
     out: dict[int, tuple[str, float, str]] = {}
@@ -196,7 +202,7 @@ def _durations(
         item = items.get(s.variant_id) if s.variant_id is not None else None
         factor = item_factor(item) if item is not None and s.id in scaled else None
         observed = seen.stages[s.id]
-        out[s.id] = duration(s, observed, item, factor)
+        out[s.id] = duration(s, observed, item, factor, closed)
     return out
 
 
@@ -292,7 +298,7 @@ def build(inputs: TimelineInputs) -> Timeline:
     frozen = _committed(inputs, stages)
     items = {i.id: i for i in inputs.items}
     seen = observe(inputs)
-    states = _durations(stages, seen, items)
+    states = _durations(stages, seen, items, inputs.closed)
     durations = {k: v[1] for k, v in states.items()}
     planned = {s.id: float(s.planned_hours) for s in frozen}
     current = place(stages, durations, window)

@@ -20,6 +20,8 @@ RUNNING: Final = "running"
 DONE: Final = "done"
 CUT: Final = "cut"
 ITEM_CUT: Final = "cut"
+# The basis of a stage a closed campaign never observed: it takes no time.
+NOT_OBSERVED: Final = "not observed"
 # A pilot measures training throughput: it rescales an item's training stages only.
 SCALED_KINDS: Final = frozenset({"training"})
 _EPS: Final = 1e-9
@@ -169,9 +171,15 @@ def item_factor(item: ItemPlan) -> float | None:
 
 
 def duration(
-    stage: StagePlan, seen: StageObserved, item: ItemPlan | None, factor: float | None
+    stage: StagePlan,
+    seen: StageObserved,
+    item: ItemPlan | None,
+    factor: float | None,
+    closed: bool = False,
 ) -> tuple[str, float, str]:
-    """The stage's state, its hours in the current calendar, and their basis (the rule above)."""
+    """The stage's state, its hours in the current calendar, and their basis (the rule in
+    campaigns/domain/timeline.py); once the campaign is closed, a stage nothing shows happened
+    takes no time (nothing more will run)."""
     observed = float(seen.hours) if seen.hours is not None else None
     if item is not None and item.status == ITEM_CUT:
         ran = (observed or 0.0) + float(seen.running_hours)
@@ -183,4 +191,6 @@ def duration(
         return RUNNING, max(forecast, so_far), RUNNING
     if observed is not None:
         return DONE, observed, "observed"
+    if closed:
+        return PLANNED, 0.0, NOT_OBSERVED
     return PLANNED, forecast, basis

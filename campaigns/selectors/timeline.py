@@ -157,6 +157,7 @@ def timeline_inputs(campaign: Campaign, *, now: datetime | None = None) -> Timel
         lots=_lots(campaign),
         committed_stages=committed_stages,
         committed_items=committed_items,
+        closed=campaign.status == CampaignStatus.CLOSED,
     )
 
 

@@ -320,3 +320,14 @@ def test_with_nothing_observed_and_nothing_forecast_the_current_calendar_is_the_
     timeline = build(bare)
     assert timeline.hours == timeline.planned_hours
     assert all(s.start == s.planned_start and s.end == s.planned_end for s in timeline.stages)
+
+
+def test_once_closed_the_calendar_is_what_ran():
+    stages, items = seed_plan()
+    slipped = (typed(stages[0], "18"), typed(stages[1], "20"), *stages[2:])
+    runs = (RunRow(1, "full", "completed", D("13")),)
+    closed = TimelineInputs(**{**inputs(slipped, items, runs).__dict__, "closed": True})
+    timeline = build(closed)
+    assert timeline.hours == 18 + 20 + 13
+    assert timeline.observed_hours == D(51)
+    assert {s.basis for s in timeline.stages if s.state == PLANNED} == {"not observed"}
