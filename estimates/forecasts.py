@@ -46,7 +46,7 @@ from estimates.services.forecast import (
     campaign_row as _campaign_row,
 )
 from estimates.services.forecast import (
-    current_estimate,
+    ensure_forecast,
     land_failure,
     land_forecast,
     recompute,
@@ -63,7 +63,7 @@ __all__ = [
     "_bump",
     "_campaign_row",
     "compute_forecast",
-    "current_estimate",
+    "ensure_forecast",
     "forecast_panel_html",
     "land_failure",
     "land_forecast",
@@ -102,5 +102,5 @@ def forecast_panel_html(campaign: Campaign) -> SafeString:
 
     Serves the persisted forecast, computing it once if none exists yet.
     """
-    estimate = current_estimate(campaign)
+    estimate = ensure_forecast(campaign)
     return render_to_string("estimates/forecast_panel.html", panel_context(estimate))

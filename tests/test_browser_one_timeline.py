@@ -96,7 +96,9 @@ class TheSeedScenarioInOneTimeline(BrowserTestCase):
         advice = self.browser.find_element(By.ID, "forecast-advice").get_attribute("textContent")
         self.assertIn(timeline["headline"], advice)
         self.browser.find_element(By.CSS_SELECTOR, "#hardware-options-details summary").click()
-        options = self.browser.find_element(By.ID, "hardware-options").text
+        listed = self.browser.find_element(By.ID, "hardware-options")
+        self.browser.execute_script("arguments[0].scrollIntoView();", listed)
+        options = listed.text
         rtx = next(line for line in options.splitlines() if line.startswith("RTX-4090"))
         self.assertIn("does not fit the window: the calendar takes 78 h on it", rtx)
         self.browser.save_screenshot(str(BUILD / "timeline-3-hardware-options.png"))
@@ -150,7 +152,12 @@ class TheSeedScenarioInOneTimeline(BrowserTestCase):
         ) + Decimal(timeline["unattributed_runs"]["hours"])
         self.assertEqual(Decimal(timeline["observed_hours"]), ran)
         self.assertEqual(Decimal(timeline["observed_hours"]), Decimal("57.50"))  # 17+17+11+12.5
-        self.assertEqual(self.page(c, "4-closed"), timeline["headline"])
+        # Closed: the calendar is what ran (one GPU, so end to end), the plan beside it.
+        self.assertEqual(timeline["forecast_hours"], "57.50")
+        self.assertEqual(
+            self.page(c, "4-closed"),
+            "The calendar takes 57.5 h of a 72 h window: 14.5 h to spare (planned 48 h).",
+        )
 
         # The report says the same, in the browser.
         report = self.call("post", f"/campaigns/{c}/reports/", {}, 202)

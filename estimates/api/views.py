@@ -41,7 +41,7 @@ from estimates.api.serializers import (
 from estimates.domain import formulas
 from estimates.domain import hardware_options as options
 from estimates.domain.formulas.levers import precision_speedup
-from estimates.forecasts import current_estimate
+from estimates.forecasts import ensure_forecast
 from estimates.models import EstimateStatus, plan_offer
 from estimates.selectors.hardware_options import campaign_hardware_options, published_rates
 
@@ -533,7 +533,7 @@ class CampaignForecast(APIView):
     @extend_schema(responses={200: ForecastSerializer}, summary="The campaign's forecast")
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_for(request, campaign_id)
-        estimate = current_estimate(campaign)
+        estimate = ensure_forecast(campaign)
         outputs: dict[str, Any] = estimate.outputs if isinstance(estimate.outputs, dict) else {}
         totals = outputs.get("totals", {})
         body = {

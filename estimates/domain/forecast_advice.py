@@ -154,10 +154,10 @@ def _remedy(lots: Mapping[str, Any]) -> str:
         parts.append(
             f"the {names} {word} it at {lots.get('advised_total')} {lots.get('currency', '')}"
         )
+    currency = lots.get("currency", "")
     for cut in (lots.get("cut_options") or [])[:1]:
-        parts.append(
-            f"or cut {', '.join(cut['items'])} and keep the {cut['plan']} at {cut['price']}"
-        )
+        names = ", ".join(cut["items"])
+        parts.append(f"or cut {names} and keep the {cut['plan']} at {cut['price']} {currency}")
     return " ".join(parts).strip()
 
 

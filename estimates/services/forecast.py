@@ -203,7 +203,7 @@ def stale_estimates(older_than_seconds: float, limit: int = 1000) -> list[tuple[
     return [(int(c), int(v)) for c, v in rows]
 
 
-def current_estimate(campaign: Campaign) -> Estimate:
+def ensure_forecast(campaign: Campaign) -> Estimate:
     """The persisted campaign forecast; computed here, synchronously, if none ever landed."""
     row = campaign_row(campaign.pk).first()
     if row is None or row.computed_version is None:

@@ -146,10 +146,10 @@ class CalibrationTests(TestCase):
     def test_the_forecast_panel_shows_raw_and_calibrated(self) -> None:
         from django.template.loader import render_to_string
 
-        from estimates.forecasts import current_estimate
+        from estimates.forecasts import ensure_forecast
 
         observed_campaign(self.team, "third", "28.6")
-        estimate = current_estimate(self.next_campaign())
+        estimate = ensure_forecast(self.next_campaign())
         html = render_to_string("estimates/forecast_panel.html", panel_context(estimate))
         self.assertIn('id="forecast-calibration"', html)
         self.assertIn("raw 12 h, calibrated 15.60 h", html)

@@ -33,7 +33,7 @@ from catalog.services import seed_catalog
 from estimates import forecasts
 from estimates.forecasts import (
     compute_forecast,
-    current_estimate,
+    ensure_forecast,
     forecast_panel_html,
     recompute,
 )
@@ -173,7 +173,7 @@ class SeedPilotTests(CommittedTestData, TestCase):
             item.config = {**item.config, "assumed_tokens_per_second": 2000}
             item.save()
         commit_plan(campaign=cls.seed)
-        current_estimate(cls.seed)  # fresh, assumed, before any pilot
+        ensure_forecast(cls.seed)  # fresh, assumed, before any pilot
 
     def test_a_pilot_throughput_marks_the_forecast_stale_and_enqueues_one_recompute(self) -> None:
         before = campaign_row(self.seed)
@@ -357,7 +357,7 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         self.assertEqual(enqueued(callbacks), [self.campaign.pk])
 
     def test_a_window_change_marks_stale_but_a_title_change_does_not(self) -> None:
-        current_estimate(self.campaign)
+        ensure_forecast(self.campaign)
         version = campaign_row(self.campaign).input_version
         campaign = Campaign.objects.get(pk=self.campaign.pk)
         campaign.title = "Renamed"
@@ -402,7 +402,7 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         )
 
     def test_deleting_a_draft_campaign_leaves_no_estimate_behind(self) -> None:
-        current_estimate(self.campaign)
+        ensure_forecast(self.campaign)
         # Django sets a deleted instance's pk to None: keep the id to look for its rows.
         campaign_id = self.campaign.pk
         self.assertTrue(Estimate.objects.filter(campaign_id=campaign_id).exists())
@@ -472,7 +472,7 @@ class PanelAndAdminTests(TestCase):
         self.assertTrue(GpuModel.objects.filter(name="RTX-4090").exists())
 
     def test_estimates_are_read_only_in_the_admin(self) -> None:
-        estimate = current_estimate(self.seed)
+        estimate = ensure_forecast(self.seed)
         self.client.force_login(self.root)
         page = self.client.get(reverse("admin:estimates_estimate_change", args=[estimate.pk]))
         self.assertEqual(page.status_code, 200)
