@@ -88,17 +88,18 @@ def run(n_items: int, seed: int, repeat: int) -> list[tuple[str, list[float], st
     campaign = build_campaign(n_items, seed)
     version = services.mark_stale(campaign) or 0
     forecasts.land_forecast(campaign.pk, version, forecasts.compute_forecast(campaign))
-    works, measured_on = campaign_works(campaign)
+    found = campaign_works(campaign)
     gpus = [g.as_spec() for g in GpuModel.objects.all()]
     offers = [plan_offer(p) for p in RentalPlan.objects.select_related("gpu")]
 
     def pure() -> Any:
         return options.rank_options(
-            works,
+            found.works,
             gpus,
             offers=offers,
             window_hours=float(campaign.window_hours),
-            measured_on=measured_on,
+            measured_on=found.measured_on,
+            calendar=found.calendar,
         )
 
     rows = []
@@ -107,7 +108,7 @@ def run(n_items: int, seed: int, repeat: int) -> list[tuple[str, list[float], st
         (
             "rank_options (pure)",
             times,
-            f"{len(works)} items x {len(gpus)} GPUs: {len(ranked)} options, "
+            f"{len(found.works)} items x {len(gpus)} GPUs: {len(ranked)} options, "
             f"{len(excluded)} excluded; first {ranked[0].gpu} {ranked[0].total_cost}",
         )
     )

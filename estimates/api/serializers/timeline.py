@@ -25,12 +25,14 @@ class TimelineStageSerializer(serializers.Serializer[Any]):
     gpu = StrictCharField(allow_blank=True)
     machine = StrictBooleanField()
     resource = StrictCharField(allow_blank=True)
-    state = serializers.ChoiceField(choices=["planned", "running", "done", "cut"])
+    state = StrictCharField(help_text="planned, running, done or cut.")
     planned_hours = _hours("As committed; null when added after commit.", null=True)
     planned_start = _hours(null=True)
     planned_end = _hours(null=True)
     observed_hours = _hours("Each machine-hour once: typed or the runs', never both.", null=True)
-    observed_source = serializers.ChoiceField(choices=["typed", "runs"], allow_null=True)
+    observed_source = StrictCharField(
+        allow_null=True, help_text="typed (a person's figure stands) or runs; null: nothing yet."
+    )
     runs_observed_hours = _hours("The runs' figure, shown beside a typed one.", null=True)
     observed_reason = StrictCharField(allow_blank=True)
     running_runs = StrictIntegerField()
