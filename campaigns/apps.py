@@ -11,6 +11,6 @@ class CampaignsConfig(AppConfig):
         from campaigns import signals, tasks
         from campaigns.api import schema  # noqa: F401
 
-        # A finished run's points are packed after the finish commits (docs/architecture.md
-        # §7 "Two tiers").
+        # A finished run's points are packed after the finish commits (docs/metric_store.md
+        # §3 "Two tiers").
         signals.run_finished.connect(tasks.pack_when_finished, dispatch_uid="campaigns.pack")

@@ -49,7 +49,7 @@ def drop_old_metric_points() -> int:
 @shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
 def pack_run_points(run_pk: int) -> int:
     """Pack one run's points logged more than METRIC_PACK_AFTER_SECONDS ago into blocks
-    (docs/architecture.md §7 "Two tiers"); returns how many moved. Enqueued when the run
+    (docs/metric_store.md §3 "Two tiers"); returns how many moved. Enqueued when the run
     finishes; the newest points stay hot until the beat's next pass (a retried batch is
     recognised among the hot rows). Idempotent: a second run finds nothing older to move."""
     horizon = timezone.now() - timedelta(seconds=settings.METRIC_PACK_AFTER_SECONDS)

@@ -397,7 +397,7 @@ TASK_TIME_LIMITS = {
 }
 # Seconds of deleting one retention task does before leaving the rest to the next beat.
 METRIC_RETENTION_SECONDS = float(os.environ.get("METRIC_RETENTION_SECONDS", "300"))
-# The metric store's two tiers (docs/architecture.md §7): points stay hot rows this long (a
+# The metric store's two tiers (docs/metric_store.md §3): points stay hot rows this long (a
 # retried batch is recognised among them), then the beat (every METRIC_PACK_BEAT_SECONDS,
 # for up to METRIC_PACK_SECONDS of work) or a run's finish packs them into blocks.
 METRIC_PACK_AFTER_SECONDS = float(os.environ.get("METRIC_PACK_AFTER_SECONDS", "900"))

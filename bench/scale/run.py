@@ -1,7 +1,7 @@
 """Benchmark: the metric store at scale (issue 21 item 6) on PostgreSQL.
 
 Run from the project root:
-``/work/main/.venv/bin/python bench/scale/run.py [--points 3000000 --runs 300] [--keep-db]``
+``.venv/bin/python bench/scale/run.py [--points 3000000 --runs 300] [--keep-db]``
 (``--points 30000000 --runs 2000`` for the full run; allow ~1 GB of disk per 10M points).
 
 1. Recreates the database ``cd_bench_scale`` (``--db``), migrates it, commits a campaign and

@@ -1,5 +1,5 @@
 """Per-metric summaries and step-bucket rollups, and the series drawn from them
-(docs/architecture.md, "Metric store": reading a long run costs what is shown).
+(docs/metric_store.md §1: reading a long run costs what is shown).
 
 Pure: no Django. A point is ``(step, value)``, ``value`` a float that may be NaN or ±Inf.
 

@@ -1,4 +1,4 @@
-# The lean point layout (docs/architecture.md §7): the point's metric becomes its summary id,
+# The lean point layout (docs/metric_store.md §2): the point's metric becomes its summary id,
 # the surrogate id and the (run, name, step) index go, the primary key is (run, key, step, seq);
 # on PostgreSQL the table is hash-partitioned by run. Existing points are copied run by run
 # (seq: their position in their metric's log, by the old id) and counted before the old table

@@ -1,4 +1,4 @@
-# The packed tier of the metric store (docs/architecture.md §7 "Two tiers"): a row per run,
+# The packed tier of the metric store (docs/metric_store.md §3 "Two tiers"): a row per run,
 # metric and block of 64 points (by seq), the points' fields as arrays. On PostgreSQL it is
 # hash-partitioned by run as the points (16 partitions, run_id leading every key: Citus can
 # distribute it by run beside them); SQLite gets a plain table that stays empty (only

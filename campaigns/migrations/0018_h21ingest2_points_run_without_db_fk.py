@@ -1,4 +1,4 @@
-"""The points' run foreign key without its database constraint (docs/architecture.md §7,
+"""The points' run foreign key without its database constraint (docs/metric_store.md §5,
 "Ingest cost"): the deferred per-row check cost one run-row lookup per point at commit.
 
 PostgreSQL only drops the constraint that 0015 added after its copy (the partitions' copies of

@@ -1,5 +1,5 @@
 """The metric store: raw points, per-(run, metric) summaries and 2^k-step rollups
-(docs/architecture.md §7)."""
+(docs/metric_store.md)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from .runs import Run
 
 
 class MetricPoint(models.Model):
-    """One logged value. Lean (docs/architecture.md §7): the metric is its run's summary id
+    """One logged value. Lean (docs/metric_store.md §2): the metric is its run's summary id
     (``key``), not the name's text; no surrogate id, the primary key ``(run, key, step, seq)``
     is the only full index (``seq``: the point's position in its metric's log, so repeated
     steps stay distinct). On PostgreSQL the table is hash-partitioned by run (migration
@@ -84,7 +84,7 @@ class MetricPoint(models.Model):
 
 class MetricSummary(models.Model):
     """One row per (run, metric): what the report, the alert scan and the compare page read
-    instead of the points (docs/architecture.md, "Metric store"). Upserted in the ingest
+    instead of the points (docs/metric_store.md §1). Upserted in the ingest
     transaction by campaigns/services/metric_store.py; the rule is
     campaigns/domain/metric_rollups.py. Its id is the metric's small key within the run."""
 
@@ -147,7 +147,7 @@ class MetricRollup(models.Model):
 
 
 class MetricBlock(models.Model):
-    """The packed tier (PostgreSQL only, docs/architecture.md §7 "Two tiers"): up to
+    """The packed tier (PostgreSQL only, docs/metric_store.md §3 "Two tiers"): up to
     ``BLOCK_POINTS`` consecutive points of one metric (by ``seq``) in one row, as arrays in
     ``seq`` order, so a point costs its 8-byte step, value and logging time instead of a
     ~130-byte row and index entry. campaigns/services/metric_packing.py moves hot

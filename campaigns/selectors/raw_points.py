@@ -1,4 +1,4 @@
-"""Raw metric points from both tiers of the store (docs/architecture.md §7 "Two tiers").
+"""Raw metric points from both tiers of the store (docs/metric_store.md §3 "Two tiers").
 
 The one place that reads points: the hot ``MetricPoint`` rows (everything on SQLite; on
 PostgreSQL what ingest stored since the last packing) and the ``MetricBlock`` rows

@@ -1,8 +1,8 @@
 """Reading a run's logged data back (docs/api.md: reading a run's metrics).
 
-The reads the API and the run admin page share. They cost what they show (docs/architecture.md,
-"Metric store"): names and counts come from the per-(run, metric) summaries; a series of at
-most ``max_points`` points comes off the primary key ``(run, key, step, seq)`` whole, a longer
+The reads the API and the run admin page share. They cost what they show
+(docs/metric_store.md §1): names and counts come from the per-(run, metric) summaries; a series
+of at most ``max_points`` points comes off the primary key ``(run, key, step, seq)`` whole, a longer
 one from one level of its rollups plus its non-finite points (campaigns/domain/
 metric_rollups.py), thinned by the pure rule in campaigns/domain/downsampling.py.
 """

@@ -1,4 +1,4 @@
-"""Packing a run's hot points into blocks (docs/architecture.md §7 "Two tiers").
+"""Packing a run's hot points into blocks (docs/metric_store.md §3 "Two tiers").
 
 Ingest writes one ``MetricPoint`` row per point (COPY, the fast path); a row costs ~130 bytes
 with its primary-key entry on PostgreSQL. ``pack_points`` moves them into ``MetricBlock`` rows

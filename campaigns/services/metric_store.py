@@ -1,5 +1,5 @@
 """Keeping a run's metric summaries and rollups up to date with its points
-(docs/architecture.md, "Metric store").
+(docs/metric_store.md §1).
 
 Called by campaigns/services/ingest.py in the ingest transaction, after the run row is locked,
 so two batches of one run are folded one after the other. Each batch costs two upserts
@@ -197,7 +197,7 @@ def record_points(
     rollups: one statement on PostgreSQL whatever the batch's size, two or more elsewhere.
     Returns, by name, the metric's key (its summary id) and the ``seq`` of the batch's first
     point of it (the points logged before): what the points are stored under
-    (docs/architecture.md §7)."""
+    (docs/metric_store.md §2)."""
     grouped = _by_name(points)
     if not grouped:
         return {}
@@ -243,7 +243,7 @@ def _keys(
 # array literal unnested by the server, so the statement's text is the same for every batch:
 # a few dozen parameters instead of 14 a rollup row. A VALUES list of ~800 placeholders cost
 # more to bind (client side), parse and plan than the upserts cost to run (issue 21's ingest
-# ratio; docs/architecture.md §7, "Ingest cost").
+# ratio; docs/metric_store.md §5, "Ingest cost").
 
 # The summary columns after run_id, as unnested (name first), with their PostgreSQL types.
 _SUMMARY_ARRAYS = (
@@ -400,7 +400,7 @@ def drop_old_points(*, team_id: int, now: datetime, batch: int = RETENTION_BATCH
     if not old:
         return 0
     # The run ids with the keys: the delete reads only the runs' partitions.
-    # Both tiers (docs/architecture.md §7 "Two tiers"): the hot rows and the packed blocks.
+    # Both tiers (docs/metric_store.md §3 "Two tiers"): the hot rows and the packed blocks.
     runs, keys = {run for _key, run in old}, [key for key, _run in old]
     deleted, _ = MetricPoint.objects.filter(run_id__in=runs, key_id__in=keys).delete()
     packed = MetricBlock.objects.filter(run_id__in=runs, key_id__in=keys)

@@ -1,4 +1,4 @@
-"""The metric store's two tiers (docs/architecture.md §7 "Two tiers"): packing a run's hot
+"""The metric store's two tiers (docs/metric_store.md §3 "Two tiers"): packing a run's hot
 points into blocks keeps every point as it was logged, and every reader answers the same
 before and after (PostgreSQL: only it packs; on SQLite these tests are skipped)."""
 

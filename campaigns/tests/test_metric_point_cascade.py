@@ -1,4 +1,4 @@
-"""The points' run foreign key has no database constraint (docs/architecture.md §7, "Ingest
+"""The points' run foreign key has no database constraint (docs/metric_store.md §5, "Ingest
 cost"): deleting a run or its campaign still removes its points, summaries and rollups through
 the ORM's cascade, and the points go in one fast delete by run, never loaded row by row nor
 deleted by key."""

@@ -1,6 +1,6 @@
 """The metric store's storage on PostgreSQL: the points table is hash-partitioned by run, and a
 team's retention drops old raw points while their summaries and rollups keep the curves
-(docs/domain.md §27, docs/architecture.md §7)."""
+(docs/domain.md §27, docs/metric_store.md §4)."""
 
 from __future__ import annotations
 

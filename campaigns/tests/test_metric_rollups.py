@@ -1,6 +1,6 @@
 """The metric store's summaries and rollups (campaigns/domain/metric_rollups.py,
 campaigns/services/metric_store.py): the pure fold, and the series read from the rollups equal
-to the one the raw points give (docs/architecture.md, "Metric store")."""
+to the one the raw points give (docs/metric_store.md §1)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Migration 0009 folds every existing point into its run's summaries and rollups, batch by
-batch, so the series read from them is the one the old points give (docs/architecture.md,
-"Metric store")."""
+"""Migration 0011 folds every existing point into its run's summaries and rollups, batch by
+batch, so the series read from them is the one the old points give (docs/metric_store.md §1)."""
 
 from __future__ import annotations
 

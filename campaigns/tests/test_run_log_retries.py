@@ -1,5 +1,5 @@
 """The MLflow facade's recognition of a point already stored (campaigns/services/run_log.py)
-once the point is packed (docs/architecture.md §7 "Two tiers"): a retried batch is stored
+once the point is packed (docs/metric_store.md §3 "Two tiers"): a retried batch is stored
 once, and a point re-sent with a model id (as MLflow's log_model does at the end of
 training) links the packed point to the model instead of being stored again. PostgreSQL
 only: only it packs (on SQLite these tests are skipped)."""

@@ -282,7 +282,7 @@ def _runs(campaign: Campaign) -> tuple[Rows, Rows, Rows]:
         )
     )
     # The per-(run, metric) summaries, never the points: a row per run and metric however
-    # long the runs (docs/architecture.md, "Metric store").
+    # long the runs (docs/metric_store.md §1).
     metrics = list(
         MetricSummary.objects.filter(run__campaign=campaign)
         .order_by()

@@ -82,7 +82,7 @@ class MlflowFidelity(MlflowLiveCase):
         self,
     ) -> None:
         """log_model re-sends the step's points with the model id at the end of training,
-        long after the beat packed them (docs/architecture.md §7 "Two tiers")."""
+        long after the beat packed them (docs/metric_store.md §3 "Two tiers")."""
         with self.tracking(self.key):
             client = MlflowClient()
             with mlflow.start_run(run_name="packed") as active:

@@ -189,7 +189,7 @@ class RunDetailSerializer(RunSerializer):
     @extend_schema_field(LatestFiguresSerializer)
     def get_latest(self, run: Run) -> dict[str, Any]:
         """The last value of each metric (by step), the last throughput and checkpoint."""
-        # From the run's metric summaries (docs/architecture.md, "Metric store"), not its points.
+        # From the run's metric summaries (docs/metric_store.md §1), not its points.
         latest, count = readings.latest_points(run)
         metrics: dict[str, Any] = {
             name: {"step": step, "value": json_metric_value(value)}
