@@ -79,6 +79,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: drops X-Forwarded-* unless the connection is a trusted proxy's (config/client_ip.py).
+    "config.client_ip.ProxyHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -173,6 +175,11 @@ ARTIFACT_UPLOAD_SECONDS = env_int("ARTIFACT_UPLOAD_SECONDS", 3600)
 LOGIN_URL = "admin:login"
 
 # --- Security (production shape: DEBUG=0 behind a TLS-terminating proxy) ---
+# The addresses (CIDRs, comma-separated) whose X-Forwarded-For and -Proto are believed; from any
+# other address those headers are dropped (config/client_ip.py). docker-compose gives the proxy
+# a fixed address and names it here. Empty: no proxy is trusted, the socket's address counts.
+TRUSTED_PROXIES = tuple(env_list("TRUSTED_PROXIES", ""))
+# Believed only from TRUSTED_PROXIES: ProxyHeadersMiddleware drops the header from anyone else.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"

@@ -1,0 +1,104 @@
+"""gunicorn as docker-compose.yml runs it (its `web` command, bound to a loopback port) on the
+test's own PostgreSQL database, for tests that need the real server between them and Django
+(proxy headers, slow uploads). The server's output goes to build/<log name>."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def compose_web_command(port: int, **options: str) -> list[str]:
+    """docker-compose's web command on 127.0.0.1:`port`; `options` replace the values of
+    gunicorn flags (workers="1" for --workers 1)."""
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    command = list(services["web"]["command"])
+    command[command.index("--bind") + 1] = f"127.0.0.1:{port}"
+    for name, value in options.items():
+        command[command.index("--" + name.replace("_", "-")) + 1] = value
+    gunicorn = Path(sys.executable).with_name("gunicorn")
+    return [str(gunicorn), *command[1:]]
+
+
+def health(port: int, timeout: float = 5) -> int:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request("GET", "/api/v1/health/")
+        return conn.getresponse().status
+    finally:
+        conn.close()
+
+
+@contextmanager
+def compose_gunicorn(
+    database_url: str, log_name: str, env: dict[str, str] | None = None, **options: str
+) -> Iterator[int]:
+    """Start it, wait until health answers (60 s at most), yield its port, stop it."""
+    port = free_port()
+    environment = {
+        **os.environ,
+        "DEBUG": "0",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "0",
+        "DATABASE_URL": database_url,
+        "LOG_LEVEL": "WARNING",
+        **(env or {}),
+    }
+    BUILD.mkdir(exist_ok=True)
+    with (BUILD / log_name).open("wb") as log:
+        proc = subprocess.Popen(
+            compose_web_command(port, **options),
+            cwd=ROOT,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            _wait_for_health(proc, port, log_name)
+            yield port
+        finally:
+            _stop(proc)
+
+
+def _wait_for_health(proc: subprocess.Popen[bytes], port: int, log_name: str) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, f"gunicorn exited; see build/{log_name}"
+        try:
+            if health(port, 2) == 200:
+                return
+        except OSError:
+            pass
+        assert time.monotonic() < deadline, f"gunicorn did not answer within 60 s ({log_name})"
+        time.sleep(0.2)
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.send_signal(signal.SIGTERM)  # the master stops its workers
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
