@@ -51,7 +51,7 @@ def client_ip(request: HttpRequest) -> str:
     remote = str(request.META.get("REMOTE_ADDR") or "")
     if not is_trusted_proxy(remote):
         return remote
-    hops = [h.strip() for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+    hops = [h.strip() for h in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",")]
     for hop in reversed([h for h in hops if h]):
         if not is_trusted_proxy(hop):
             return hop
