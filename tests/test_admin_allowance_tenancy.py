@@ -59,7 +59,8 @@ class TheAllowanceListNamesOnlyMyTeams(TestCase):
         self.assertIn("100.00", listed)
 
     def test_their_allowance_answers_as_a_missing_one(self) -> None:
-        theirs = self.client.get(reverse("admin:ledger_teamallowance_change", args=[self.theirs.pk]))
-        missing = self.client.get(reverse("admin:ledger_teamallowance_change", args=[10**7]))
+        change = "admin:ledger_teamallowance_change"
+        theirs = self.client.get(reverse(change, args=[self.theirs.pk]))
+        missing = self.client.get(reverse(change, args=[10**7]))
         self.assertEqual(theirs.status_code, missing.status_code)
         self.assertEqual(theirs.status_code, 404)
