@@ -6,6 +6,7 @@ production shape that docker-compose.yml runs.
 """
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -551,6 +552,28 @@ OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
 OIDC_TEAM_ROLES = os.environ.get("OIDC_TEAM_ROLES", "")
 LOGIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/admin/login/"
+# Accounts are found by the ID token's issuer and subject (ledger/sso.py); with OIDC_OP_ISSUER
+# set, a token from any other issuer is refused.
+OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "")
+# Every call to the provider (token, userinfo, keys) gives up after this many seconds.
+OIDC_TIMEOUT = env_seconds("OIDC_TIMEOUT", "10")
+# Signing out ends the provider's session too (its end_session endpoint, with the ID token as
+# hint): without it, "Log out" signed straight back in.
+OIDC_OP_LOGOUT_ENDPOINT = os.environ.get("OIDC_OP_LOGOUT_ENDPOINT", "")
+OIDC_STORE_ID_TOKEN = True
+OIDC_OP_LOGOUT_URL_METHOD = "ledger.sso.provider_logout_url"
+# Session refresh (mozilla-django-oidc's SessionRefresh): a provider-signed-in session asks the
+# provider again (prompt=none) after this many seconds; a refusal (the account was disabled
+# there) ends the session and deletes the user's API tokens (ledger.sso.DeskCallbackView).
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = int(env_seconds("OIDC_RENEW_SECONDS", "900"))
+OIDC_CALLBACK_CLASS = "ledger.sso.DeskCallbackView"
+OIDC_EXEMPT_URLS = [re.compile(r"^/(api|mlflow)/"), "/metrics"]
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
+    "mozilla_django_oidc.middleware.SessionRefresh",
+)
+# An API token minted from a signed-in session (POST /accounts/token/) expires after this.
+API_TOKEN_HOURS = env_seconds("API_TOKEN_HOURS", "24")
 if OIDC_RP_CLIENT_ID:
     AUTHENTICATION_BACKENDS = [
         "axes.backends.AxesStandaloneBackend",
