@@ -22,6 +22,17 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
 
 
+# port → the gunicorn master's pid, for a test that kills one of its workers.
+MASTERS: dict[int, int] = {}
+
+
+def worker_pids(port: int) -> list[int]:
+    """The pids of the workers of the gunicorn serving `port` (its master's children)."""
+    master = MASTERS[port]
+    children = Path(f"/proc/{master}/task/{master}/children").read_text().split()
+    return [int(pid) for pid in children]
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -76,11 +87,13 @@ def compose_gunicorn(
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        MASTERS[port] = proc.pid
         try:
             _wait_for_health(proc, port, log_name)
             yield port
         finally:
             _stop(proc)
+            MASTERS.pop(port, None)
 
 
 def _wait_for_health(proc: subprocess.Popen[bytes], port: int, log_name: str) -> None:
