@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import os
 import secrets
-import signal
 import socket
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import yaml
+
+from bench.ingest.run import stop_gunicorn
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -60,14 +61,10 @@ def health(port: int, timeout: float = 5) -> int:
         conn.close()
 
 
-@contextmanager
-def compose_gunicorn(
-    database_url: str, log_name: str, env: dict[str, str] | None = None, **options: str
-) -> Iterator[int]:
-    """Start it, wait until health answers, whatever it says (60 s at most), yield its port,
-    stop it."""
-    port = free_port()
-    environment = {
+def server_env(database_url: str, **extra: str) -> dict[str, str]:
+    """A production-like environment (DEBUG off, a key of its own, plain HTTP on loopback) on
+    `database_url`, with `extra` on top."""
+    return {
         **os.environ,
         "DEBUG": "0",
         "SECRET_KEY": secrets.token_urlsafe(50),
@@ -75,8 +72,18 @@ def compose_gunicorn(
         "SECURE_SSL_REDIRECT": "0",
         "DATABASE_URL": database_url,
         "LOG_LEVEL": "WARNING",
-        **(env or {}),
+        **extra,
     }
+
+
+@contextmanager
+def compose_gunicorn(
+    database_url: str, log_name: str, env: dict[str, str] | None = None, **options: str
+) -> Iterator[int]:
+    """Start it, wait until health answers, whatever it says (60 s at most), yield its port,
+    stop it."""
+    port = free_port()
+    environment = server_env(database_url, **(env or {}))
     BUILD.mkdir(exist_ok=True)
     with (BUILD / log_name).open("wb") as log:
         proc = subprocess.Popen(
@@ -92,7 +99,7 @@ def compose_gunicorn(
             _wait_for_health(proc, port, log_name)
             yield port
         finally:
-            _stop(proc)
+            stop_gunicorn(proc)
             MASTERS.pop(port, None)
 
 
@@ -107,12 +114,3 @@ def _wait_for_health(proc: subprocess.Popen[bytes], port: int, log_name: str) ->
             pass
         assert time.monotonic() < deadline, f"gunicorn did not answer within 60 s ({log_name})"
         time.sleep(0.2)
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.send_signal(signal.SIGTERM)  # the master stops its workers
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()

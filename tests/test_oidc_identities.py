@@ -154,6 +154,16 @@ class ProviderAccountsAreTheirOwn(LiveServerTestCase):
         self.assertEqual(Membership.objects.get(user=alice).role, "planner")
         self.assertEqual(identity.subject, OidcIdentity.objects.get(user=alice).subject)
 
+    def post_from_the_admin(self, path: str) -> requests.Response:
+        """POST `path` as the admin's forms do: with the page's CSRF token."""
+        page = self.browser.get(f"{self.live_server_url}/admin/", timeout=30)
+        return self.browser.post(
+            f"{self.live_server_url}{path}",
+            data={"csrfmiddlewaretoken": _csrf(page)},
+            headers={"Referer": f"{self.live_server_url}/admin/"},
+            timeout=30,
+        )
+
     def _session_for(self, user: Any) -> str:
         from django.test import Client
 
@@ -164,13 +174,7 @@ class ProviderAccountsAreTheirOwn(LiveServerTestCase):
     def test_log_out_ends_the_providers_session_too(self) -> None:
         self.sign_in("dora")
         self.assertIsNotNone(self.signed_in_as())
-        page = self.browser.get(f"{self.live_server_url}/admin/", timeout=30)
-        out = self.browser.post(
-            f"{self.live_server_url}/admin/logout/",
-            data={"csrfmiddlewaretoken": _csrf(page)},
-            headers={"Referer": f"{self.live_server_url}/admin/"},
-            timeout=30,
-        )
+        out = self.post_from_the_admin("/admin/logout/")
         self.assertEqual(urlparse(out.url).path, "/admin/login/")
         self.assertIsNone(self.signed_in_as())
         again = self.browser.get(f"{self.live_server_url}/oidc/authenticate/", timeout=30)
@@ -180,13 +184,7 @@ class ProviderAccountsAreTheirOwn(LiveServerTestCase):
     def test_an_account_disabled_at_the_provider_loses_its_session_and_tokens(self) -> None:
         self.sign_in("dina")
         olga = self.signed_in_as()
-        page = self.browser.get(f"{self.live_server_url}/admin/", timeout=30)
-        minted = self.browser.post(
-            f"{self.live_server_url}/accounts/token/",
-            data={"csrfmiddlewaretoken": _csrf(page)},
-            headers={"Referer": f"{self.live_server_url}/admin/"},
-            timeout=30,
-        )
+        minted = self.post_from_the_admin("/accounts/token/")
         self.assertEqual(minted.status_code, 200)
         self.assertTrue(ApiToken.objects.filter(user=olga).exists())
         self.provider.disable("dina")

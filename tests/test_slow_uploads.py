@@ -17,6 +17,7 @@ import socket
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.conf import settings
@@ -61,6 +62,23 @@ def _trickle(port: int, path: str, key: str, answers: list[tuple[int, float]]) -
         sock.close()
 
 
+def _campaign_with_a_run() -> tuple[Any, str]:
+    """A committed campaign with run r1, and an ingest key of it (the raw key)."""
+    team = Team.objects.create(name="nlp")
+    owner = make_user("olga", team=team, role="owner")
+    campaign = make_plannable(team, created_by=owner)
+    commit_plan(campaign=campaign, user=owner)
+    raw = IngestKey.issue(campaign, user=owner)[1]
+    item = campaign.items.get(name="baseline")
+    made = as_key(raw).post(
+        f"/api/v1/campaigns/{campaign.pk}/runs/",
+        {"run_id": "r1", "kind": "full", "config": {}, "variant": item.pk},
+        format="json",
+    )
+    assert made.status_code == 201
+    return campaign, raw
+
+
 def _gunicorn_connections() -> int:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -79,19 +97,8 @@ def test_trickling_uploads_are_capped_cut_at_the_deadline_and_health_answers(
 ) -> None:
     if not settings.REDIS_URL:
         pytest.skip("needs Redis: the upload slots are counted there across gunicorn workers")
-    team = Team.objects.create(name="nlp")
-    owner = make_user("olga", team=team, role="owner")
-    campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=owner)
-    raw = IngestKey.issue(campaign, user=owner)[1]
-    item = campaign.items.get(name="baseline")
-    made = as_key(raw).post(
-        f"/api/v1/campaigns/{campaign.pk}/runs/",
-        {"run_id": "r1", "kind": "full", "config": {}, "variant": item.pk},
-        format="json",
-    )
-    assert made.status_code == 201
-    other_raw = IngestKey.issue(campaign, user=owner)[1]
+    campaign, raw = _campaign_with_a_run()
+    other_raw = IngestKey.issue(campaign, user=campaign.created_by)[1]
     env = {
         "ARTIFACT_UPLOAD_SECONDS": str(DEADLINE),
         "ARTIFACT_UPLOADS_PER_KEY": "3",
@@ -143,18 +150,7 @@ def _timed_health(port: int) -> tuple[int, float]:
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_worker_killed_mid_upload_leaves_a_file_the_sweep_deletes(tmp_path: Path) -> None:
-    team = Team.objects.create(name="nlp")
-    owner = make_user("olga", team=team, role="owner")
-    campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=owner)
-    raw = IngestKey.issue(campaign, user=owner)[1]
-    item = campaign.items.get(name="baseline")
-    made = as_key(raw).post(
-        f"/api/v1/campaigns/{campaign.pk}/runs/",
-        {"run_id": "r1", "kind": "full", "config": {}, "variant": item.pk},
-        format="json",
-    )
-    assert made.status_code == 201
+    campaign, raw = _campaign_with_a_run()
     base = f"/mlflow/api/2.0/mlflow-artifacts/artifacts/{campaign.pk}/r1/artifacts"
     env = {"MEDIA_ROOT": str(tmp_path), "REDIS_URL": "", "CELERY_BROKER_URL": ""}
     with compose_gunicorn(
