@@ -32,7 +32,7 @@ PARALLEL ?= -n 3 --dist loadfile --no-loadscope-reorder
 # (xdist workers, and the gunicorn, Celery, manage.py and bench processes tests start) compiled
 # the project's modules anew, and each worker re-wrote every test module's asserts.
 unexport PYTHONDONTWRITEBYTECODE
-SERIAL_TESTS := tests/test_slow_clients.py
+SERIAL_TESTS := tests/test_slow_clients.py tests/test_slow_uploads.py
 PYTEST_ARGS ?=
 
 .PHONY: run test install install-dev lint typecheck bench worker clean

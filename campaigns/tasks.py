@@ -75,3 +75,12 @@ def pack_when_finished(sender: object, run: Run, **kwargs: object) -> None:
     """run_finished's receiver: the packing is enqueued once the finish commits (a broker
     that is down loses nothing: the beat packs the run later)."""
     transaction.on_commit(lambda: pack_run_points.delay(run.pk), robust=True)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def sweep_orphan_artifact_files() -> int:
+    """Periodic: delete upload files a killed worker left without a row (docs/domain.md §23);
+    older than the longest upload and a margin, so none being received is touched."""
+    from campaigns.services.artifact_files import sweep_orphan_files
+
+    return sweep_orphan_files(older_than_seconds=settings.ARTIFACT_UPLOAD_SECONDS + 600)

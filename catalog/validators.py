@@ -4,11 +4,23 @@ people read carry no bidirectional control, catalog/domain/display_text.py)."""
 from typing import Any
 
 from django.core.exceptions import ValidationError
-from django.core.validators import RegexValidator
+from iso4217 import Currency
 
 from catalog.domain.display_text import bidi_refusal
 
-currency_validator = RegexValidator(r"^[A-Z]{3}$", "Use a three-letter ISO 4217 code, e.g. USD.")
+# The codes of ISO 4217's current list (the `iso4217` package ships the maintenance agency's
+# table), less XTS (reserved for testing) and XXX ("no currency"): money must name one.
+CURRENCY_CODES = frozenset(c.code for c in Currency) - {"XTS", "XXX"}
+
+
+def currency_validator(value: Any) -> None:
+    """A model or serializer field's validator: a current ISO 4217 code, e.g. USD."""
+    if not isinstance(value, str) or value not in CURRENCY_CODES:
+        raise ValidationError(
+            "%(value)s is not an ISO 4217 currency code: use a three-letter code, e.g. USD.",
+            code="invalid",
+            params={"value": repr(value)},
+        )
 
 
 def no_bidi_controls(value: Any) -> None:

@@ -6,6 +6,7 @@ production shape that docker-compose.yml runs.
 """
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -79,6 +80,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: drops X-Forwarded-* unless the connection is a trusted proxy's (config/client_ip.py).
+    "config.client_ip.ProxyHeadersMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -120,6 +123,27 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Inline Celery tasks and the dev server share one file: wait rather than fail on a lock.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 20
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # A database that does not answer fails a request in seconds instead of hanging it, health
+    # included (docs/operations.md §1): connecting takes at most
+    # DB_CONNECT_TIMEOUT s, a statement at most DB_STATEMENT_TIMEOUT s (0: none; the workers'
+    # bulk tasks get their own in docker-compose.yml).
+    _db_options = DATABASES["default"].setdefault("OPTIONS", {})
+    _db_options.setdefault("connect_timeout", env_int("DB_CONNECT_TIMEOUT", 5))
+    _statement_ms = env_int("DB_STATEMENT_TIMEOUT", 30) * 1000
+    if _statement_ms > 0:
+        _db_options["options"] = f"-c statement_timeout={_statement_ms}"
+    # DB_POOL_MAX_SIZE: each process's connections come from a pool of at most that many
+    # (psycopg_pool), so the web tier holds at most workers × DB_POOL_MAX_SIZE, below
+    # PostgreSQL's max_connections whatever the number of threads; a request waits up to
+    # DB_POOL_TIMEOUT s for one, then answers 503. Unset: one connection per thread.
+    if env_int("DB_POOL_MAX_SIZE", 0) > 0:
+        _db_options["pool"] = {
+            "min_size": 1,
+            "max_size": env_int("DB_POOL_MAX_SIZE", 0),
+            "timeout": env_int("DB_POOL_TIMEOUT", 10),
+        }
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # a pooled connection goes back at request end
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -169,10 +193,20 @@ ARTIFACT_MAX_FILES_PER_TEAM = env_int("ARTIFACT_MAX_FILES_PER_TEAM", 100_000)
 ARTIFACT_MAX_BYTES_PER_TEAM = env_int("ARTIFACT_MAX_BYTES_PER_TEAM", 1024**4)
 # One upload must finish within this many seconds (the partial file is deleted otherwise).
 ARTIFACT_UPLOAD_SECONDS = env_int("ARTIFACT_UPLOAD_SECONDS", 3600)
+# Uploads under way at once, per ingest key or user and across the web tier (429 past either):
+# slow bodies hold threads, and the API and the health probe need some (README, Production
+# notes). The total is below one worker's threads (compose: 3 workers × 32).
+ARTIFACT_UPLOADS_PER_KEY = env_int("ARTIFACT_UPLOADS_PER_KEY", 4)
+ARTIFACT_UPLOADS_TOTAL = env_int("ARTIFACT_UPLOADS_TOTAL", 24)
 
 LOGIN_URL = "admin:login"
 
 # --- Security (production shape: DEBUG=0 behind a TLS-terminating proxy) ---
+# The addresses (CIDRs, comma-separated) whose X-Forwarded-For and -Proto are believed; from any
+# other address those headers are dropped (config/client_ip.py). docker-compose gives the proxy
+# a fixed address and names it here. Empty: no proxy is trusted, the socket's address counts.
+TRUSTED_PROXIES = tuple(env_list("TRUSTED_PROXIES", ""))
+# Believed only from TRUSTED_PROXIES: ProxyHeadersMiddleware drops the header from anyone else.
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -392,6 +426,7 @@ TASK_TIME_LIMITS = {
     "campaigns.tasks.drop_old_metric_points": (600, 660),  # stops itself after its budget
     "campaigns.tasks.pack_metric_points": (600, 660),  # stops itself after its budget
     "campaigns.tasks.pack_run_points": (300, 360),  # ~10 s for a 1,000,000-point run
+    "campaigns.tasks.sweep_orphan_artifact_files": (300, 360),
     "ledger.scan_team_budgets": (240, 300),
     "ledger.deliver_alert_to_channel": (40, 60),  # one chat webhook, 10 s deadline
 }
@@ -431,6 +466,11 @@ CELERY_BEAT_SCHEDULE = {
     "pack-metric-points": {
         "task": "campaigns.tasks.pack_metric_points",
         "schedule": METRIC_PACK_BEAT_SECONDS,
+    },
+    # Upload files a killed worker left without a row (campaigns/services/artifact_files.py).
+    "sweep-orphan-artifact-files": {
+        "task": "campaigns.tasks.sweep_orphan_artifact_files",
+        "schedule": 3600.0,
     },
     "sweep-stale-reports": {
         "task": "ledger.sweep_stale_reports",
@@ -544,6 +584,28 @@ OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
 OIDC_TEAM_ROLES = os.environ.get("OIDC_TEAM_ROLES", "")
 LOGIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/admin/login/"
+# Accounts are found by the ID token's issuer and subject (ledger/sso.py); with OIDC_OP_ISSUER
+# set, a token from any other issuer is refused.
+OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "")
+# Every call to the provider (token, userinfo, keys) gives up after this many seconds.
+OIDC_TIMEOUT = env_seconds("OIDC_TIMEOUT", "10")
+# Signing out ends the provider's session too (its end_session endpoint, with the ID token as
+# hint): without it, "Log out" signed straight back in.
+OIDC_OP_LOGOUT_ENDPOINT = os.environ.get("OIDC_OP_LOGOUT_ENDPOINT", "")
+OIDC_STORE_ID_TOKEN = True
+OIDC_OP_LOGOUT_URL_METHOD = "ledger.sso.provider_logout_url"
+# Session refresh (mozilla-django-oidc's SessionRefresh): a provider-signed-in session asks the
+# provider again (prompt=none) after this many seconds; a refusal (the account was disabled
+# there) ends the session and deletes the user's API tokens (ledger.sso.DeskCallbackView).
+OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = int(env_seconds("OIDC_RENEW_SECONDS", "900"))
+OIDC_CALLBACK_CLASS = "ledger.sso.DeskCallbackView"
+OIDC_EXEMPT_URLS = [re.compile(r"^/(api|mlflow)/"), "/metrics"]
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
+    "mozilla_django_oidc.middleware.SessionRefresh",
+)
+# An API token minted from a signed-in session (POST /accounts/token/) expires after this.
+API_TOKEN_HOURS = env_seconds("API_TOKEN_HOURS", "24")
 if OIDC_RP_CLIENT_ID:
     AUTHENTICATION_BACKENDS = [
         "axes.backends.AxesStandaloneBackend",

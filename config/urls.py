@@ -8,7 +8,7 @@ from campaigns import links
 from campaigns.api.schema import SwaggerDocs
 from campaigns.views import api_not_found, health
 from ledger.operations.prometheus import metrics_view
-from ledger.sso import api_token
+from ledger.sso import api_token, link_identity, sign_out
 
 admin.site.site_header = "Campaign Desk"
 admin.site.site_title = "Campaign Desk"
@@ -26,6 +26,8 @@ urlpatterns = [
     ),
     # `/` (and so the admin's "View site") opens the admin: there is no other front page.
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
+    # Before the admin's own: also ends the identity provider's session (ledger/sso.py).
+    path("admin/logout/", sign_out, name="sign-out"),
     path("admin/", admin.site.urls),
     path("runs/<str:run_id>/", admin.site.admin_view(links.open_run), name="open-run"),
     # MLflow's "View run at …/mlflow/#/experiments/E/runs/R" (campaigns/links.py).
@@ -54,6 +56,7 @@ urlpatterns = [
     path("metrics", metrics_view, name="metrics"),
     path("oidc/", include("mozilla_django_oidc.urls")),
     path("accounts/token/", api_token, name="api-token"),
+    path("accounts/sso/link/", link_identity, name="sso-link"),
     # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.
     re_path(r"^api/", api_not_found),
 ]

@@ -680,7 +680,10 @@ class TeamAllowanceAdmin(TeamScopedAdmin):
 
     form = TeamAllowanceForm
     list_display = ["team", "period", "amount", "currency", "gpu_hours", "gpu_model"]
-    list_filter = ["period_kind", "team"]
+    # Only the teams of the rows the caller may see (get_queryset): the plain filter listed
+    # every team's name to any member.
+    list_filter = ["period_kind", ("team", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["team__name", "gpu_model"]
 
     @admin.display(description="period")
     def period(self, obj: TeamAllowance) -> str:

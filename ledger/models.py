@@ -344,3 +344,29 @@ class AlertChannel(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} {self.name}".strip()
+
+
+class OidcIdentity(models.Model):
+    """One account at the identity provider, named by its issuer and subject (the `iss` and
+    `sub` of its ID tokens: the only claims the provider guarantees stable and unique), and the
+    local user it signs in as (README "Single sign-on"). Never found by username or e-mail:
+    a provider account becomes a new user at its first sign-in, or is linked to an existing
+    one by that user, signed in. `granted_roles` (team id → role) is what the role mapping
+    gave, so that a later sign-in takes away only those, never a role given by hand."""
+
+    issuer = models.CharField(max_length=255)
+    subject = models.CharField(max_length=255)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="oidc_identities"
+    )
+    granted_roles = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_sign_in_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["issuer", "subject"], name="one_user_per_identity")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject} at {self.issuer}"

@@ -4,16 +4,32 @@
   stored empty; a declared size over ARTIFACT_MAX_BYTES or over a quota is refused with 413
   naming the limit, before a byte is read.
 - `deadline_stream`: the body must arrive within ARTIFACT_UPLOAD_SECONDS; past it the read
-  raises `UploadTooSlow` and the caller deletes the partial file (as on any failure).
+  raises `UploadTooSlow` and the caller deletes the partial file (as on any failure). The
+  deadline holds inside a read, too: a client trickling bytes kept one read (and its thread)
+  waiting for a whole chunk far past it, so under gunicorn a watchdog timer shuts the socket's
+  reading side at the deadline, which ends the blocked read at once. Before the first byte is
+  read the request gives its database connection back: a slow body holds a thread, never one
+  of PostgreSQL's connections.
+- `upload_slot`: at most ARTIFACT_UPLOADS_PER_KEY uploads at once per ingest key or user and
+  ARTIFACT_UPLOADS_TOTAL across the web tier (counted in Redis when there is one); one more is
+  refused with 429 (MLflow's client retries it), so slow uploads cannot take
+  every thread the health probe and the API need.
 - `quota_error`: the record-time quota refusal as MLflow's JSON error.
 """
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.http import HttpRequest
 
 from campaigns.models import Run
@@ -53,17 +69,119 @@ def refuse_before_reading(request: HttpRequest, run: Run, path: str) -> int:
 
 
 class _Deadline:
-    def __init__(self, stream: Any, seconds: float) -> None:
-        self.stream = stream
+    """The request body, read before a deadline; `close()` (always) stops the watchdog."""
+
+    def __init__(self, request: HttpRequest, seconds: float) -> None:
+        self.stream, self.seconds = request, seconds
         self.until = time.monotonic() + seconds
-        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._done = self._cut = False
+        sock = request.META.get("gunicorn.socket")
+        self._timer = threading.Timer(seconds, self._stop_reading, [sock]) if sock else None
+        if self._timer is not None:
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _stop_reading(self, sock: socket.socket) -> None:
+        with self._lock:
+            if self._done:  # the upload ended: the connection may serve another request
+                return
+            self._cut = True
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RD)  # the blocked read returns, short
 
     def read(self, size: int = -1) -> bytes:
-        if time.monotonic() > self.until:
+        if self._cut or time.monotonic() > self.until:
             raise UploadTooSlow(f"the upload took longer than {self.seconds:g} s")
         data: bytes = self.stream.read(size)
+        if self._cut:
+            raise UploadTooSlow(f"the upload took longer than {self.seconds:g} s")
         return data
 
+    def close(self) -> None:
+        with self._lock:
+            self._done = True
+        if self._timer is not None:
+            self._timer.cancel()
 
-def deadline_stream(stream: Any) -> Any:
-    return _Deadline(stream, float(settings.ARTIFACT_UPLOAD_SECONDS))
+
+def deadline_stream(request: HttpRequest) -> _Deadline:
+    """The body behind ARTIFACT_UPLOAD_SECONDS; the database connection is given back first
+    (outside a transaction: the next query opens another)."""
+    if not connection.in_atomic_block:
+        connection.close()
+    return _Deadline(request, float(settings.ARTIFACT_UPLOAD_SECONDS))
+
+
+class UploadsBusy(MlflowError):
+    def __init__(self, message: str) -> None:
+        super().__init__("RESOURCE_EXHAUSTED", message, status=429)
+
+
+_LOCAL: dict[str, set[str]] = {}
+_LOCAL_LOCK = threading.Lock()
+
+
+def _claim(scope: str, token: str, limit: int, lease: float) -> bool:
+    """Add `token` to `scope`'s uploads if fewer than `limit` hold it (Redis: a sorted set by
+    expiry, so a killed worker's claim lapses after `lease` s; else this process's set)."""
+    client = upload_counter_client()
+    if client is None:
+        with _LOCAL_LOCK:
+            held = _LOCAL.setdefault(scope, set())
+            if len(held) >= limit:
+                return False
+            held.add(token)
+            return True
+    now = time.time()
+    key = f"campaign-desk:uploads:{scope}"
+    pipe = client.pipeline()
+    pipe.zremrangebyscore(key, "-inf", now)
+    pipe.zadd(key, {token: now + lease})
+    pipe.zcard(key)
+    pipe.expire(key, int(lease) + 60)
+    if int(pipe.execute()[2]) <= limit:
+        return True
+    client.zrem(key, token)
+    return False
+
+
+def _release(scope: str, token: str) -> None:
+    client = upload_counter_client()
+    if client is None:
+        with _LOCAL_LOCK:
+            _LOCAL.get(scope, set()).discard(token)
+        return
+    client.zrem(f"campaign-desk:uploads:{scope}", token)
+
+
+def upload_counter_client() -> Any:
+    """The Redis client of the default cache, or None (the embedded shape: local memory)."""
+    from django.core.cache import caches
+    from django.core.cache.backends.redis import RedisCache
+
+    from campaigns.redis_client import redis_client
+
+    backend = caches["default"]
+    return redis_client(backend) if isinstance(backend, RedisCache) else None
+
+
+@contextmanager
+def upload_slot(principal: str) -> Iterator[None]:
+    """Hold one of `principal`'s upload slots and one of the web tier's; UploadsBusy (429)."""
+    lease = float(settings.ARTIFACT_UPLOAD_SECONDS) + 60
+    token = uuid.uuid4().hex
+    limits = [
+        (f"key:{principal}", settings.ARTIFACT_UPLOADS_PER_KEY, "for this key"),
+        ("all", settings.ARTIFACT_UPLOADS_TOTAL, "on this service"),
+    ]
+    held: list[str] = []
+    try:
+        for scope, limit, where in limits:
+            if not _claim(scope, token, int(limit), lease):
+                raise UploadsBusy(f"{limit} artifact uploads are already under way {where}")
+            held.append(scope)
+        yield
+    finally:
+        for scope in held:
+            _release(scope, token)

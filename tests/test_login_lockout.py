@@ -23,6 +23,7 @@ def sign_in(client, username: str, password: str, address: str = "203.0.113.7"):
     )
 
 
+@override_settings(TRUSTED_PROXIES=("10.0.0.2/32",))  # the proxy (config/client_ip.py)
 class LoginLockoutTests(TestCase):
     @classmethod
     def setUpTestData(cls) -> None:

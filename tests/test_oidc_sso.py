@@ -5,15 +5,7 @@ right team with the right role; a user without the groups claim gets no team."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import tempfile
-import time
 import unittest
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -22,91 +14,26 @@ from django.test import override_settings
 
 from campaigns.models import Membership, Team
 from tests.browser import CHROMEDRIVER, CHROMIUM, start_chromium
-
-ROOT = Path(__file__).resolve().parent.parent
-CLIENT_ID, CLIENT_SECRET = "campaign-desk", "s3cret-of-the-test-client"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _rsa_pem() -> str:
-    from cryptography.hazmat.primitives import serialization
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    return key.private_bytes(
-        serialization.Encoding.PEM,
-        serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption(),
-    ).decode()
-
-
-PORT = _free_port()
-OP = f"http://127.0.0.1:{PORT}/o"
+from tests.oidc_provider.live import OIDC_SETTINGS, PORT, Provider
 
 
 @pytest.mark.browser
 @unittest.skipUnless(CHROMIUM and CHROMEDRIVER, "needs headless Chromium and chromedriver")
 @override_settings(
-    OIDC_RP_CLIENT_ID=CLIENT_ID,
-    OIDC_RP_CLIENT_SECRET=CLIENT_SECRET,
-    OIDC_OP_AUTHORIZATION_ENDPOINT=f"{OP}/authorize/",
-    OIDC_OP_TOKEN_ENDPOINT=f"{OP}/token/",
-    OIDC_OP_USER_ENDPOINT=f"{OP}/userinfo/",
-    OIDC_OP_JWKS_ENDPOINT=f"{OP}/.well-known/jwks.json",
-    OIDC_RP_SIGN_ALGO="RS256",
+    **OIDC_SETTINGS,
     OIDC_TEAM_ROLES="desk-a:owner=desk-a-owners,desk-a:planner=ml|desk-a-planners,"
     "desk-b:viewer=all-staff",
-    AUTHENTICATION_BACKENDS=[
-        "axes.backends.AxesStandaloneBackend",  # as config/settings.py installs them
-        "ledger.sso.DeskOIDCBackend",
-        "django.contrib.auth.backends.ModelBackend",
-    ],
 )
 class SingleSignOnTests(StaticLiveServerTestCase):
     @classmethod
     def setUpClass(cls) -> None:
         super().setUpClass()
-        cls.tmp = tempfile.mkdtemp(prefix="cd-oidc-")
-        cls.addClassCleanup(shutil.rmtree, cls.tmp, ignore_errors=True)  # the provider's database
-        env = {
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "tests.oidc_provider.settings",
-            "OIDC_PROVIDER_DB": str(Path(cls.tmp) / "provider.sqlite3"),
-            "OIDC_PROVIDER_KEY": _rsa_pem(),
-            "OIDC_PROVIDER_ISSUER": OP,
-            "PYTHONPATH": str(ROOT),
-        }
-        env.pop("DATABASE_URL", None)
         users = ["olga:pw-olga:desk-a-owners|ml", "nora:pw-nora:"]
-        subprocess.run(
-            [sys.executable, "tests/oidc_provider/setup_provider.py",
-             f"{cls.live_server_url}/oidc/callback/", CLIENT_ID, CLIENT_SECRET, *users],
-            cwd=ROOT, env=env, check=True, timeout=120,
-        )  # fmt: skip
-        cls.provider = subprocess.Popen(
-            [sys.executable, "-m", "django", "runserver", f"127.0.0.1:{PORT}", "--noreload"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", PORT), timeout=1).close()
-                break
-            except OSError:
-                time.sleep(0.3)
-        else:
-            cls.provider.kill()
-            raise RuntimeError("the OIDC provider did not start")
+        cls.provider = Provider(cls.live_server_url, users)
 
     @classmethod
     def tearDownClass(cls) -> None:
-        cls.provider.terminate()
-        cls.provider.wait(timeout=20)
+        cls.provider.stop()
         super().tearDownClass()
 
     def setUp(self) -> None:
@@ -147,7 +74,7 @@ class SingleSignOnTests(StaticLiveServerTestCase):
         self.assertFalse(olga.has_usable_password())
         # A token for the API, from the signed-in session.
         self.client.force_login(olga)
-        token = self.client.get("/accounts/token/").json()["token"]
+        token = self.client.post("/accounts/token/").json()["token"]
         team = Team.objects.get(name="desk-a")
         answer = self.client.get(
             f"/api/v1/teams/{team.pk}/budget/", HTTP_AUTHORIZATION=f"Token {token}"

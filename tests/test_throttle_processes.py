@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import http.client
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -26,6 +25,7 @@ from django.core.cache import cache
 from campaigns.models import ApiToken, Team
 from campaigns.tests.factories import make_user
 from conftest import REQUIRE_SERVICES, _database_url_for_worker
+from tests.live_gunicorn import server_env
 
 ROOT = Path(__file__).resolve().parent.parent
 BUILD = ROOT / "build"
@@ -65,17 +65,9 @@ def get(port: int, path: str, token: str | None = None) -> tuple[int, dict[str, 
 @pytest.fixture
 def gunicorn(redis_cache: None) -> object:
     port = free_port()
-    env = {
-        **os.environ,
-        "DEBUG": "0",
-        "SECRET_KEY": secrets.token_urlsafe(50),
-        "ALLOWED_HOSTS": "127.0.0.1",
-        "SECURE_SSL_REDIRECT": "0",
-        "DATABASE_URL": _database_url_for_worker(),
-        "REDIS_URL": settings.REDIS_URL,
-        "USER_THROTTLE": f"{LIMIT}/min",
-        "LOG_LEVEL": "WARNING",
-    }
+    env = server_env(
+        _database_url_for_worker(), REDIS_URL=settings.REDIS_URL, USER_THROTTLE=f"{LIMIT}/min"
+    )
     BUILD.mkdir(exist_ok=True)
     log = LOG.open("wb")
     gunicorn = Path(sys.executable).with_name("gunicorn")

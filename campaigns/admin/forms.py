@@ -12,6 +12,7 @@ from rest_framework import serializers as drf_serializers
 
 from campaigns import services
 from campaigns.api import estimate_spec
+from campaigns.domain.stop_rules import COMPONENT_ORDER
 from campaigns.models import (
     AMENDABLE_ITEM_FIELDS,
     WORK_FIELDS,
@@ -341,6 +342,17 @@ class CampaignForm(EmptyJsonIsDefault):
             "question": forms.Textarea(attrs={"rows": 2}),
             "expected_deliverables": forms.Textarea(attrs={"rows": 2}),
         }
+
+    def clean_required_checkpoint_components(self) -> list[str]:
+        """The API's components only: free text here reached the closing report."""
+        value = self.cleaned_data.get("required_checkpoint_components")
+        if value is None:
+            return list(COMPONENT_ORDER)
+        if not isinstance(value, list) or not set(map(str, value)) <= set(COMPONENT_ORDER):
+            raise ValidationError(
+                f"a list of checkpoint components, each one of {', '.join(COMPONENT_ORDER)}"
+            )
+        return [c for c in COMPONENT_ORDER if c in value]
 
     def clean(self) -> dict[str, Any]:
         data = super().clean() or {}

@@ -31,6 +31,7 @@ from rest_framework import serializers
 from rest_framework.relations import MANY_RELATION_KWARGS
 
 from campaigns.domain import stop_rules as rules
+from catalog.domain.display_text import bidi_refusal
 
 #: The largest number of hours any input takes (11 years of one GPU, far past any campaign);
 #: it fits the models' DecimalField(max_digits=9, decimal_places=2).
@@ -104,6 +105,7 @@ class MoneyField(serializers.DecimalField):
             "money is exact and a float is not."
         ),
         "invalid": 'Send the amount as a plain decimal string, e.g. "47.14".',
+        "negative_zero": 'A negative zero is no amount: send "0".',
     }
 
     def __init__(self, **kwargs: Any) -> None:
@@ -120,7 +122,8 @@ class MoneyField(serializers.DecimalField):
         """The strings taken: plain notation, no more whole digits or places than are kept."""
         places = self.decimal_places or 0
         whole = (self.max_digits or 28) - places
-        sign = "" if self.min_value is not None and self.min_value >= 0 else "-?"
+        # A sign only where negatives are allowed, and never on a zero ("-0", "-0.00").
+        sign = "" if self.min_value is not None and self.min_value >= 0 else r"(?!-0*(?:\.0*)?$)-?"
         fraction = rf"(?:\.[0-9]{{1,{places}}})?" if places else ""
         return rf"^{sign}[0-9]{{1,{whole}}}{fraction}$"
 
@@ -137,6 +140,8 @@ class MoneyField(serializers.DecimalField):
                 value = Decimal(data)
             except DecimalException:
                 self.fail("invalid")
+            if value.is_zero() and value.is_signed():
+                self.fail("negative_zero")
             if value.is_finite():
                 self.validate_precision(value)  # raises: too many digits or places
             self.fail("invalid")
@@ -283,10 +288,10 @@ class StrictModelSerializer(serializers.ModelSerializer[_M]):
     serializer_related_field = StrictPrimaryKeyRelatedField
 
 
-#: No surrounding whitespace, no control characters (C0, DEL, C1) anywhere.
-IDENTIFIER_PATTERN = (
-    r"^(?:[^\s\x00-\x1f\x7f-\x9f](?:[^\x00-\x1f\x7f-\x9f]*[^\s\x00-\x1f\x7f-\x9f])?)?$"
-)
+#: No surrounding whitespace, no control characters (C0, DEL, C1) and no bidirectional
+#: controls (U+202A-U+202E, U+2066-U+2069: catalog/domain/display_text.py) anywhere.
+_NOT_CONTROL = r"\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069"
+IDENTIFIER_PATTERN = rf"^(?:[^\s{_NOT_CONTROL}](?:[^{_NOT_CONTROL}]*[^\s{_NOT_CONTROL}])?)?$"
 
 
 def identifier_problem(value: str) -> str:
@@ -297,6 +302,9 @@ def identifier_problem(value: str) -> str:
         return ""
     if value != value.strip():
         return "No leading or trailing whitespace: identifiers are taken exactly as sent."
+    refusal = bidi_refusal(value)
+    if refusal:
+        return refusal
     return "No control characters (tabs, newlines, NUL...): identifiers are printable text."
 
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import secrets
+from datetime import datetime
 from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import connections, models, router
+from django.utils import timezone
 
 
 class ApiToken(models.Model):
@@ -27,6 +29,8 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=12, editable=False)
     digest = models.CharField(max_length=64, unique=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Tokens minted from a signed-in session expire (API_TOKEN_HOURS); a command's may not.
+    expires_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.user})"
@@ -36,10 +40,14 @@ class ApiToken(models.Model):
         return hashlib.sha256(raw.encode()).hexdigest()
 
     @classmethod
-    def issue(cls, user: Any, *, name: str = "") -> tuple[ApiToken, str]:
+    def issue(
+        cls, user: Any, *, name: str = "", expires_at: datetime | None = None
+    ) -> tuple[ApiToken, str]:
         """A new token for `user`; the raw key is returned this once and never stored."""
         raw = "cdt_" + secrets.token_urlsafe(32)
-        token = cls.objects.create(user=user, name=name, prefix=raw[:12], digest=cls.hash(raw))
+        token = cls.objects.create(
+            user=user, name=name, prefix=raw[:12], digest=cls.hash(raw), expires_at=expires_at
+        )
         return token, raw
 
     @classmethod
@@ -54,9 +62,15 @@ class ApiToken(models.Model):
         users = (
             get_user_model()
             .objects.db_manager(alias)
-            .raw(_user_for_digest_sql(alias), [cls.hash(raw)])
+            .raw(_user_for_digest_sql(alias), [cls.hash(raw), _now_for(alias)])
         )
         return next(iter(users), None)
+
+
+def _now_for(alias: str) -> Any:
+    """Now, as database `alias` stores a DateTimeField (a raw query's parameter is not
+    converted: SQLite keeps datetimes as text)."""
+    return connections[alias].ops.adapt_datetimefield_value(timezone.now())
 
 
 @functools.cache
@@ -72,6 +86,7 @@ def _user_for_digest_sql(alias: str) -> str:
         f"SELECT {selected} FROM {quote(user_model._meta.db_table)} u "
         f"JOIN {quote(ApiToken._meta.db_table)} t ON t.{quote(user_id)} = "
         f"u.{quote(user_model._meta.pk.column)} "
-        f"WHERE t.{quote('digest')} = %s AND u.{quote('is_active')}"
+        f"WHERE t.{quote('digest')} = %s AND u.{quote('is_active')} "
+        f"AND (t.{quote('expires_at')} IS NULL OR t.{quote('expires_at')} > %s)"
     )
     return sql

@@ -15,6 +15,7 @@ when a plan is committed), sent inside the action's transaction.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
@@ -649,10 +650,12 @@ def issue_ingest_key(
 
 
 @transaction.atomic
-def issue_api_token(*, user: Any, name: str = "") -> tuple[ApiToken, str]:
+def issue_api_token(
+    *, user: Any, name: str = "", expires_at: datetime | None = None
+) -> tuple[ApiToken, str]:
     """A new API token for `user` (`Authorization: Token <key>`); the raw key is returned once
-    and only its digest is stored (docs/domain.md §26)."""
-    return ApiToken.issue(user, name=name)
+    and only its digest is stored (docs/domain.md §26). Past `expires_at` it signs in nobody."""
+    return ApiToken.issue(user, name=name, expires_at=expires_at)
 
 
 @transaction.atomic

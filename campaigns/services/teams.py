@@ -10,6 +10,7 @@ function, which the action calls first; the ValidationError names the field (`na
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -26,6 +27,9 @@ def check_team_name(*, name: str, team: Team | None = None) -> None:
     name = name.strip()
     if not name:
         raise ValidationError({"name": "the team needs a name"})
+    if any(unicodedata.category(c) == "Cc" for c in name):
+        # A line break in a name broke every export's file name (issue 32).
+        raise ValidationError({"name": "one line of text: no line breaks or control characters"})
     others = Team.objects.filter(name=name)
     if team is not None and team.pk is not None:
         others = others.exclude(pk=team.pk)

@@ -22,6 +22,9 @@ class _EnqueueRecompute:
 
     def __init__(self, campaign_id: int) -> None:
         self.campaign_id = campaign_id
+        # Django's robust on-commit logging names the callback by it (campaigns/enqueue.py):
+        # without one, a broker outage raised AttributeError from the log line, after commit.
+        self.__qualname__ = f"recompute forecast of campaign {campaign_id}"
 
     def __call__(self) -> None:
         # The version as committed (later saves in the same transaction bumped it again).

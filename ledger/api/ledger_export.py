@@ -7,6 +7,7 @@ groups to a temporary file and streamed from it (the format's footer comes last)
 
 from __future__ import annotations
 
+import re
 import tempfile
 from typing import Any
 
@@ -53,10 +54,17 @@ def parse_query(request: Request) -> tuple[str, periods.PeriodKind, Any]:
     return fmt, kind, start
 
 
+def safe_filename_part(text: str) -> str:
+    """`text` as ASCII letters, digits, `.`, `_` and `-` only: nothing in a team's name (a
+    quote, a line break, a semicolon) can end the header's `filename` or start another."""
+    cleaned = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")
+    return cleaned[:80] or "team"
+
+
 def export_response(team: Team, fmt: str, kind: periods.PeriodKind, start: Any) -> Any:
     """The export as a streamed response (the admin's link answers the same)."""
     label = periods.period_label(kind, start)
-    filename = f"ledger-{team.name}-{label}.{fmt}"
+    filename = f"ledger-{safe_filename_part(team.name)}-{label}.{fmt}"
     rows = export_rows(team.pk, kind, start)
     if fmt == "csv":
         response: Any = StreamingHttpResponse(writers.csv_chunks(rows), content_type=FORMATS[fmt])

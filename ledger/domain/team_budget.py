@@ -32,6 +32,7 @@ half-open ``[start, end)``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -61,7 +62,8 @@ def period_bounds(kind: PeriodKind, day: date) -> tuple[datetime, datetime]:
 
 
 def is_period_start(kind: PeriodKind, day: date) -> bool:
-    return period_bounds(kind, day)[0].date() == day
+    """`day` opens a month or quarter this module can bound (its year at most LAST_YEAR)."""
+    return day.year <= LAST_YEAR and period_bounds(kind, day)[0].date() == day
 
 
 def period_label(kind: PeriodKind, start: date) -> str:
@@ -71,19 +73,25 @@ def period_label(kind: PeriodKind, start: date) -> str:
     return f"{start.year:04d}-Q{(start.month - 1) // 3 + 1}"
 
 
+# ASCII digits only (`int()` takes Arabic-Indic and other scripts' digits too): YYYY-MM, YYYY-Qn.
+_PERIOD = re.compile(r"(\d{4})-(?:(0[1-9]|1[0-2])|[Qq]([1-4]))", re.ASCII)
+# A period's end is the next one's start: the last year whose end `date` can still hold.
+FIRST_YEAR, LAST_YEAR = 1900, 9998
+
+
 def parse_period(text: str) -> tuple[PeriodKind, date]:
-    """``YYYY-MM`` or ``YYYY-Qn`` → (kind, first day); ValueError naming the expected shape."""
-    try:
-        year_text, rest = text.strip().split("-", 1)
-        year = int(year_text)
-        if rest[:1] in ("Q", "q"):
-            quarter = int(rest[1:])
-            if not 1 <= quarter <= 4:
-                raise ValueError
-            return "quarter", date(year, 3 * quarter - 2, 1)
-        return "month", date(year, int(rest), 1)
-    except (ValueError, IndexError):
-        raise ValueError(f"{text!r} is not a period: use YYYY-MM or YYYY-Qn") from None
+    """``YYYY-MM`` or ``YYYY-Qn`` (ASCII digits, years FIRST_YEAR to LAST_YEAR) → (kind, first
+    day); ValueError naming the expected shape."""
+    found = _PERIOD.fullmatch(text.strip())
+    if found is None or not FIRST_YEAR <= int(found.group(1)) <= LAST_YEAR:
+        raise ValueError(
+            f"{text!r} is not a period: use YYYY-MM or YYYY-Qn, in ASCII digits, "
+            f"a year from {FIRST_YEAR} to {LAST_YEAR}"
+        )
+    year, month, quarter = found.groups()
+    if quarter:
+        return "quarter", date(int(year), 3 * int(quarter) - 2, 1)
+    return "month", date(int(year), int(month), 1)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from campaigns.domain.formatting import format_hours, format_money
+from campaigns.enqueue import enqueue_on_commit
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.selectors import run_cost as accrual
 from estimates import services as estimate_services
@@ -303,8 +304,9 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
     report = Report.objects.create(
         campaign=campaign, requested_by=user if getattr(user, "pk", None) else None
     )
-    # On commit: a worker must find the row, and a rolled-back request enqueues nothing.
-    transaction.on_commit(lambda: tasks.build_closing_report.delay(report.pk))
+    # On commit: a worker must find the row, and a rolled-back request enqueues nothing. A
+    # broker outage leaves it pending for sweep_stale_reports, and the request succeeds.
+    enqueue_on_commit(tasks.build_closing_report, report.pk)
     return report
 
 

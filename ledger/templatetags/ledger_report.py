@@ -5,6 +5,11 @@ it is later shown (docs/domain.md §16): `&`, `<` and `>` are written as HTML en
 or `<scheme:…>` autolink forms, and `[`, `]` and `\\` are backslash-escaped, so no link, image
 or reference definition forms, whatever its target (`javascript:` included). A renderer shows
 the characters as typed. The HTML report is escaped by Django's templates.
+
+Every string of the report's data reaches the Markdown template as a `MarkdownText`, and the
+template autoescapes: a value shown without `md_text` or `md_cell` (a currency, a checkpoint
+component a planner typed in the admin) is made inert all the same, rather than each field
+having to remember its filter.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
 
 register = template.Library()
 
@@ -26,21 +32,40 @@ def inert(text: str) -> str:
     return text.translate(_MARKDOWN_INERT)
 
 
+class MarkdownText(str):
+    """A string of the report's data: Django's autoescape shows it through `__html__`."""
+
+    def __html__(self) -> str:
+        # On one line, and no pipe may end a table cell (`\|` shows as `|` anywhere).
+        return " ".join(inert(self).replace("|", "\\|").split())
+
+
+def as_markdown_text(value: Any) -> Any:
+    """`value` (the report's JSON-like data) with every string a MarkdownText."""
+    if isinstance(value, str):
+        return MarkdownText(value)
+    if isinstance(value, dict):
+        return {key: as_markdown_text(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_markdown_text(item) for item in value]
+    return value
+
+
 @register.filter
-def md_cell(value: Any) -> str:
+def md_cell(value: Any) -> SafeString:
     """A value safe inside a Markdown table cell: no pipe or line break may end the cell."""
     if value is None or value == "":
-        return "—"
+        return mark_safe("—")
     text = inert(str(value)).replace("|", "\\|")
-    return " ".join(text.split())
+    return mark_safe(" ".join(text.split()))  # inert: nothing left to escape
 
 
 @register.filter
-def md_text(value: Any) -> str:
+def md_text(value: Any) -> SafeString:
     """Free text on one Markdown line (notes and rationales are written on several)."""
     if value is None:
-        return ""
-    return " ".join(inert(str(value)).split())
+        return mark_safe("")
+    return mark_safe(" ".join(inert(str(value)).split()))  # inert: nothing left to escape
 
 
 @register.filter

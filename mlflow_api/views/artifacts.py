@@ -119,6 +119,26 @@ def _download(stored: RunArtifact) -> FileResponse:
     return response
 
 
+def _receive(request: HttpRequest, name: str, relative: str) -> tuple[str, _HashingReader]:
+    """The body into storage as `name`: (the stored name, the reader with size and digest)."""
+    body = uploads.deadline_stream(request)
+    reader = _HashingReader(body, settings.ARTIFACT_MAX_BYTES)
+    try:
+        upload = File(reader, name=posixpath.basename(relative))  # type: ignore[arg-type]
+        return default_storage.save(name, upload), reader
+    except _TooLarge:
+        default_storage.delete(name)
+        raise _too_large() from None
+    except BaseException as exc:
+        # A client gone, too slow (ARTIFACT_UPLOAD_SECONDS) or a worker timeout: no partial file.
+        default_storage.delete(name)
+        if isinstance(exc, uploads.UploadTooSlow):
+            raise MlflowError("INVALID_PARAMETER_VALUE", str(exc), status=408) from None
+        raise
+    finally:
+        body.close()
+
+
 @endpoint("GET", "PUT")
 def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBase:
     run, relative = _artifact_target(caller, path)
@@ -140,19 +160,10 @@ def artifact(request: HttpRequest, caller: Caller, path: str) -> HttpResponseBas
     name = f"mlflow-artifacts/{run.campaign_id}/{run.pk}/{uuid.uuid4().hex}/" + posixpath.basename(
         relative
     )
-    reader = _HashingReader(uploads.deadline_stream(request), settings.ARTIFACT_MAX_BYTES)
-    try:
-        upload = File(reader, name=posixpath.basename(relative))  # type: ignore[arg-type]
-        saved = default_storage.save(name, upload)
-    except _TooLarge:
-        default_storage.delete(name)
-        raise _too_large() from None
-    except BaseException as exc:
-        # A client gone, too slow (ARTIFACT_UPLOAD_SECONDS) or a worker timeout: no partial file.
-        default_storage.delete(name)
-        if isinstance(exc, uploads.UploadTooSlow):
-            raise MlflowError("INVALID_PARAMETER_VALUE", str(exc), status=408) from None
-        raise
+    # A slot of the caller's and of the service's (429 past ARTIFACT_UPLOADS_PER_KEY/_TOTAL),
+    # and the body behind its deadline, watched inside each read (mlflow_api/uploads.py).
+    with uploads.upload_slot(caller.principal):
+        saved, reader = _receive(request, name, relative)
     try:
         _artifact, replaced = ingest.record_artifact(
             run,

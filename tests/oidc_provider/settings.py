@@ -61,7 +61,16 @@ OAUTH2_PROVIDER = {
         "profile": "Profile",
     },
     "PKCE_REQUIRED": True,
+    # The service's "Log out" ends the provider's session too (its end_session endpoint).
+    "OIDC_RP_INITIATED_LOGOUT_ENABLED": True,
+    "OIDC_RP_INITIATED_LOGOUT_ALWAYS_PROMPT": False,
 }
 # The provider and the service under test share the host 127.0.0.1 (cookies ignore ports).
 SESSION_COOKIE_NAME = "provider_sessionid"
 CSRF_COOKIE_NAME = "provider_csrftoken"
+# Its errors in build/test-oidc-provider.log (tests/oidc_provider/live.py).
+LOGGING = {
+    "version": 1,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["console"], "level": "ERROR"}},
+}

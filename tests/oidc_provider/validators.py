@@ -22,3 +22,12 @@ class GroupsValidator(OAuth2Validator):  # type: ignore[misc]
         if groups:
             claims["groups"] = groups
         return claims
+
+    # prompt=none (the service's session refresh): answered without a page, from the
+    # provider's own session; a disabled account has none, so the answer is login_required.
+    def validate_silent_login(self, request: Any) -> bool:
+        user = getattr(request, "user", None)
+        return bool(user is not None and user.is_authenticated and user.is_active)
+
+    def validate_silent_authorization(self, request: Any) -> bool:
+        return True  # the client is trusted (skip_authorization)
