@@ -9,11 +9,13 @@ from typing import Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.urls import path
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from campaigns.admin.run_stop import stop_button, stop_view
 from campaigns.admin.tenancy import TeamScopedAdmin
 from campaigns.charts import interactive
 from campaigns.charts.curves import curve_svg
@@ -106,6 +108,32 @@ class RunAdmin(TeamScopedAdmin):
         ("Throughput", {"fields": ["throughput_table"]}),
         ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
     ]
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path(
+                "<path:object_id>/stop/",
+                self.admin_site.admin_view(self.stop_run_view),
+                name="campaigns_run_stop",
+            ),
+            *super().get_urls(),
+        ]
+
+    def stop_run_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return stop_view(self, request, object_id)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        run = self.get_object(request, object_id)
+        extra = {**(extra_context or {})}
+        if run is not None:
+            extra["stop_button"] = stop_button(run, request)
+        return super().change_view(request, object_id, form_url, extra)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
         # The list shows each run's segments: one query for the page, not one per run.
