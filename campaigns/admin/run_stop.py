@@ -25,13 +25,18 @@ def rule_label(rule: StopRule) -> str:
     return f"{rule} (grace: {rule.grace})"
 
 
+class RuleChoice(forms.ModelChoiceField):  # type: ignore[type-arg]
+    def label_from_instance(self, obj: Any) -> str:
+        return rule_label(obj)
+
+
 class StopRunForm(forms.Form):
     reason = forms.CharField(
         max_length=2000,
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text="Kept with the run and shown to the training loop (required).",
     )
-    rule = forms.ModelChoiceField(
+    rule = RuleChoice(
         queryset=StopRule.objects.none(),
         required=False,
         empty_label="none: a stop by hand, no grace",
@@ -43,7 +48,6 @@ class StopRunForm(forms.Form):
         field = self.fields["rule"]
         assert isinstance(field, forms.ModelChoiceField)
         field.queryset = StopRule.objects.filter(campaign_id=run.campaign_id).order_by("id")
-        field.label_from_instance = rule_label  # type: ignore[method-assign]
 
     def clean_reason(self) -> str:
         reason = str(self.cleaned_data["reason"]).strip()
@@ -96,6 +100,7 @@ def _stopped_words(run: Run, rule: StopRule | None) -> str:
 
 def _log_stop(request: HttpRequest, run: Run) -> None:
     """Who stopped the run, in the admin's own history of the run."""
+    assert request.user.pk is not None  # the admin's pages are for signed-in users
     LogEntry.objects.log_actions(
         user_id=request.user.pk,
         queryset=[run],
