@@ -45,6 +45,7 @@ TINY = {
         *("--repeat", "1", "--output", "OUT"),
     ],
     "runs": ["--points", "3000", "--repeat", "1"],
+    "runs_table": ["--runs", "40", "--metrics", "3", "--repeat", "1", "--output", "OUT"],
     "scale": [
         *("--points", "20000", "--runs", "5", "--sample", "2", "--repeat", "1"),
         *("--pack-while-loading", "--pack"),

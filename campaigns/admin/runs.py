@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from campaigns.admin.run_stop import stop_button, stop_view
+from campaigns.admin.run_table import table_view
 from campaigns.admin.tenancy import TeamScopedAdmin
 from campaigns.charts import interactive
 from campaigns.charts.curves import curve_svg
@@ -53,19 +54,8 @@ class RunAdmin(TeamScopedAdmin):
         css = {"all": ("campaigns/vendor/uplot/uPlot.min.css", "campaigns/charts.css")}
         js = ("campaigns/vendor/uplot/uPlot.iife.min.js", "campaigns/charts.js")
 
-    list_display = [
-        "run_id",
-        "run_name",
-        "mlflow_inputs",
-        "segment_table",
-        "campaign",
-        "variant",
-        "kind",
-        "status",
-        "observed_hours",
-        "created_at",
-    ]
-    list_filter = ["status", "kind"]
+    # The list is the runs table (changelist_view); search serves the admin's lookups.
+    list_display = ["run_id", "run_name", "campaign", "variant", "kind", "status"]
     search_fields = ["run_id", "run_name", "campaign__title"]
     readonly_fields = [
         "team",
@@ -119,6 +109,14 @@ class RunAdmin(TeamScopedAdmin):
             *super().get_urls(),
         ]
 
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The runs table (campaigns/admin/run_table.py) instead of Django's list."""
+        if not self.has_view_or_change_permission(request):
+            return super().changelist_view(request, extra_context)
+        return table_view(self, request)
+
     def stop_run_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         return stop_view(self, request, object_id)
 
@@ -136,7 +134,7 @@ class RunAdmin(TeamScopedAdmin):
         return super().change_view(request, object_id, form_url, extra)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        # The list shows each run's segments: one query for the page, not one per run.
+        # The run page shows its segments.
         return super().get_queryset(request).prefetch_related("segments")
 
     @admin.display(description="Stop")
