@@ -45,10 +45,19 @@ in input order for equal steps, and at one point rules are tried in the order gi
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Final, Literal, get_args
 
-from campaigns.domain.formatting import format_money
+from campaigns.domain.stop_rule_grace import (
+    MAX_GRACE_MINUTES,
+    MAX_GRACE_STEPS,
+    NO_GRACE,
+    Grace,
+    grace_problems,
+    grace_seconds_left,
+    grace_until_step,
+    within_grace,
+)
 
 RuleKind = Literal[
     "non_finite_loss",
@@ -106,72 +115,6 @@ _NON_FINITE_TOKENS: Final[dict[str, float]] = {
     "+infinity": math.inf,
     "-infinity": -math.inf,
 }
-
-
-# Bounds of a rule's grace: a week of minutes, a million steps. Beyond them a grace is a typo,
-# and each minute of grace is rented time.
-MAX_GRACE_STEPS: Final = 1_000_000
-MAX_GRACE_MINUTES: Final = 7 * 24 * 60
-
-
-@dataclass(frozen=True)
-class Grace:
-    """How long a loop may go on after its rule fired (0 = not given, for either)."""
-
-    steps: int = 0
-    minutes: int = 0
-
-    @property
-    def given(self) -> bool:
-        return self.steps > 0 or self.minutes > 0
-
-    def __str__(self) -> str:
-        parts = [f"{self.steps} steps"] if self.steps else []
-        parts += [f"{self.minutes} minutes"] if self.minutes else []
-        return " or ".join(parts) if parts else "no grace"
-
-
-NO_GRACE: Final = Grace()
-
-
-def grace_problems(steps: object, minutes: object) -> tuple[str, ...]:
-    """Why a grace is unusable, in words naming the field; empty when it is fine."""
-    problems: list[str] = []
-    for field, value, limit in (
-        ("grace_steps", steps, MAX_GRACE_STEPS),
-        ("grace_minutes", minutes, MAX_GRACE_MINUTES),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
-            problems.append(f"{field} must be a whole number from 0 to {limit:,}, not {value!r}")
-    return tuple(problems)
-
-
-def grace_until_step(grace: Grace, stop_step: int | None) -> int | None:
-    """The last step a stopped run still takes, or None when the grace counts no steps."""
-    if not grace.steps:
-        return None
-    return (stop_step or 0) + grace.steps
-
-
-def grace_seconds_left(grace: Grace, seconds_since_stop: float) -> float | None:
-    """Seconds until the grace's minutes are over (0 when over), None when it counts none."""
-    if not grace.minutes:
-        return None
-    return max(grace.minutes * 60 - seconds_since_stop, 0.0)
-
-
-def within_grace(
-    grace: Grace, *, stop_step: int | None, last_step: int, seconds_since_stop: float
-) -> bool:
-    """Whether a stopped run still takes a write reaching ``last_step``, this long after the
-    stop. Without a grace, never; with one, while every limit it gives still holds."""
-    if not grace.given:
-        return False
-    until = grace_until_step(grace, stop_step)
-    if until is not None and last_step > until:
-        return False
-    left = grace_seconds_left(grace, seconds_since_stop)
-    return left is None or left > 0
 
 
 def rule_problems(
@@ -432,92 +375,18 @@ def evaluate_checkpoint(
     )
 
 
-def _as_decimal(value: float | Decimal, what: str) -> Decimal:
-    if isinstance(value, bool):
-        raise ValueError(f"{what} must be a number, not {value!r}")
-    # repr() keeps 48.1 as 48.1 rather than its binary expansion, so messages read naturally.
-    number = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
-    if not number.is_finite():
-        raise ValueError(f"{what} must be finite, not {value!r}")
-    return number
+# Defined after Firing and StopRuleSpec, which it uses; kept importable from here.
+from campaigns.domain.stop_rule_budget import evaluate_budget, evaluate_spend  # noqa: E402
 
-
-def _plain(number: Decimal) -> str:
-    text = format(number.normalize(), "f")
-    return "0" if text in ("-0", "0") else text
-
-
-def evaluate_budget(
-    rules: Iterable[StopRuleSpec],
-    observed_hours: float | Decimal | None,
-    reserved_hours: float | Decimal | None,
-    spent: Decimal | None,
-    budget: Decimal | None,
-) -> Firing | None:
-    """Fire the first ``budget_overrun`` rule when hours or money go strictly beyond the plan.
-
-    Hours: observed wall hours against reserved hours. Money: spent against the budget, both in
-    the campaign's currency. A missing figure (None) is not checked: there is nothing to overrun.
-    """
-    rule = next((r for r in rules if r.kind == "budget_overrun"), None)
-    if rule is None:
-        return None
-    problems: list[str] = []
-    if observed_hours is not None and reserved_hours is not None:
-        observed = _as_decimal(observed_hours, "observed_hours")
-        reserved = _as_decimal(reserved_hours, "reserved_hours")
-        if observed > reserved:
-            problems.append(
-                f"observed {_plain(observed)} h exceed the {_plain(reserved)} h reserved "
-                f"by {_plain(observed - reserved)} h"
-            )
-    if spent is not None and budget is not None:
-        spent_d = _as_decimal(spent, "spent")
-        budget_d = _as_decimal(budget, "budget")
-        if spent_d > budget_d:
-            problems.append(
-                f"spent {format_money(spent_d)} exceeds the budget {format_money(budget_d)} "
-                f"by {format_money(spent_d - budget_d)}"
-            )
-    if not problems:
-        return None
-    return Firing(
-        rule_id=rule.id,
-        kind=rule.kind,
-        reason=f"{'; '.join(problems)} ({rule.label})",
-        step=None,
-        grace=rule.grace,
-    )
-
-
-def evaluate_spend(
-    rules: Iterable[StopRuleSpec], spent: Decimal, budget: Decimal | None, currency: str = ""
-) -> Firing | None:
-    """Fire the first ``budget_overrun`` rule when ``spent`` is strictly beyond its fraction of
-    the budget (``threshold``, default 1.0); no budget, nothing to overrun.
-
-    The reason names the budget and the figures, e.g. ``"budget: spent 120.00 USD is beyond
-    100% of the budget 100.00 USD by 20.00 USD (rule #4: budget or time overrun)"``.
-    """
-    rule = next((r for r in rules if r.kind == "budget_overrun"), None)
-    if rule is None or budget is None:
-        return None
-    spent_d = _as_decimal(spent, "spent")
-    budget_d = _as_decimal(budget, "budget")
-    fraction = Decimal(1) if rule.threshold is None else _as_decimal(rule.threshold, "threshold")
-    limit = budget_d * fraction
-    if not spent_d > limit:
-        return None
-    unit = f" {currency}" if currency else ""
-    share = _plain((fraction * 100).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
-    return Firing(
-        rule_id=rule.id,
-        kind=rule.kind,
-        reason=(
-            f"budget: spent {format_money(spent_d)}{unit} is beyond {share}% of the budget "
-            f"{format_money(budget_d)}{unit} by {format_money(spent_d - limit)}{unit} "
-            f"({rule.label})"
-        ),
-        step=None,
-        grace=rule.grace,
-    )
+__all__ = [
+    "MAX_GRACE_MINUTES",
+    "MAX_GRACE_STEPS",
+    "NO_GRACE",
+    "Grace",
+    "evaluate_budget",
+    "evaluate_spend",
+    "grace_problems",
+    "grace_seconds_left",
+    "grace_until_step",
+    "within_grace",
+]
