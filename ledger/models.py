@@ -191,6 +191,7 @@ class AlertKind(models.TextChoices):
     CALENDAR_SLACK = "calendar_slack", "Calendar slack negative"
     RUN_SILENT = "run_silent", "Run silent"
     TEAM_BUDGET = "team_budget", "Team budget forecast over its allowance"
+    IDLE_GPU = "idle_gpu", "GPUs idle while the run runs"
 
 
 class Alert(models.Model):

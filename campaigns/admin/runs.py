@@ -26,6 +26,10 @@ from campaigns.selectors import run_metrics as readings
 # The run page draws at most this many metrics, each downsampled to this many points.
 CURVES_SHOWN = 8
 POINTS_PER_CURVE = 600
+# System metrics (MLflow's and the client's NVML sampler's ``system/…``) are drawn apart,
+# utilisation, memory and power of up to four GPUs first.
+SYSTEM = "system/"
+SYSTEM_SHOWN = 12
 
 
 @admin.register(PlanBaseline)
@@ -76,6 +80,7 @@ class RunAdmin(TeamScopedAdmin):
         "finished_at",
         "stop",
         "curves",
+        "system_curves",
         "checkpoint_table",
         "throughput_table",
     ]
@@ -94,6 +99,7 @@ class RunAdmin(TeamScopedAdmin):
         ("Stop", {"fields": ["stop"]}),
         ("Segments and datasets", {"fields": ["segment_table", "mlflow_inputs"]}),
         ("Curves", {"fields": ["curves"]}),
+        ("System metrics (GPUs)", {"fields": ["system_curves"]}),
         ("Checkpoints", {"fields": ["checkpoint_table"]}),
         ("Throughput", {"fields": ["throughput_table"]}),
         ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
@@ -172,11 +178,23 @@ class RunAdmin(TeamScopedAdmin):
     def curves(self, run: Run) -> str:
         """Each metric downsampled (campaigns/domain/downsampling.py) and drawn
         (campaigns/charts/curves.py, which escapes what it draws)."""
-        names = readings.metric_names(run)
+        names = [(n, c) for n, c in readings.metric_names(run) if not n.startswith(SYSTEM)]
         if not names:
             return "no metrics logged"
+        return self._drawn(run, [name for name, _count in names[:CURVES_SHOWN]], "curve")
+
+    @admin.display(description="System metrics")
+    def system_curves(self, run: Run) -> str:
+        """GPU utilisation, memory and power (and MLflow's CPU and disk figures), each drawn as
+        the curves are; the GPUs' first."""
+        names = [n for n, _c in readings.metric_names(run) if n.startswith(SYSTEM)]
+        if not names:
+            return "no system metrics logged (the client's nvml extra or MLflow's system metrics)"
+        names.sort(key=lambda n: (not n.startswith(f"{SYSTEM}gpu_"), n))
+        return self._drawn(run, names[:SYSTEM_SHOWN], "system")
+
+    def _drawn(self, run: Run, shown: list[str], prefix: str) -> str:
         stop_step = run.stop_step if run.status == "stopped" else None
-        shown = [name for name, _count in names[:CURVES_SHOWN]]
         # Every curve in a few queries, not three per curve (issue 21).
         by_name = readings.run_series(run, shown, POINTS_PER_CURVE)
         drawings = []
@@ -186,7 +204,7 @@ class RunAdmin(TeamScopedAdmin):
             drawings.append(
                 {
                     "svg": mark_safe(svg),
-                    "id": f"curve-data-{i}",
+                    "id": f"{prefix}-data-{i}",
                     "data": interactive.single(name, found.points, stop_step=stop_step),
                 }
             )

@@ -27,6 +27,10 @@ Rule kinds and when they fire:
     1.0): spend strictly beyond ``budget × threshold`` fires (docs/domain.md §18).
 ``custom``
     Free text applied by a person through the stop endpoint; never fires automatically.
+``idle_gpu``
+    Every GPU of a running run stayed under ``threshold`` percent utilisation for the rule's
+    minutes: fired by the alert scan on the run's ``system/gpu_*_utilization_percentage``
+    points (ledger/domain/alerts.py), never on a batch.
 
 Grace (docs/domain.md §4.6): a rule may state how long the loop goes on after it fired, so the
 loop can reach and save a checkpoint: ``grace_steps`` optimizer steps after the firing step and
@@ -66,6 +70,7 @@ RuleKind = Literal[
     "no_usable_resume",
     "budget_overrun",
     "custom",
+    "idle_gpu",
 ]
 Comparator = Literal["lt", "le", "gt", "ge"]
 
@@ -79,6 +84,7 @@ RULE_KIND_LABELS: Final[dict[RuleKind, str]] = {
     "no_usable_resume": "no usable resume",
     "budget_overrun": "budget or time overrun",
     "custom": "custom rule",
+    "idle_gpu": "idle GPU",
 }
 
 COMPARATOR_WORDS: Final[dict[Comparator, str]] = {
@@ -141,6 +147,12 @@ def rule_problems(
         elif isinstance(threshold, bool) or not math.isfinite(threshold):
             # A NaN threshold would silently never fire; an infinite one is almost always a typo.
             problems.append(f"the threshold must be a finite number, not {threshold!r}")
+    if kind == "idle_gpu" and (
+        threshold is None or isinstance(threshold, bool) or not 0 < threshold <= 100
+    ):
+        problems.append(
+            f"an idle-GPU rule's threshold is a percentage in (0, 100], not {threshold!r}"
+        )
     if (
         kind == "budget_overrun"
         and threshold is not None
