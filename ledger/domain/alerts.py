@@ -159,6 +159,15 @@ def conditions(
                 "slack is negative",
             )
         )
+    found += silent_runs(facts, silence_factor, min_silence_minutes)
+    return found + idle_gpus(facts)
+
+
+def silent_runs(
+    facts: CampaignFacts, silence_factor: float, min_silence_minutes: float
+) -> list[Condition]:
+    """The running runs that logged nothing for longer than their own interval allows."""
+    found = []
     for run in facts.activity:
         if run.run_id not in facts.running_runs:
             continue
@@ -178,7 +187,7 @@ def conditions(
                     f"(it logged every {interval / 60:.1f} min)",
                 )
             )
-    return found + idle_gpus(facts)
+    return found
 
 
 def idle_gpus(facts: CampaignFacts) -> list[Condition]:

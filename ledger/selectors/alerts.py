@@ -60,17 +60,6 @@ def campaign_facts(campaign: Campaign, now: datetime) -> alerts.CampaignFacts:
         .first()
     )
     over = (outputs or {}).get("over_hours") if isinstance(outputs, dict) else None
-    activity = tuple(
-        alerts.RunActivity(run_id, count, first, last)
-        # The running runs' summaries (a row per metric), never the points: the scan costs the
-        # same at a thousand points as at a billion.
-        for run_id, count, first, last in MetricSummary.objects.filter(
-            run__campaign=campaign, run__run_id__in=running
-        )
-        .values("run__run_id")
-        .annotate(n=Sum("count"), first=Min("first_at"), last=Max("last_at"))
-        .values_list("run__run_id", "n", "first", "last")
-    )
     idle = idle_rule_figures(campaign)
     return alerts.CampaignFacts(
         now=now,
@@ -83,7 +72,21 @@ def campaign_facts(campaign: Campaign, now: datetime) -> alerts.CampaignFacts:
         spent=spend.load_campaign_spend(campaign, now) if campaign.budget is not None else None,
         budget=campaign.budget,
         over_hours=float(over) if isinstance(over, int | float) else None,
-        activity=activity,
+        activity=_activity(campaign, running),
+    )
+
+
+def _activity(campaign: Campaign, running: tuple[str, ...]) -> tuple[alerts.RunActivity, ...]:
+    return tuple(
+        alerts.RunActivity(run_id, count, first, last)
+        # The running runs' summaries (a row per metric), never the points: the scan costs the
+        # same at a thousand points as at a billion.
+        for run_id, count, first, last in MetricSummary.objects.filter(
+            run__campaign=campaign, run__run_id__in=running
+        )
+        .values("run__run_id")
+        .annotate(n=Sum("count"), first=Min("first_at"), last=Max("last_at"))
+        .values_list("run__run_id", "n", "first", "last")
     )
 
 
