@@ -15,6 +15,7 @@ from django.urls import path
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from campaigns.admin import run_artifacts
 from campaigns.admin.run_stop import stop_button, stop_view
 from campaigns.admin.run_table import table_view
 from campaigns.admin.tenancy import TeamScopedAdmin
@@ -81,6 +82,7 @@ class RunAdmin(TeamScopedAdmin):
         "stop",
         "curves",
         "system_curves",
+        "artifact_tree",
         "checkpoint_table",
         "throughput_table",
     ]
@@ -100,6 +102,7 @@ class RunAdmin(TeamScopedAdmin):
         ("Segments and datasets", {"fields": ["segment_table", "mlflow_inputs"]}),
         ("Curves", {"fields": ["curves"]}),
         ("System metrics (GPUs)", {"fields": ["system_curves"]}),
+        ("Artifacts", {"fields": ["artifact_tree"]}),
         ("Checkpoints", {"fields": ["checkpoint_table"]}),
         ("Throughput", {"fields": ["throughput_table"]}),
         ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
@@ -112,6 +115,15 @@ class RunAdmin(TeamScopedAdmin):
                 self.admin_site.admin_view(self.stop_run_view),
                 name="campaigns_run_stop",
             ),
+            *[
+                path(
+                    f"<path:object_id>/artifacts/<int:artifact_id>/{action}/",
+                    self.admin_site.admin_view(getattr(run_artifacts, f"{action}_view")),
+                    {"model_admin": self},
+                    name=f"campaigns_run_artifact_{action}",
+                )
+                for action in ("preview", "download", "image")
+            ],
             *super().get_urls(),
         ]
 
@@ -209,6 +221,10 @@ class RunAdmin(TeamScopedAdmin):
                 }
             )
         return _render("curves.html", {"drawings": drawings})
+
+    @admin.display(description="Artifacts")
+    def artifact_tree(self, run: Run) -> str:
+        return run_artifacts.artifacts_html(run)
 
     @admin.display(description="Checkpoints")
     def checkpoint_table(self, run: Run) -> str:

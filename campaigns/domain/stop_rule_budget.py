@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
 from campaigns.domain.formatting import format_money
-from campaigns.domain.stop_rules import Firing, StopRuleSpec
+from campaigns.domain.stop_rule_spec import Firing, StopRuleSpec
 
 
 def _as_decimal(value: float | Decimal, what: str) -> Decimal:

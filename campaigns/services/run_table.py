@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -13,7 +13,9 @@ from campaigns.models import RunTableLayout
 
 
 @transaction.atomic
-def remember_columns(*, acting_user: Any, columns: Sequence[str]) -> RunTableLayout:
+def remember_columns(
+    *, acting_user: User | AnonymousUser, columns: Sequence[str]
+) -> RunTableLayout:
     """Store the person's choice of columns (in order); a key that is no column is refused
     naming it."""
     try:
