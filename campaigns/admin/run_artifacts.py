@@ -51,14 +51,12 @@ def download_view(
     request: HttpRequest, object_id: str, artifact_id: int, model_admin: Any
 ) -> HttpResponseBase:
     _run, found = _artifact(model_admin, request, object_id, artifact_id)
-    response = FileResponse(
-        default_storage.open(found.storage_name, "rb"),
+    return _file(
+        found,
+        "application/octet-stream",
         as_attachment=True,
         filename=found.path.rsplit("/", 1)[-1],
-        content_type="application/octet-stream",
     )
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
 
 
 def image_view(
@@ -69,9 +67,17 @@ def image_view(
     kind = artifacts.image_type(found.path)
     if kind is None:
         raise Http404("Not an image the page shows.")
-    response = FileResponse(default_storage.open(found.storage_name, "rb"), content_type=kind)
-    response["X-Content-Type-Options"] = "nosniff"
+    response = _file(found, kind)
     response["Content-Security-Policy"] = "default-src 'none'"
+    return response
+
+
+def _file(found: RunArtifact, content_type: str, **download: Any) -> FileResponse:
+    """The stored file with the type given (never sniffed by the browser)."""
+    response = FileResponse(
+        default_storage.open(found.storage_name, "rb"), content_type=content_type, **download
+    )
+    response["X-Content-Type-Options"] = "nosniff"
     return response
 
 
