@@ -164,6 +164,32 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
         self.assertEqual(keys, ["field:name", *layout.columns])
         self.no_horizontal_scroll("the runs table of every campaign")
         b.save_screenshot(str(BUILD / "i33-runs-table.png"))
+        self.check_a_wide_table_scrolls_inside_its_frame()
+
+    def check_a_wide_table_scrolls_inside_its_frame(self) -> None:
+        """Sixteen columns: the table scrolls sideways in its frame, the run's name frozen at
+        its left, and the page itself does not scroll."""
+        from selenium.webdriver.common.by import By
+
+        b = self.browser
+        many = [f"field:{n}" for n in ("campaign", "item", "kind", "status", "gpus",
+                                        "observed_hours", "last_step", "created_at", "finished_at",
+                                        "tags")]  # fmt: skip
+        self.choose(*many, "metric:loss:best", "metric:loss:latest", "metric:acc:best",
+                    "metric:acc:latest", "config:lr", "config:seed")  # fmt: skip
+        frame = b.find_element(By.CSS_SELECTOR, ".runs-wrap")
+        inner, outer = b.execute_script(
+            "return [arguments[0].scrollWidth, arguments[0].clientWidth]", frame
+        )
+        self.assertGreater(inner, outer)  # wider than its frame: it scrolls inside it
+        self.no_horizontal_scroll("the runs table with sixteen columns")
+        b.execute_script("arguments[0].scrollLeft = 400", frame)
+        first = b.find_element(By.CSS_SELECTOR, "#runs-table tbody td:first-child")
+        self.assertEqual(first.value_of_css_property("position"), "sticky")
+        frame_left = b.execute_script("return arguments[0].getBoundingClientRect().left", frame)
+        name_left = b.execute_script("return arguments[0].getBoundingClientRect().left", first)
+        self.assertLessEqual(abs(name_left - frame_left), 2)  # still at the frame's left edge
+        b.save_screenshot(str(BUILD / "i33-runs-table-wide.png"))
 
 
 def _chooser_order(key: str) -> tuple[str, int]:
