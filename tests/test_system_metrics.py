@@ -197,3 +197,26 @@ class IdleGpuRuleTests(TestCase):
         self.assertIn("idle GPU", idle.stop_reason)
         self.assertEqual(busy.status, "running")
         self.assertEqual(Alert.objects.filter(kind="idle_gpu").count(), 1)
+
+
+class PeakMemoryBesideTheEstimate(TestCase):
+    def test_an_items_measured_peak_stands_beside_the_forecasts_memory_per_device(self) -> None:
+        from django.core.management import call_command
+
+        from campaigns.models import Campaign
+        from estimates.selectors.memory import campaign_memory, estimated_per_item
+        from estimates.services.forecast import current_estimate
+
+        call_command("load_demo", verbosity=0)
+        campaign = Campaign.objects.get(team__name="demo")
+        current_estimate(campaign)
+        estimated = estimated_per_item(campaign.pk)
+        self.assertTrue(estimated)  # the demo's LoRA items carry an estimate spec
+        item = PlannedItem.objects.get(pk=next(iter(estimated)))
+        run = make_run(campaign, "measured", variant=item, status="running")
+        add_points(run, [("system/gpu_0_memory_usage_megabytes", 0, 15_000.0),
+                         ("system/gpu_1_memory_usage_megabytes", 0, 18_000.0)])  # fmt: skip
+        row = next(r for r in campaign_memory(campaign) if r.item == item.name)
+        self.assertEqual(row.estimated_bytes, estimated[item.pk])
+        self.assertEqual(row.measured_bytes, 18_000_000_000)  # the busiest GPU's peak
+        self.assertAlmostEqual(row.ratio or 0, 18e9 / estimated[item.pk])

@@ -48,7 +48,9 @@ def estimated_per_item(campaign_id: int) -> dict[int, int]:
     )
     found: dict[int, int] = {}
     for row in (outputs or {}).get("items", []) if isinstance(outputs, dict) else []:
-        memory = ((row.get("calculator") or {}).get("memory_per_device_bytes") or {}).get("total")
+        memory = (row.get("calculator") or {}).get("memory_per_device_bytes")
+        if isinstance(memory, dict):  # the preview's shape; the forecast keeps the total
+            memory = memory.get("total")
         if isinstance(row.get("id"), int) and isinstance(memory, int | float):
             found[row["id"]] = int(memory)
     return found
