@@ -35,7 +35,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SERIAL_TESTS := tests/test_slow_clients.py tests/test_slow_uploads.py
 PYTEST_ARGS ?=
 
-.PHONY: run test install install-dev lint typecheck bench worker clean
+.PHONY: run test install install-dev lint typecheck bench worker clean client-wheel
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -90,5 +90,14 @@ bench: install-dev
 	$(BIN)/python bench/report/run.py
 	$(BIN)/python bench/campaign_page/run.py
 
+# The client as a package of its own (client/pyproject.toml): its sources and the client's
+# pyproject, README and CHANGELOG copied to build/client-src/, built without a download (the
+# dev venv's setuptools and wheel) into dist/campaign_desk_client-<version>-py3-none-any.whl.
+client-wheel: install-dev
+	rm -rf build/client-src && mkdir -p build/client-src dist
+	cp -r client/pyproject.toml client/README.md client/CHANGELOG.md campaign_desk_client cdesk build/client-src/
+	find build/client-src -name __pycache__ -prune -exec rm -rf {} +
+	$(BIN)/python -m pip wheel --quiet --no-deps --no-build-isolation -w dist build/client-src
+
 clean:
-	rm -rf $(VENV) db.sqlite3 .secret_key staticfiles build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) db.sqlite3 .secret_key staticfiles build dist .pytest_cache .mypy_cache .ruff_cache

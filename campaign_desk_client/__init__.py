@@ -24,4 +24,4 @@ from campaign_desk_client.run import Run
 from campaign_desk_client.wire import Response
 
 __all__ = ["ApiError", "CampaignDesk", "DeskUnavailable", "Response", "Run", "RunStopped"]
-__version__ = "0.1.0"
+__version__ = "0.2.0"

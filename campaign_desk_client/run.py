@@ -148,6 +148,8 @@ class Run:
         self.dropped_points = 0
         self._spill = Spill(spill_dir, run_id) if spill_dir is not None else None
         self._last_flush = time.monotonic()
+        # Background samplers (system_metrics.GpuSampler) whose points go out with the run's.
+        self.samplers: list[Any] = []
         self._learn_status(self.data)
 
     def __repr__(self) -> str:
@@ -259,6 +261,8 @@ class Run:
 
     def _seal(self) -> None:
         """Give the open points their batches and keys; keep the buffer within its bound."""
+        for sampler in self.samplers:
+            self._open.extend(sampler.drain())
         while self._open:
             chunk, self._open = self._open[: self.flush_points], self._open[self.flush_points :]
             self._sealed.append((str(uuid.uuid4()), chunk))
@@ -405,6 +409,9 @@ class Run:
         was, also when the exception leaves a ``with`` block: fix the call and finish again.
         Finishing a finished run again another way raises ``ApiError`` 409."""
         self._finish_attempted = True
+        for sampler in self.samplers:
+            sampler.close()
+            self._open.extend(sampler.drain())  # its last samples go out with the points below
         if status not in FINISH_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FINISH_STATUSES)}")
         body: dict[str, Any] = {"status": status}

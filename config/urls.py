@@ -8,6 +8,7 @@ from campaigns import links
 from campaigns.api.schema import SwaggerDocs
 from campaigns.views import api_not_found, health
 from ledger.operations.prometheus import metrics_view
+from ledger.report_pages import report_page, shared_report_page
 from ledger.sso import api_token, link_identity, sign_out
 
 admin.site.site_header = "Campaign Desk"
@@ -30,6 +31,10 @@ urlpatterns = [
     path("admin/logout/", sign_out, name="sign-out"),
     path("admin/", admin.site.urls),
     path("runs/<str:run_id>/", admin.site.admin_view(links.open_run), name="open-run"),
+    # A closing report in the browser: team members signed in, and a shared link signed out
+    # (ledger/report_pages.py, docs/domain.md §16.4).
+    path("reports/<int:pk>/", admin.site.admin_view(report_page), name="report-page"),
+    path("shared/reports/<str:token>/", shared_report_page, name="shared-report"),
     # MLflow's "View run at …/mlflow/#/experiments/E/runs/R" (campaigns/links.py).
     path("mlflow/", links.mlflow_ui, name="mlflow-ui"),
     # The one-time link a new member gets sets their password (campaigns/admin/teams.py).

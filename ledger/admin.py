@@ -44,6 +44,7 @@ from ledger.models import (
     ReportStatus,
     TeamAllowance,
 )
+from ledger.report_pages import report_links
 from ledger.selectors import team_budget as budget_selectors
 from ledger.services import team_budget as budget_services
 from ledger.templatetags.ledger_links import campaign_reports_url
@@ -55,19 +56,6 @@ def campaign_reports_link(campaign: Campaign) -> str:
     """An HTML link to the campaign's closing reports, for a message."""
     return format_html(
         '<a href="{}">Closing reports of “{}”</a>', campaign_reports_url(campaign), campaign
-    )
-
-
-def report_download_links(report: Report) -> str:
-    if report.status != ReportStatus.READY:
-        return "—"
-    return format_html_join(
-        " · ",
-        '<a href="{}">{}</a>',
-        (
-            (reverse("admin:ledger_report_download", args=[report.pk, rendering]), rendering)
-            for rendering in RENDERINGS
-        ),
     )
 
 
@@ -484,7 +472,7 @@ class ReportAdmin(TeamScopedAdmin):
 
     @admin.display(description="download")
     def downloads(self, obj: Report) -> str:
-        return report_download_links(obj)
+        return report_links(obj)
 
     @admin.display(description="up to date")
     def up_to_date(self, obj: Report) -> str:
@@ -718,4 +706,5 @@ class TeamAllowanceAdmin(TeamScopedAdmin):
 admin.site.unregister(Campaign)
 admin.site.register(Campaign, CampaignAdmin)
 
+from ledger import share_admin as _share_admin  # noqa: E402,F401  (registers the shares' pages)
 from ledger import team_admin as _team_admin  # noqa: E402,F401  (registers the team page's extension)

@@ -191,6 +191,7 @@ class AlertKind(models.TextChoices):
     CALENDAR_SLACK = "calendar_slack", "Calendar slack negative"
     RUN_SILENT = "run_silent", "Run silent"
     TEAM_BUDGET = "team_budget", "Team budget forecast over its allowance"
+    IDLE_GPU = "idle_gpu", "GPUs idle while the run runs"
 
 
 class Alert(models.Model):
@@ -370,3 +371,30 @@ class OidcIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} at {self.issuer}"
+# --- Shared reports (docs/domain.md §16.4) -----------------------------------------------------
+
+
+class ReportShare(models.Model):
+    """A read-only link to one closing report for someone outside the team: a signed token
+    (ledger/services/report_shares.py) naming this row and its nonce, good until `expires_at`
+    and while not revoked; both are checked on every open."""
+
+    report = models.ForeignKey(Report, on_delete=models.CASCADE, related_name="shares")
+    note = models.CharField(max_length=200, blank=True, help_text="Who the link is for.")
+    # Part of the signed token: a row's id alone (reused after a database restore) is not enough.
+    nonce = models.CharField(max_length=32)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    revoked_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"share #{self.pk} of report #{self.report_id}"

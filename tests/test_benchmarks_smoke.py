@@ -46,6 +46,7 @@ TINY = {
     ],
     "runs": ["--points", "3000", "--repeat", "1"],
     "timeline": ["--items", "10", "--repeat", "1", "--output", "OUT"],
+    "runs_table": ["--runs", "40", "--metrics", "3", "--repeat", "1", "--output", "OUT"],
     "scale": [
         *("--points", "20000", "--runs", "5", "--sample", "2", "--repeat", "1"),
         *("--pack-while-loading", "--pack"),

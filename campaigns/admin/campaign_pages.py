@@ -79,7 +79,7 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
             continue
         colour = PALETTE[len(lines) % len(PALETTE)]
         dashed = run.kind == "pilot"
-        lines.append(Overlaid(run.run_id, colour, dashed, shown.points))
+        lines.append(Overlaid(run.display_name, colour, dashed, shown.points))
         legend.append(_legend_row(run, colour, dashed, shown, lower))
     threshold = rule.threshold if rule is not None else None
     return {

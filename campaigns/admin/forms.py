@@ -196,11 +196,13 @@ class StopRuleForm(CampaignChildForm):
             "description",
             "grace_steps",
             "grace_minutes",
+            "for_minutes",
         ]
         widgets = {
             "description": forms.Textarea(attrs={"rows": 1, "cols": 24}),
             "grace_steps": forms.NumberInput(attrs={"style": "width: 6em"}),
             "grace_minutes": forms.NumberInput(attrs={"style": "width: 5em"}),
+            "for_minutes": forms.NumberInput(attrs={"style": "width: 4em"}),
         }
 
 

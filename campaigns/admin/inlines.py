@@ -234,6 +234,7 @@ class StopRuleInline(CampaignInline):
         "description",
         "grace_steps",
         "grace_minutes",
+        "for_minutes",
     ]
 
 

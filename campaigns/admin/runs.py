@@ -9,11 +9,15 @@ from typing import Any
 
 from django.contrib import admin
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from django.template.loader import render_to_string
+from django.urls import path
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from campaigns.admin import run_artifacts
+from campaigns.admin.run_stop import stop_button, stop_view
+from campaigns.admin.run_table import table_view
 from campaigns.admin.tenancy import TeamScopedAdmin
 from campaigns.charts import interactive
 from campaigns.charts.curves import curve_svg
@@ -23,6 +27,10 @@ from campaigns.selectors import run_metrics as readings
 # The run page draws at most this many metrics, each downsampled to this many points.
 CURVES_SHOWN = 8
 POINTS_PER_CURVE = 600
+# System metrics (MLflow's and the client's NVML sampler's ``system/…``) are drawn apart,
+# utilisation, memory and power of up to four GPUs first.
+SYSTEM = "system/"
+SYSTEM_SHOWN = 12
 
 
 @admin.register(PlanBaseline)
@@ -51,19 +59,8 @@ class RunAdmin(TeamScopedAdmin):
         css = {"all": ("campaigns/vendor/uplot/uPlot.min.css", "campaigns/charts.css")}
         js = ("campaigns/vendor/uplot/uPlot.iife.min.js", "campaigns/charts.js")
 
-    list_display = [
-        "run_id",
-        "run_name",
-        "mlflow_inputs",
-        "segment_table",
-        "campaign",
-        "variant",
-        "kind",
-        "status",
-        "observed_hours",
-        "created_at",
-    ]
-    list_filter = ["status", "kind"]
+    # The list is the runs table (changelist_view); search serves the admin's lookups.
+    list_display = ["run_id", "run_name", "campaign", "variant", "kind", "status"]
     search_fields = ["run_id", "run_name", "campaign__title"]
     readonly_fields = [
         "team",
@@ -84,6 +81,8 @@ class RunAdmin(TeamScopedAdmin):
         "finished_at",
         "stop",
         "curves",
+        "system_curves",
+        "artifact_tree",
         "checkpoint_table",
         "throughput_table",
     ]
@@ -102,13 +101,58 @@ class RunAdmin(TeamScopedAdmin):
         ("Stop", {"fields": ["stop"]}),
         ("Segments and datasets", {"fields": ["segment_table", "mlflow_inputs"]}),
         ("Curves", {"fields": ["curves"]}),
+        ("System metrics (GPUs)", {"fields": ["system_curves"]}),
+        ("Artifacts", {"fields": ["artifact_tree"]}),
         ("Checkpoints", {"fields": ["checkpoint_table"]}),
         ("Throughput", {"fields": ["throughput_table"]}),
         ("Configuration", {"fields": ["config", "config_digest"], "classes": ["collapse"]}),
     ]
 
+    def get_urls(self) -> list[Any]:
+        return [
+            path(
+                "<path:object_id>/stop/",
+                self.admin_site.admin_view(self.stop_run_view),
+                name="campaigns_run_stop",
+            ),
+            *[
+                path(
+                    f"<path:object_id>/artifacts/<int:artifact_id>/{action}/",
+                    self.admin_site.admin_view(getattr(run_artifacts, f"{action}_view")),
+                    {"model_admin": self},
+                    name=f"campaigns_run_artifact_{action}",
+                )
+                for action in ("preview", "download", "image")
+            ],
+            *super().get_urls(),
+        ]
+
+    def changelist_view(
+        self, request: HttpRequest, extra_context: dict[str, Any] | None = None
+    ) -> HttpResponse:
+        """The runs table (campaigns/admin/run_table.py) instead of Django's list."""
+        if not self.has_view_or_change_permission(request):
+            return super().changelist_view(request, extra_context)
+        return table_view(self, request)
+
+    def stop_run_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+        return stop_view(self, request, object_id)
+
+    def change_view(
+        self,
+        request: HttpRequest,
+        object_id: str,
+        form_url: str = "",
+        extra_context: dict[str, Any] | None = None,
+    ) -> HttpResponse:
+        run = self.get_object(request, object_id)
+        extra = {**(extra_context or {})}
+        if run is not None:
+            extra["stop_button"] = stop_button(run, request)
+        return super().change_view(request, object_id, form_url, extra)
+
     def get_queryset(self, request: HttpRequest) -> QuerySet[Any]:
-        # The list shows each run's segments: one query for the page, not one per run.
+        # The run page shows its segments.
         return super().get_queryset(request).prefetch_related("segments")
 
     @admin.display(description="Stop")
@@ -146,11 +190,23 @@ class RunAdmin(TeamScopedAdmin):
     def curves(self, run: Run) -> str:
         """Each metric downsampled (campaigns/domain/downsampling.py) and drawn
         (campaigns/charts/curves.py, which escapes what it draws)."""
-        names = readings.metric_names(run)
+        names = [(n, c) for n, c in readings.metric_names(run) if not n.startswith(SYSTEM)]
         if not names:
             return "no metrics logged"
+        return self._drawn(run, [name for name, _count in names[:CURVES_SHOWN]], "curve")
+
+    @admin.display(description="System metrics")
+    def system_curves(self, run: Run) -> str:
+        """GPU utilisation, memory and power (and MLflow's CPU and disk figures), each drawn as
+        the curves are; the GPUs' first."""
+        names = [n for n, _c in readings.metric_names(run) if n.startswith(SYSTEM)]
+        if not names:
+            return "no system metrics logged (the client's nvml extra or MLflow's system metrics)"
+        names.sort(key=lambda n: (not n.startswith(f"{SYSTEM}gpu_"), n))
+        return self._drawn(run, names[:SYSTEM_SHOWN], "system")
+
+    def _drawn(self, run: Run, shown: list[str], prefix: str) -> str:
         stop_step = run.stop_step if run.status == "stopped" else None
-        shown = [name for name, _count in names[:CURVES_SHOWN]]
         # Every curve in a few queries, not three per curve (issue 21).
         by_name = readings.run_series(run, shown, POINTS_PER_CURVE)
         drawings = []
@@ -160,11 +216,15 @@ class RunAdmin(TeamScopedAdmin):
             drawings.append(
                 {
                     "svg": mark_safe(svg),
-                    "id": f"curve-data-{i}",
+                    "id": f"{prefix}-data-{i}",
                     "data": interactive.single(name, found.points, stop_step=stop_step),
                 }
             )
         return _render("curves.html", {"drawings": drawings})
+
+    @admin.display(description="Artifacts")
+    def artifact_tree(self, run: Run) -> str:
+        return run_artifacts.artifacts_html(run)
 
     @admin.display(description="Checkpoints")
     def checkpoint_table(self, run: Run) -> str:

@@ -27,6 +27,10 @@ Rule kinds and when they fire:
     1.0): spend strictly beyond ``budget × threshold`` fires (docs/domain.md §18).
 ``custom``
     Free text applied by a person through the stop endpoint; never fires automatically.
+``idle_gpu``
+    Every GPU of a running run stayed under ``threshold`` percent utilisation for the rule's
+    minutes: fired by the alert scan on the run's ``system/gpu_*_utilization_percentage``
+    points (ledger/domain/alerts.py), never on a batch.
 
 Grace (docs/domain.md §4.6): a rule may state how long the loop goes on after it fired, so the
 loop can reach and save a checkpoint: ``grace_steps`` optimizer steps after the firing step and
@@ -45,213 +49,36 @@ in input order for equal steps, and at one point rules are tried in the order gi
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
-from typing import Final, Literal, get_args
+from decimal import Decimal
 
-from campaigns.domain.formatting import format_money
-
-RuleKind = Literal[
-    "non_finite_loss",
-    "metric_threshold",
-    "input_truncated",
-    "no_usable_resume",
-    "budget_overrun",
-    "custom",
-]
-Comparator = Literal["lt", "le", "gt", "ge"]
-
-RULE_KINDS: Final[tuple[RuleKind, ...]] = get_args(RuleKind)
-COMPARATORS: Final[tuple[Comparator, ...]] = get_args(Comparator)
-
-RULE_KIND_LABELS: Final[dict[RuleKind, str]] = {
-    "non_finite_loss": "non-finite loss",
-    "metric_threshold": "metric threshold",
-    "input_truncated": "essential input truncated",
-    "no_usable_resume": "no usable resume",
-    "budget_overrun": "budget or time overrun",
-    "custom": "custom rule",
-}
-
-COMPARATOR_WORDS: Final[dict[Comparator, str]] = {
-    "lt": "below",
-    "le": "at or below",
-    "gt": "above",
-    "ge": "at or above",
-}
-
-DEFAULT_LOSS_METRIC: Final = "loss"
-TRUNCATION_METRICS: Final[frozenset[str]] = frozenset({"input_truncated", "truncated_inputs"})
-
-# Order matters only for messages: missing components are named in this, the API's, order.
-COMPONENT_ORDER: Final[tuple[str, ...]] = (
-    "model",
-    "optimizer",
-    "progress",
-    "scheduler",
-    "scaler",
-    "rng",
-    "data_position",
+from campaigns.domain.stop_rule_budget import evaluate_budget, evaluate_spend
+from campaigns.domain.stop_rule_grace import (
+    MAX_GRACE_MINUTES,
+    MAX_GRACE_STEPS,
+    NO_GRACE,
+    Grace,
+    grace_problems,
+    grace_seconds_left,
+    grace_until_step,
+    within_grace,
 )
-COMPONENTS: Final[frozenset[str]] = frozenset(COMPONENT_ORDER)
-# Weights alone cannot resume training: optimizer state and progress are needed too
-# (docs/domain.md §11).
-DEFAULT_REQUIRED_COMPONENTS: Final[frozenset[str]] = frozenset({"model", "optimizer", "progress"})
-
-_NON_FINITE_TOKENS: Final[dict[str, float]] = {
-    "nan": math.nan,
-    "inf": math.inf,
-    "+inf": math.inf,
-    "-inf": -math.inf,
-    "infinity": math.inf,
-    "+infinity": math.inf,
-    "-infinity": -math.inf,
-}
-
-
-# Bounds of a rule's grace: a week of minutes, a million steps. Beyond them a grace is a typo,
-# and each minute of grace is rented time.
-MAX_GRACE_STEPS: Final = 1_000_000
-MAX_GRACE_MINUTES: Final = 7 * 24 * 60
-
-
-@dataclass(frozen=True)
-class Grace:
-    """How long a loop may go on after its rule fired (0 = not given, for either)."""
-
-    steps: int = 0
-    minutes: int = 0
-
-    @property
-    def given(self) -> bool:
-        return self.steps > 0 or self.minutes > 0
-
-    def __str__(self) -> str:
-        parts = [f"{self.steps} steps"] if self.steps else []
-        parts += [f"{self.minutes} minutes"] if self.minutes else []
-        return " or ".join(parts) if parts else "no grace"
-
-
-NO_GRACE: Final = Grace()
-
-
-def grace_problems(steps: object, minutes: object) -> tuple[str, ...]:
-    """Why a grace is unusable, in words naming the field; empty when it is fine."""
-    problems: list[str] = []
-    for field, value, limit in (
-        ("grace_steps", steps, MAX_GRACE_STEPS),
-        ("grace_minutes", minutes, MAX_GRACE_MINUTES),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= limit:
-            problems.append(f"{field} must be a whole number from 0 to {limit:,}, not {value!r}")
-    return tuple(problems)
-
-
-def grace_until_step(grace: Grace, stop_step: int | None) -> int | None:
-    """The last step a stopped run still takes, or None when the grace counts no steps."""
-    if not grace.steps:
-        return None
-    return (stop_step or 0) + grace.steps
-
-
-def grace_seconds_left(grace: Grace, seconds_since_stop: float) -> float | None:
-    """Seconds until the grace's minutes are over (0 when over), None when it counts none."""
-    if not grace.minutes:
-        return None
-    return max(grace.minutes * 60 - seconds_since_stop, 0.0)
-
-
-def within_grace(
-    grace: Grace, *, stop_step: int | None, last_step: int, seconds_since_stop: float
-) -> bool:
-    """Whether a stopped run still takes a write reaching ``last_step``, this long after the
-    stop. Without a grace, never; with one, while every limit it gives still holds."""
-    if not grace.given:
-        return False
-    until = grace_until_step(grace, stop_step)
-    if until is not None and last_step > until:
-        return False
-    left = grace_seconds_left(grace, seconds_since_stop)
-    return left is None or left > 0
-
-
-def rule_problems(
-    kind: str, metric: str, comparator: str | None, threshold: float | None
-) -> tuple[str, ...]:
-    """Why a rule definition is unusable, in words; empty when it is fine.
-
-    Exposed so an API layer can answer 400 with these words before building a StopRuleSpec.
-    """
-    problems: list[str] = []
-    if kind not in RULE_KINDS:
-        problems.append(f"unknown rule kind {kind!r}; expected one of {', '.join(RULE_KINDS)}")
-    if comparator is not None and comparator not in COMPARATORS:
-        problems.append(
-            f"unknown comparator {comparator!r}; expected one of {', '.join(COMPARATORS)}"
-        )
-    if kind == "metric_threshold":
-        if not metric.strip():
-            problems.append("a metric threshold rule needs the metric name")
-        if comparator is None:
-            problems.append("a metric threshold rule needs a comparator (lt, le, gt or ge)")
-        if threshold is None:
-            problems.append("a metric threshold rule needs a threshold")
-        elif isinstance(threshold, bool) or not math.isfinite(threshold):
-            # A NaN threshold would silently never fire; an infinite one is almost always a typo.
-            problems.append(f"the threshold must be a finite number, not {threshold!r}")
-    if (
-        kind == "budget_overrun"
-        and threshold is not None
-        and (isinstance(threshold, bool) or not math.isfinite(threshold) or threshold <= 0)
-    ):
-        problems.append(
-            f"a budget rule's threshold is a fraction of the budget above 0, not {threshold!r}"
-        )
-    return tuple(problems)
-
-
-@dataclass(frozen=True)
-class StopRuleSpec:
-    """A stop rule as registered before the runs.
-
-    ``metric`` may be left empty for ``non_finite_loss`` (means ``"loss"``) and
-    ``input_truncated`` (means ``"input_truncated"`` or ``"truncated_inputs"``).
-    Raises ValueError (with the words of ``rule_problems``) for an unusable definition.
-    """
-
-    id: int
-    kind: RuleKind
-    metric: str = ""
-    comparator: Comparator | None = None
-    threshold: float | None = None
-    description: str = ""
-    grace: Grace = NO_GRACE
-
-    def __post_init__(self) -> None:
-        problems = rule_problems(self.kind, self.metric, self.comparator, self.threshold)
-        problems += grace_problems(self.grace.steps, self.grace.minutes)
-        if problems:
-            raise ValueError(f"stop rule #{self.id}: " + "; ".join(problems))
-
-    @property
-    def metric_names(self) -> frozenset[str]:
-        """The metric point names this rule watches (empty for kinds that watch no metric)."""
-        if self.kind == "non_finite_loss":
-            return frozenset({self.metric or DEFAULT_LOSS_METRIC})
-        if self.kind == "metric_threshold":
-            return frozenset({self.metric})
-        if self.kind == "input_truncated":
-            if not self.metric or self.metric in TRUNCATION_METRICS:
-                return TRUNCATION_METRICS
-            return frozenset({self.metric})
-        return frozenset()
-
-    @property
-    def label(self) -> str:
-        """``rule #3: non-finite loss``, with the description appended when there is one."""
-        text = f"rule #{self.id}: {RULE_KIND_LABELS[self.kind]}"
-        if self.description.strip():
-            text += f"; {self.description.strip()}"
-        return text
+from campaigns.domain.stop_rule_spec import (
+    _NON_FINITE_TOKENS,
+    COMPARATOR_WORDS,
+    COMPARATORS,
+    COMPONENT_ORDER,
+    COMPONENTS,
+    DEFAULT_LOSS_METRIC,
+    DEFAULT_REQUIRED_COMPONENTS,
+    RULE_KIND_LABELS,
+    RULE_KINDS,
+    TRUNCATION_METRICS,
+    Comparator,
+    Firing,
+    RuleKind,
+    StopRuleSpec,
+    rule_problems,
+)
 
 
 @dataclass(frozen=True)
@@ -286,17 +113,6 @@ class CheckpointFacts:
                 f"unknown checkpoint components: {', '.join(sorted(unknown))}; "
                 f"expected among {', '.join(COMPONENT_ORDER)}"
             )
-
-
-@dataclass(frozen=True)
-class Firing:
-    """A rule that fired: the run keeps ``rule_id`` and ``reason`` (docs/domain.md §4)."""
-
-    rule_id: int
-    kind: RuleKind
-    reason: str
-    step: int | None
-    grace: Grace = NO_GRACE
 
 
 def format_metric_value(value: float) -> str:
@@ -432,92 +248,30 @@ def evaluate_checkpoint(
     )
 
 
-def _as_decimal(value: float | Decimal, what: str) -> Decimal:
-    if isinstance(value, bool):
-        raise ValueError(f"{what} must be a number, not {value!r}")
-    # repr() keeps 48.1 as 48.1 rather than its binary expansion, so messages read naturally.
-    number = value if isinstance(value, Decimal) else Decimal(repr(float(value)))
-    if not number.is_finite():
-        raise ValueError(f"{what} must be finite, not {value!r}")
-    return number
-
-
-def _plain(number: Decimal) -> str:
-    text = format(number.normalize(), "f")
-    return "0" if text in ("-0", "0") else text
-
-
-def evaluate_budget(
-    rules: Iterable[StopRuleSpec],
-    observed_hours: float | Decimal | None,
-    reserved_hours: float | Decimal | None,
-    spent: Decimal | None,
-    budget: Decimal | None,
-) -> Firing | None:
-    """Fire the first ``budget_overrun`` rule when hours or money go strictly beyond the plan.
-
-    Hours: observed wall hours against reserved hours. Money: spent against the budget, both in
-    the campaign's currency. A missing figure (None) is not checked: there is nothing to overrun.
-    """
-    rule = next((r for r in rules if r.kind == "budget_overrun"), None)
-    if rule is None:
-        return None
-    problems: list[str] = []
-    if observed_hours is not None and reserved_hours is not None:
-        observed = _as_decimal(observed_hours, "observed_hours")
-        reserved = _as_decimal(reserved_hours, "reserved_hours")
-        if observed > reserved:
-            problems.append(
-                f"observed {_plain(observed)} h exceed the {_plain(reserved)} h reserved "
-                f"by {_plain(observed - reserved)} h"
-            )
-    if spent is not None and budget is not None:
-        spent_d = _as_decimal(spent, "spent")
-        budget_d = _as_decimal(budget, "budget")
-        if spent_d > budget_d:
-            problems.append(
-                f"spent {format_money(spent_d)} exceeds the budget {format_money(budget_d)} "
-                f"by {format_money(spent_d - budget_d)}"
-            )
-    if not problems:
-        return None
-    return Firing(
-        rule_id=rule.id,
-        kind=rule.kind,
-        reason=f"{'; '.join(problems)} ({rule.label})",
-        step=None,
-        grace=rule.grace,
-    )
-
-
-def evaluate_spend(
-    rules: Iterable[StopRuleSpec], spent: Decimal, budget: Decimal | None, currency: str = ""
-) -> Firing | None:
-    """Fire the first ``budget_overrun`` rule when ``spent`` is strictly beyond its fraction of
-    the budget (``threshold``, default 1.0); no budget, nothing to overrun.
-
-    The reason names the budget and the figures, e.g. ``"budget: spent 120.00 USD is beyond
-    100% of the budget 100.00 USD by 20.00 USD (rule #4: budget or time overrun)"``.
-    """
-    rule = next((r for r in rules if r.kind == "budget_overrun"), None)
-    if rule is None or budget is None:
-        return None
-    spent_d = _as_decimal(spent, "spent")
-    budget_d = _as_decimal(budget, "budget")
-    fraction = Decimal(1) if rule.threshold is None else _as_decimal(rule.threshold, "threshold")
-    limit = budget_d * fraction
-    if not spent_d > limit:
-        return None
-    unit = f" {currency}" if currency else ""
-    share = _plain((fraction * 100).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
-    return Firing(
-        rule_id=rule.id,
-        kind=rule.kind,
-        reason=(
-            f"budget: spent {format_money(spent_d)}{unit} is beyond {share}% of the budget "
-            f"{format_money(budget_d)}{unit} by {format_money(spent_d - limit)}{unit} "
-            f"({rule.label})"
-        ),
-        step=None,
-        grace=rule.grace,
-    )
+__all__ = [
+    "COMPARATORS",
+    "COMPARATOR_WORDS",
+    "COMPONENTS",
+    "COMPONENT_ORDER",
+    "DEFAULT_LOSS_METRIC",
+    "DEFAULT_REQUIRED_COMPONENTS",
+    "MAX_GRACE_MINUTES",
+    "MAX_GRACE_STEPS",
+    "NO_GRACE",
+    "RULE_KINDS",
+    "RULE_KIND_LABELS",
+    "TRUNCATION_METRICS",
+    "_NON_FINITE_TOKENS",
+    "Comparator",
+    "Firing",
+    "Grace",
+    "RuleKind",
+    "StopRuleSpec",
+    "evaluate_budget",
+    "evaluate_spend",
+    "grace_problems",
+    "grace_seconds_left",
+    "grace_until_step",
+    "rule_problems",
+    "within_grace",
+]

@@ -45,6 +45,7 @@ from .plan import (
     Stage,
     StopRule,
 )
+from .run_table import RunTableLayout
 from .runs import Checkpoint, Run, RunArtifact, RunSegment, ThroughputSample
 from .teams import WRITER_ROLES, Membership, MembershipQuerySet, Role, Team, team_ids_for
 
@@ -86,6 +87,7 @@ __all__ = [
     "RunKind",
     "RunSegment",
     "RunStatus",
+    "RunTableLayout",
     "RunsStillRunning",
     "Stage",
     "StageKind",

@@ -41,6 +41,7 @@ class StopRuleKind(models.TextChoices):
     NO_USABLE_RESUME = "no_usable_resume", "No usable resume"
     BUDGET_OVERRUN = "budget_overrun", "Budget or time overrun"
     CUSTOM = "custom", "Custom (free text)"
+    IDLE_GPU = "idle_gpu", "Idle GPU (utilisation under a threshold for N minutes)"
 
 
 class Comparator(models.TextChoices):

@@ -113,6 +113,13 @@ class MetricSummary(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "name"], name="metric_summary_run_name")
         ]
+        indexes = [
+            # The runs table's metric columns (docs/domain.md §5.8): one metric's summaries
+            # across a campaign's runs, read off this index instead of a scan of every summary.
+            # Neither column changes once the row exists, so the ingest's upsert of a summary
+            # stays a HOT update; only a run's new metric adds an entry.
+            models.Index(fields=["name", "run"], name="metric_summary_name_run"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.name}: {self.count} points"

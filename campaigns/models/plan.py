@@ -183,6 +183,13 @@ class StopRule(models.Model):
         validators=[MaxValueValidator(rules.MAX_GRACE_MINUTES)],
         help_text="Wall minutes the loop may go on after the stop (0: none).",
     )
+    # An idle-GPU rule (docs/domain.md §4.1): the minutes utilisation stays under `threshold`
+    # (percent) before the rule fires.
+    for_minutes = models.PositiveIntegerField(
+        default=0,
+        validators=[MaxValueValidator(rules.MAX_GRACE_MINUTES)],
+        help_text="Idle GPU: minutes under the threshold before it fires (0 for other kinds).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -196,6 +203,8 @@ class StopRule(models.Model):
         if self.kind == StopRuleKind.METRIC_THRESHOLD:
             comparator = self.get_comparator_display()
             return f"#{self.pk} stop when {self.metric} {comparator} {self.threshold}"
+        if self.kind == StopRuleKind.IDLE_GPU:
+            return f"#{self.pk} stop when GPUs < {self.threshold:g}% for {self.for_minutes} min"
         return f"#{self.pk} {self.get_kind_display()}"
 
     def clean(self) -> None:
@@ -209,6 +218,16 @@ class StopRule(models.Model):
                 errors["threshold"] = "a threshold rule needs a threshold"
             if errors:
                 raise ValidationError(errors)
+        idle = self.kind == StopRuleKind.IDLE_GPU
+        if idle and (self.threshold is None or not 0 < self.threshold <= 100):
+            raise ValidationError(
+                {
+                    "threshold": "an idle-GPU rule's threshold is a utilisation "
+                    "percentage above 0 and at most 100"
+                }
+            )
+        if idle and not self.for_minutes:
+            raise ValidationError({"for_minutes": "an idle-GPU rule says for how many minutes"})
         if self.kind == StopRuleKind.CUSTOM and not (self.description or "").strip():
             raise ValidationError({"description": "a custom rule is written out in words"})
         # A budget rule's threshold is a fraction of the budget (docs/domain.md §18): 0.8 stops
@@ -247,6 +266,7 @@ class StopRule(models.Model):
             "description": self.description,
             "grace_steps": self.grace_steps,
             "grace_minutes": self.grace_minutes,
+            "for_minutes": self.for_minutes,
         }
 
 

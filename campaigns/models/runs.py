@@ -68,6 +68,12 @@ class Run(models.Model):
     def __str__(self) -> str:
         return self.run_id
 
+    @property
+    def display_name(self) -> str:
+        """What people read (docs/domain.md §25): MLflow's run name, else the run id (an MLflow
+        run's id is 32 hex digits nobody recognises)."""
+        return self.run_name or self.run_id
+
     @staticmethod
     def digest_config(config: Any) -> str:
         import json

@@ -340,3 +340,23 @@ def runs_with_hot_points(*, older_than: Any) -> list[int]:
             [older_than],
         )
         return [run_pk for (run_pk,) in cursor.fetchall()]
+
+
+def busiest_since(runs: Collection[int], keys: Collection[int], since: Any) -> dict[int, float]:
+    """By run, the largest finite value logged at or after ``since`` among the metrics ``keys``
+    (summary ids) of ``runs``, from both tiers: the idle-GPU condition's read (docs/domain.md
+    §19). Runs with no such point are absent."""
+    if not runs or not keys:
+        return {}
+    params: dict[str, Any] = {"since": since}
+    where = f"run_id {_in('runs', runs, params)} AND key_id {_in('keys', keys, params)}"
+    hot = f"{where} AND created_at >= %(since)s AND non_finite = '' AND value IS NOT NULL"
+    # NaN sorts above every number in PostgreSQL, so "< Infinity" leaves out NaN and +Inf.
+    cold = (
+        f"b.{where.replace('AND key_id', 'AND b.key_id')} AND u.created >= %(since)s "
+        "AND u.value < 'Infinity'::float8 AND u.value > '-Infinity'::float8"
+    )
+    sql = f"SELECT run_id, max(value) FROM ({_union(hot, cold, full=True)}) p GROUP BY run_id"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return {run: float(value) for run, value in cursor.fetchall()}

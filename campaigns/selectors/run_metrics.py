@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Max, Q, QuerySet
 
 from campaigns.domain import downsampling as series
 from campaigns.domain import item_fate as fates
@@ -366,3 +366,19 @@ def _points_of_summaries(
     for p in found:
         by_key.setdefault(p.key_id, []).append((p.step, p.value))
     return by_key
+
+
+# GPU memory used as MLflow's system metrics and the client's NVML sampler name it (MB).
+GPU_MEMORY = r"^system/gpu_[0-9]+_memory_usage_megabytes$"
+
+
+def peak_gpu_memory_mb(runs: QuerySet[Run]) -> dict[int, float]:
+    """By run, the highest memory any one of its GPUs used, in MB (10^6 bytes), from the
+    summaries' finite extremes (never the points): one statement whatever the runs."""
+    rows = (
+        MetricSummary.objects.filter(run__in=runs, name__regex=GPU_MEMORY, max_value__isnull=False)
+        .values("run_id")
+        .annotate(peak=Max("max_value"))
+        .values_list("run_id", "peak")
+    )
+    return {run: float(peak) for run, peak in rows}

@@ -4,7 +4,8 @@
 - ``loss_like``: which end of a metric is best, the one rule of campaigns/domain/metric_direction.py
   (re-exported here for the report's callers).
 - ``value_chart``: cost on x (the campaign's currency, from 0 to the largest cost), the best
-  value on y (the better end at the top), one labelled dot per item that has both.
+  value on y (the better end at the top), one labelled dot per item that has both: filled for
+  its full runs, hollow and labelled "(pilot)" for its pilots, drawn apart (§18.6).
 
 Units: money ``Decimal`` in the campaign's currency; metric values ``float`` as logged.
 """
@@ -38,6 +39,7 @@ class ItemValue:
     item: str
     cost: Decimal
     best: float | None
+    pilot: bool = False  # the item's pilot runs, drawn apart from its full runs
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ class Dot:
     title: str
     # Labels of dots in the right half read leftwards, so none runs off the chart (issue 18).
     anchor: str = "start"
+    pilot: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,15 @@ class ValueChart:
     dots: tuple[Dot, ...]
     axis: tuple[tuple[float, float, str], ...]  # x, y, text
     title: str
+
+
+def _named(item: ItemValue) -> str:
+    return f"{item.item} (pilot)" if item.pilot else item.item
+
+
+def _label(item: ItemValue) -> str:
+    name = _named(item)
+    return name if len(name) <= _LABEL_CHARS else name[: _LABEL_CHARS - 1] + "…"
 
 
 def value_chart(
@@ -92,9 +104,10 @@ def value_chart(
             x(i.cost),
             y(float(i.best)),
             x(i.cost) - 8 if x(i.cost) > _W / 2 else x(i.cost) + 8,
-            i.item if len(i.item) <= _LABEL_CHARS else i.item[: _LABEL_CHARS - 1] + "…",
-            f"{i.item}: {metric} {i.best:g} for {i.cost} {currency}",
+            _label(i),
+            f"{_named(i)}: {metric} {i.best:g} for {i.cost} {currency}",
             "end" if x(i.cost) > _W / 2 else "start",
+            i.pilot,
         )
         for i in shown
         if i.best is not None

@@ -11,6 +11,11 @@ repeats one, and an alert whose condition no longer holds is resolved.
 - ``calendar_slack``: the landed forecast runs past the window (slack below zero).
 - ``run_silent``: a running run logged nothing for longer than ``silence_factor`` × its own
   logging interval (the mean gap between its points), and at least ``min_silence_minutes``.
+- ``idle_gpu``: every GPU of a running run stayed under ``idle.percent`` utilisation for the last
+  ``idle.minutes`` minutes: its ``system/gpu_*_utilization_percentage`` points (from the client's
+  NVML sampler or MLflow's system metrics) span the window and none of them reached the
+  threshold. The campaign's ``idle_gpu`` stop rule sets both figures (and then the run is
+  stopped); without one, 5% for 30 minutes.
 
 Units: hours and minutes of wall time; money ``Decimal`` in the campaign's currency.
 """
@@ -52,6 +57,25 @@ class RunActivity:
 
 
 @dataclass(frozen=True)
+class GpuUse:
+    """A running run's GPU utilisation: the highest any of its GPUs logged since the idle
+    window began (None: no sample in it), and its utilisation's first and last samples."""
+
+    run_id: str
+    busiest: float | None
+    first_at: datetime
+    last_at: datetime
+
+
+@dataclass(frozen=True)
+class IdleGpu:
+    """When a GPU counts as idle: under ``percent`` utilisation for ``minutes``."""
+
+    percent: float = 5.0
+    minutes: float = 30.0
+
+
+@dataclass(frozen=True)
 class CampaignFacts:
     now: datetime
     currency: str
@@ -62,6 +86,8 @@ class CampaignFacts:
     budget: Decimal | None = None
     over_hours: float | None = None
     activity: tuple[RunActivity, ...] = field(default_factory=tuple)
+    gpu_use: tuple[GpuUse, ...] = ()
+    idle: IdleGpu = IdleGpu()
 
 
 @dataclass(frozen=True)
@@ -133,6 +159,15 @@ def conditions(
                 "slack is negative",
             )
         )
+    found += silent_runs(facts, silence_factor, min_silence_minutes)
+    return found + idle_gpus(facts)
+
+
+def silent_runs(
+    facts: CampaignFacts, silence_factor: float, min_silence_minutes: float
+) -> list[Condition]:
+    """The running runs that logged nothing for longer than their own interval allows."""
+    found = []
     for run in facts.activity:
         if run.run_id not in facts.running_runs:
             continue
@@ -150,6 +185,28 @@ def conditions(
                     f"run:{run.run_id}:{run.last_at.isoformat()}",
                     f"run {run.run_id} has logged nothing for {_hours(facts.now - run.last_at)} "
                     f"(it logged every {interval / 60:.1f} min)",
+                )
+            )
+    return found
+
+
+def idle_gpus(facts: CampaignFacts) -> list[Condition]:
+    """The running runs whose every GPU stayed under the idle threshold for the whole window:
+    sampled since before it began and still sampled in it, no sample reaching the threshold."""
+    window = timedelta(minutes=facts.idle.minutes)
+    start = facts.now - window
+    found = []
+    for use in facts.gpu_use:
+        sampled = use.first_at <= start and use.last_at >= start
+        if use.run_id not in facts.running_runs or not sampled or use.busiest is None:
+            continue
+        if use.busiest < facts.idle.percent:
+            found.append(
+                Condition(
+                    "idle_gpu",
+                    f"run:{use.run_id}:idle",
+                    f"run {use.run_id}: its GPUs were idle, at most {use.busiest:g}% used for "
+                    f"the last {facts.idle.minutes:g} min (under {facts.idle.percent:g}%)",
                 )
             )
     return found

@@ -7,7 +7,18 @@ from datetime import datetime, timedelta
 
 from django.db.models import Max, Min, Sum
 
-from campaigns.models import Campaign, Checkpoint, Membership, MetricSummary, Role, Run, RunStatus
+from campaigns.models import (
+    Campaign,
+    Checkpoint,
+    Membership,
+    MetricSummary,
+    Role,
+    Run,
+    RunStatus,
+    StopRule,
+    StopRuleKind,
+)
+from campaigns.selectors import raw_points
 from estimates.models import Estimate
 from ledger.domain import alerts
 from ledger.selectors import spend
@@ -49,7 +60,24 @@ def campaign_facts(campaign: Campaign, now: datetime) -> alerts.CampaignFacts:
         .first()
     )
     over = (outputs or {}).get("over_hours") if isinstance(outputs, dict) else None
-    activity = tuple(
+    idle = idle_rule_figures(campaign)
+    return alerts.CampaignFacts(
+        now=now,
+        gpu_use=gpu_use(campaign, running, now - timedelta(minutes=idle.minutes)),
+        idle=idle,
+        currency=campaign.currency,
+        lots=tuple(lots),
+        running_runs=running,
+        latest_checkpoint=latest,
+        spent=spend.load_campaign_spend(campaign, now) if campaign.budget is not None else None,
+        budget=campaign.budget,
+        over_hours=float(over) if isinstance(over, int | float) else None,
+        activity=_activity(campaign, running),
+    )
+
+
+def _activity(campaign: Campaign, running: tuple[str, ...]) -> tuple[alerts.RunActivity, ...]:
+    return tuple(
         alerts.RunActivity(run_id, count, first, last)
         # The running runs' summaries (a row per metric), never the points: the scan costs the
         # same at a thousand points as at a billion.
@@ -60,16 +88,47 @@ def campaign_facts(campaign: Campaign, now: datetime) -> alerts.CampaignFacts:
         .annotate(n=Sum("count"), first=Min("first_at"), last=Max("last_at"))
         .values_list("run__run_id", "n", "first", "last")
     )
-    return alerts.CampaignFacts(
-        now=now,
-        currency=campaign.currency,
-        lots=tuple(lots),
-        running_runs=running,
-        latest_checkpoint=latest,
-        spent=spend.load_campaign_spend(campaign, now) if campaign.budget is not None else None,
-        budget=campaign.budget,
-        over_hours=float(over) if isinstance(over, int | float) else None,
-        activity=activity,
+
+
+# What the client's NVML sampler and MLflow's system metrics name a GPU's utilisation.
+UTILISATION = r"^system/gpu_[0-9]+_utilization_percentage$"
+
+
+def idle_rule(campaign_id: int) -> StopRule | None:
+    """The campaign's first idle-GPU stop rule (docs/domain.md §4.1)."""
+    rules = StopRule.objects.filter(campaign_id=campaign_id, kind=StopRuleKind.IDLE_GPU)
+    return rules.order_by("id").first()
+
+
+def idle_rule_figures(campaign: Campaign) -> alerts.IdleGpu:
+    rule = idle_rule(campaign.pk)
+    if rule is None or rule.threshold is None or not rule.for_minutes:
+        return alerts.IdleGpu()
+    return alerts.IdleGpu(percent=float(rule.threshold), minutes=float(rule.for_minutes))
+
+
+def gpu_use(
+    campaign: Campaign, running: tuple[str, ...], since: datetime
+) -> tuple[alerts.GpuUse, ...]:
+    """Each running run's GPU utilisation since ``since``: two statements whatever the runs
+    (the utilisation metrics' summaries, then their points in the window)."""
+    rows = list(
+        MetricSummary.objects.filter(
+            run__campaign=campaign, run__run_id__in=running, name__regex=UTILISATION
+        ).values_list("pk", "run_id", "run__run_id", "first_at", "last_at")
+    )
+    if not rows:
+        return ()
+    busiest = raw_points.busiest_since({r[1] for r in rows}, {r[0] for r in rows}, since)
+    spans: dict[int, tuple[str, datetime, datetime]] = {}
+    for _key, run_pk, run_id, first, last in rows:
+        seen = spans.get(run_pk)
+        spans[run_pk] = (
+            (run_id, min(seen[1], first), max(seen[2], last)) if seen else (run_id, first, last)
+        )
+    return tuple(
+        alerts.GpuUse(run_id, busiest.get(run_pk), first, last)
+        for run_pk, (run_id, first, last) in sorted(spans.items())
     )
 
 

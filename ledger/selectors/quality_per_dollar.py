@@ -1,10 +1,12 @@
-"""Quality per dollar (docs/domain.md §18.6): each item's best value of the campaign's chosen
-metric against what its runs cost so far, for the money panel and the closing report.
+"""Quality per dollar (docs/domain.md §18.6): each live item's best value of the campaign's
+chosen metric against what its full runs cost so far, for the money panel and the closing
+report; its pilots' figures apart (a short pilot is a measurement, not the item's result).
 
 The metric is the one of the campaign's first metric-threshold stop rule, else "loss"; which
 end is best is campaigns/domain/metric_direction.py's ``loss_like``. Cost is
-campaigns/selectors/run_cost.py's cost so far
-of each run (wall hours × GPUs × the rate its lots or hourly rate give), summed per item.
+campaigns/selectors/run_cost.py's cost so far of each run (wall hours × GPUs × the rate its
+lots or hourly rate give), summed per item and run kind. Cut items are left out (listed by
+name): what they bought no longer answers the question.
 """
 
 from __future__ import annotations
@@ -19,67 +21,111 @@ from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.domain.metric_direction import loss_like
-from campaigns.models import Campaign, MetricSummary, PlannedItem, Run, StopRuleKind
+from campaigns.models import (
+    Campaign,
+    ItemStatus,
+    MetricSummary,
+    PlannedItem,
+    Run,
+    RunKind,
+    StopRuleKind,
+)
 from campaigns.selectors import run_cost as accrual
 from ledger.charts import quality_per_dollar_chart as drawing
+
+# The kinds of run that count: full runs are the item's result, pilots are drawn apart.
+_KINDS = (RunKind.FULL, RunKind.PILOT)
+_CENT = Decimal("0.01")
 
 
 def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[str, Any]:
     """`{"metric", "lower_is_better", "best_is", "currency", "items": [{"item", "cost",
-    "best"}]}`: cost a decimal string (null when nothing prices an hour), best a number (null
-    when the item logged no finite value of the metric)."""
+    "best", "pilot": {"cost", "best"} or null}], "cut_items"}`: cost a decimal string (null when
+    nothing prices an hour), best a number (null when the item's full runs logged no finite value
+    of the metric); ``pilot`` the same figures of its pilot runs (null without a pilot)."""
     rule = campaign.stop_rules.filter(kind=StopRuleKind.METRIC_THRESHOLD).exclude(metric="").first()
     metric = rule.metric if rule is not None else "loss"
     lower = loss_like(metric, rule.comparator if rule is not None else "")
-    now = until or timezone.now()
-    prices = accrual.pricing(campaign)
-    costs: dict[int, Decimal] = {}
-    priced = True
-    for run in Run.objects.filter(campaign=campaign, variant__isnull=False).select_related(
-        "variant"
-    ):
-        if run.variant_id is None or run.variant is None:
-            continue
-        found = accrual.cost_of_run(run, prices, gpu=run.variant.gpu, now=now)
-        if found is None:
-            priced = False
-            continue
-        costs[run.variant_id] = costs.get(run.variant_id, Decimal(0)) + found[0]
-    # From the runs' summaries (finite extremes), not the points.
-    best_of = Min("min_value") if lower else Max("max_value")
-    bests = dict(
-        MetricSummary.objects.filter(
-            run__campaign=campaign, run__variant__isnull=False, name=metric
-        )
-        .values("run__variant_id")
-        .annotate(best=best_of)
-        .values_list("run__variant_id", "best")
-    )
-    items = []
+    costs, priced = _costs(campaign, until or timezone.now())
+    bests = _bests(campaign, metric, lower)
+    items, cut = [], []
     for item in PlannedItem.objects.filter(campaign=campaign).order_by("id"):
-        cost = costs.get(item.pk, Decimal(0)) if priced else costs.get(item.pk)
-        items.append(
-            {
-                "item": item.name,
-                "cost": None if cost is None else str(cost.quantize(Decimal("0.01"))),
-                "best": bests.get(item.pk),
-            }
-        )
+        if item.status == ItemStatus.CUT:
+            cut.append(item.name)
+            continue
+        row = _figures(costs, bests, priced, item.pk, RunKind.FULL)
+        pilot = None
+        if (item.pk, RunKind.PILOT) in costs or (item.pk, RunKind.PILOT) in bests:
+            pilot = _figures(costs, bests, priced, item.pk, RunKind.PILOT)
+        items.append({"item": item.name, **row, "pilot": pilot})
     return {
         "metric": metric,
         "lower_is_better": lower,
         "best_is": drawing.best_in_words(metric, lower),
         "currency": campaign.currency,
         "items": items,
+        "cut_items": cut,
+    }
+
+
+def _costs(campaign: Campaign, now: datetime) -> tuple[dict[tuple[int, str], Decimal], bool]:
+    """By (item, run kind): the runs' cost so far; False when an hour had no price."""
+    prices = accrual.pricing(campaign)
+    costs: dict[tuple[int, str], Decimal] = {}
+    priced = True
+    runs = Run.objects.filter(campaign=campaign, variant__isnull=False, kind__in=_KINDS)
+    for run in runs.select_related("variant"):
+        if run.variant_id is None or run.variant is None:
+            continue
+        found = accrual.cost_of_run(run, prices, gpu=run.variant.gpu, now=now)
+        if found is None:
+            priced = False
+            continue
+        key = (run.variant_id, run.kind)
+        costs[key] = costs.get(key, Decimal(0)) + found[0]
+    return costs, priced
+
+
+def _bests(campaign: Campaign, metric: str, lower: bool) -> dict[tuple[int, str], float | None]:
+    """By (item, run kind): the best finite value, from the runs' summaries (not the points)."""
+    best_of = Min("min_value") if lower else Max("max_value")
+    rows = (
+        MetricSummary.objects.filter(
+            run__campaign=campaign, run__variant__isnull=False, run__kind__in=_KINDS, name=metric
+        )
+        .values("run__variant_id", "run__kind")
+        .annotate(best=best_of)
+        .values_list("run__variant_id", "run__kind", "best")
+    )
+    return {(item, kind): best for item, kind, best in rows}
+
+
+def _figures(
+    costs: dict[tuple[int, str], Decimal],
+    bests: dict[tuple[int, str], float | None],
+    priced: bool,
+    item: int,
+    kind: str,
+) -> dict[str, Any]:
+    cost = costs.get((item, kind), Decimal(0)) if priced else costs.get((item, kind))
+    return {
+        "cost": None if cost is None else str(cost.quantize(_CENT)),
+        "best": bests.get((item, kind)),
     }
 
 
 def value_chart_html(value: dict[str, Any]) -> SafeString:
-    """The scatter of a `value_for_money` answer; empty when no item has a cost and a best."""
+    """The scatter of a `value_for_money` answer (pilots as hollow dots apart); empty when no
+    item has a cost and a best."""
     points = [
         drawing.ItemValue(row["item"], Decimal(row["cost"]), row["best"])
         for row in value["items"]
         if row["cost"] is not None
+    ]
+    points += [
+        drawing.ItemValue(row["item"], Decimal(row["pilot"]["cost"]), row["pilot"]["best"], True)
+        for row in value["items"]
+        if row["pilot"] is not None and row["pilot"]["cost"] is not None
     ]
     chart = drawing.value_chart(
         points, value["metric"], value["lower_is_better"], value["currency"]

@@ -16,11 +16,12 @@ from django.db import IntegrityError, transaction
 from django.dispatch import Signal
 from django.utils import timezone
 
-from campaigns.models import Campaign
+from campaigns.models import Campaign, Run, RunStatus
+from campaigns.services import ingest
 from ledger.alert_delivery import channels_for
 from ledger.domain import alerts
 from ledger.models import Alert, AlertDelivery
-from ledger.selectors.alerts import campaign_facts
+from ledger.selectors.alerts import campaign_facts, idle_rule
 
 # Sent with `alert_id` once the alert's row is committed.
 alert_raised = Signal()
@@ -67,6 +68,7 @@ def _store_alerts(campaign: Campaign, now: datetime | None = None) -> list[Alert
         )
         if stored is not None:
             raised.append(stored)
+    _stop_idle_runs(campaign, [c for c in found if c.kind == "idle_gpu"])
     # The outbox: one delivery row per channel, committed with its alert (docs/domain.md §19.5).
     channels = channels_for(campaign.team) if raised else []
     AlertDelivery.objects.bulk_create(
@@ -84,3 +86,20 @@ def store_new_alert(*, campaign: Campaign, kind: str, key: str, message: str) ->
             return Alert.objects.create(campaign=campaign, kind=kind, key=key, message=message)
     except IntegrityError:
         return None
+
+
+def _stop_idle_runs(campaign: Campaign, idle: list[alerts.Condition]) -> None:
+    """With an idle-GPU stop rule, stop each run whose GPUs were idle for its window (the rule's
+    grace applies, docs/domain.md §4.6); the condition's words are the stop's reason."""
+    rule = idle_rule(campaign.pk) if idle else None
+    if rule is None:
+        return
+    run_ids = [c.key.removeprefix("run:").removesuffix(":idle") for c in idle]
+    runs = Run.objects.filter(campaign=campaign, run_id__in=run_ids, status=RunStatus.RUNNING)
+    for run in runs:
+        message = next(c.message for c in idle if c.key == f"run:{run.run_id}:idle")
+        reason = f"{message} (rule #{rule.pk}: idle GPU)"
+        try:
+            ingest.stop_run(run, reason=reason, rule=rule)
+        except ingest.RunRefused:
+            continue  # stopped or finished meanwhile: nothing left to stop

@@ -118,8 +118,12 @@ class ReportValueTests(TestCase):
         self.assertTrue(value["lower_is_better"])
         rows = {row["item"]: row for row in value["items"]}
         # 15 h × 1 GPU × 0.6547 USD per GPU-hour: 6.55 + 3.27 (each run rounded to the cent).
-        self.assertEqual(rows["baseline"], {"item": "baseline", "cost": "9.82", "best": 1.8})
-        self.assertEqual(rows["variant A"], {"item": "variant A", "cost": "0.00", "best": None})
+        self.assertEqual(
+            rows["baseline"], {"item": "baseline", "cost": "9.82", "best": 1.8, "pilot": None}
+        )
+        self.assertEqual(
+            rows["variant A"], {"item": "variant A", "cost": "0.00", "best": None, "pilot": None}
+        )
         html = render_html(data)
         self.assertIn('id="value-chart"', html)
         self.assertIn("baseline: loss 1.8 for 9.82 USD", html)
@@ -128,3 +132,64 @@ class ReportValueTests(TestCase):
 
         # The campaign page's money panel draws the same scatter, costs so far.
         self.assertIn("baseline: loss 1.8 for 9.82 USD", money_panel(campaign))
+
+
+@pytest.mark.postgres
+class FullRunsOfLiveItemsTests(TestCase):
+    """A 36-second pilot of a cut item must not look like the best buy (issue 33 item 5)."""
+
+    def test_only_full_runs_of_items_not_cut_count_and_pilots_are_drawn_apart(self) -> None:
+        from campaigns.services import record_decision
+        from ledger.selectors.quality_per_dollar import value_chart_html, value_for_money
+
+        campaign = committed_campaign(Team.objects.create(name="nlp"))
+        loop = ingest_client(campaign)
+        baseline = PlannedItem.objects.get(campaign=campaign, name="baseline")
+        variant = PlannedItem.objects.get(campaign=campaign, name="variant A")
+        for run_id, item, kind, loss, hours in (
+            ("base-full", baseline, "full", 2.0, "10"),
+            ("base-pilot", baseline, "pilot", 1.0, "1"),
+            ("a-pilot", variant, "pilot", 0.2, "0.01"),
+        ):
+            opened = loop.post(
+                f"/api/v1/campaigns/{campaign.pk}/runs/",
+                {"run_id": run_id, "variant": item.pk, "kind": kind},
+                format="json",
+            )
+            self.assertEqual(opened.status_code, 201, opened.json())
+            body = {"points": [{"name": "loss", "step": 1, "value": loss}]}
+            loop.post(f"/api/v1/runs/{run_id}/metrics/", body, format="json")
+            loop.post(
+                f"/api/v1/runs/{run_id}/finish/",
+                {"status": "completed", "observed_hours": hours},
+                format="json",
+            )
+        record_decision(
+            campaign=campaign, outcome="cut", rationale="pilot too slow", cut_variants=[variant]
+        )
+        value = value_for_money(campaign)
+        self.assertEqual([row["item"] for row in value["items"]], ["baseline"])
+        self.assertEqual(value["cut_items"], ["variant A"])
+        (row,) = value["items"]
+        # The full run's 2.0, not the pilot's 1.0; the pilot's own figures beside it.
+        self.assertEqual(row["best"], 2.0)
+        self.assertEqual(row["cost"], "6.55")
+        self.assertEqual(row["pilot"], {"cost": "0.65", "best": 1.0})
+        html = value_chart_html(value)
+        self.assertIn("baseline: loss 2 for 6.55 USD", html)
+        self.assertIn("baseline (pilot): loss 1 for 0.65 USD", html)
+        self.assertNotIn("variant A", html)
+
+
+class PilotDotsTests(SimpleTestCase):
+    def test_a_pilot_is_a_hollow_dot_labelled_apart(self) -> None:
+        chart = value_chart(
+            [ItemValue("a", Decimal("5"), 1.0), ItemValue("a", Decimal("1"), 0.5, pilot=True)],
+            "loss",
+            True,
+            "USD",
+        )
+        assert chart is not None
+        full, pilot = chart.dots
+        self.assertEqual((full.label, full.pilot), ("a", False))
+        self.assertEqual((pilot.label, pilot.pilot), ("a (pilot)", True))

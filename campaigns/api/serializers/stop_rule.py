@@ -27,6 +27,7 @@ class StopRuleSerializer(StrictModelSerializer[StopRule]):
             "description",
             "grace_steps",
             "grace_minutes",
+            "for_minutes",
             "created_at",
         ]
         read_only_fields = ["id", "created_at"]
