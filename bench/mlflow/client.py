@@ -17,7 +17,12 @@ from mlflow.entities import Metric
 
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=500, help="synchronous log_metric calls")
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=500,
+        help="synchronous log_metric (and log_param, set_tag) calls",
+    )
     p.add_argument("--batches", type=int, default=20, help="log_batch calls of --batch-size")
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--run-name", default="bench-run")
@@ -35,6 +40,15 @@ def main() -> None:
             t = time.perf_counter()
             mlflow.log_metric("loss", 2.0 / (step + 1), step=step)
             sync.append(time.perf_counter() - t)
+        # log_param and set_tag, as synchronous as log_metric: one call, one request.
+        params, tags = [], []
+        for n in range(args.steps):
+            t = time.perf_counter()
+            mlflow.log_param(f"p{n}", n)
+            t1 = time.perf_counter()
+            mlflow.set_tag("epoch", str(n))
+            params.append(t1 - t)
+            tags.append(time.perf_counter() - t1)
         build, send = [], []
         for b in range(args.batches):
             t0 = time.perf_counter()
@@ -55,6 +69,8 @@ def main() -> None:
                 "sync_median_ms": statistics.median(sync) * 1000,
                 "sync_mean_ms": statistics.fmean(sync) * 1000,
                 "sync_p95_ms": sorted(sync)[int(len(sync) * 0.95) - 1] * 1000,
+                "param_median_ms": statistics.median(params) * 1000,
+                "tag_median_ms": statistics.median(tags) * 1000,
                 "batches": args.batches,
                 "batch_size": args.batch_size,
                 "batch_median_ms": statistics.median(send) * 1000,

@@ -113,9 +113,11 @@ def _merge_params(run: Run, params: dict[str, str]) -> list[str]:
     changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
     if changed:
         key, (old, new) = next(iter(sorted(changed.items())))
+        # MLflow's own words (its clients match them), then ours.
         raise ingest.RunRefused(
-            f"param {key!r} of run {run.run_id!r} is already {old!r}, not {new!r}: "
-            "a new configuration needs a new run",
+            f"Changing param values is not allowed. Param with key='{key}' was already logged "
+            f"with value='{old}' for run ID='{run.run_id}'. Attempted logging new value "
+            f"'{new}': a new configuration needs a new run.",
             run,
         )
     fresh = {k: v for k, v in params.items() if k not in run.config}

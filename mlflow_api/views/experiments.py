@@ -69,9 +69,8 @@ def experiment_get(request: HttpRequest, caller: Caller) -> HttpResponse:
     return answer({"experiment": _shown(experiment_of(caller, data["experiment_id"]))})
 
 
-def _artifact_location(data: dict[str, Any]) -> None:
+def _artifact_location(location: str) -> None:
     """Artifacts stay in Campaign Desk's storage: an experiment cannot point them elsewhere."""
-    location = text_field(data, "artifact_location", required=False, limit=MAX_NAME)
     if location and not location.startswith("mlflow-artifacts:"):
         raise MlflowError(
             "INVALID_PARAMETER_VALUE",
@@ -86,21 +85,22 @@ def experiment_create(request: HttpRequest, caller: Caller) -> HttpResponse:
     title), which answers that campaign's default experiment."""
     data = read_body(request)
     name = text_field(data, "name", limit=MAX_NAME)
-    _artifact_location(data)
+    location = text_field(data, "artifact_location", required=False, limit=MAX_NAME)
     tags = key_values(data.get("tags"), "tags", MAX_EXPERIMENT_TAG)
+    _artifact_location(location)
     if caller.key is None:
         return answer({"experiment_id": experiment_by_name(caller, name).experiment_id})
     campaign = caller.key.campaign
     if name.strip() in ("", DEFAULT_EXPERIMENT_NAME, campaign.title):
         raise MlflowError(
             "RESOURCE_ALREADY_EXISTS",
-            f"Experiment '{name}' already exists: the campaign's default experiment",
+            f"Experiment(name={name}) already exists: the campaign's default experiment",
         )
     try:
         created = services.create_experiment(campaign=campaign, name=name, tags=tags)
     except NameTaken:
         raise MlflowError(
-            "RESOURCE_ALREADY_EXISTS", f"Experiment '{name}' already exists."
+            "RESOURCE_ALREADY_EXISTS", f"Experiment(name={name}) already exists."
         ) from None
     return answer({"experiment_id": created.experiment_id})
 
@@ -156,12 +156,12 @@ def experiment_update(request: HttpRequest, caller: Caller) -> HttpResponse:
     experiment = _named(_writable(caller, data), "rename")
     name = text_field(data, "new_name", limit=MAX_NAME)
     if name in (DEFAULT_EXPERIMENT_NAME, experiment.campaign.title):
-        raise MlflowError("RESOURCE_ALREADY_EXISTS", f"Experiment '{name}' already exists.")
+        raise MlflowError("RESOURCE_ALREADY_EXISTS", f"Experiment(name={name}) already exists.")
     try:
         services.rename_experiment(experiment=experiment, name=name)
     except NameTaken:
         raise MlflowError(
-            "RESOURCE_ALREADY_EXISTS", f"Experiment '{name}' already exists."
+            "RESOURCE_ALREADY_EXISTS", f"Experiment(name={name}) already exists."
         ) from None
     return answer({})
 

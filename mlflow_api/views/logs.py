@@ -114,6 +114,9 @@ def log_inputs(request: HttpRequest, caller: Caller) -> HttpResponse:
     """Dataset inputs are kept on the run (shown on its page and in runs/get); model inputs
     are MLflow's own bookkeeping and only answered."""
     data = read_body(request)
+    run_id_of(data)
+    if not data.get("datasets"):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.missing("datasets"))
     return _write(caller, data, inputs=dataset_inputs(data.get("datasets")))
 
 
@@ -188,7 +191,7 @@ def _metric_item(m: Any, path: str) -> dict[str, Any]:
         raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(f"{path}key"))
     if not isinstance(key, str):
         raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"{path}key", key))
-    checked_key(key, f"{path}key")
+    checked_key(key, f"{path}name")  # MLflow's server names a metric's key `name` here
     value = m.get("value")
     if value is None:
         raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(f"{path}value"))
