@@ -10,9 +10,20 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 
 import mlflow
 from mlflow.entities import Metric
+
+
+def _timed(call: Callable[[int], object], args: argparse.Namespace) -> list[float]:
+    """Each of `args.steps` calls' duration, in seconds."""
+    took = []
+    for n in range(args.steps):
+        t = time.perf_counter()
+        call(n)
+        took.append(time.perf_counter() - t)
+    return took
 
 
 def main() -> None:
@@ -35,20 +46,10 @@ def main() -> None:
         mlflow.log_params({"lr": 2e-4, "rank": 16})
         for step in range(5):  # warm-up: connections, caches
             mlflow.log_metric("warmup", 1.0, step=step)
-        sync = []
-        for step in range(args.steps):
-            t = time.perf_counter()
-            mlflow.log_metric("loss", 2.0 / (step + 1), step=step)
-            sync.append(time.perf_counter() - t)
+        sync = _timed(lambda step: mlflow.log_metric("loss", 2.0 / (step + 1), step=step), args)
         # log_param and set_tag, as synchronous as log_metric: one call, one request.
-        params, tags = [], []
-        for n in range(args.steps):
-            t = time.perf_counter()
-            mlflow.log_param(f"p{n}", n)
-            t1 = time.perf_counter()
-            mlflow.set_tag("epoch", str(n))
-            params.append(t1 - t)
-            tags.append(time.perf_counter() - t1)
+        params = _timed(lambda n: mlflow.log_param(f"p{n}", n), args)
+        tags = _timed(lambda n: mlflow.set_tag("epoch", str(n)), args)
         build, send = [], []
         for b in range(args.batches):
             t0 = time.perf_counter()

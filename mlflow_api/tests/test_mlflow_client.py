@@ -53,8 +53,7 @@ class MlflowLoopTestCase(MlflowLiveCase):
 
     def test_params_metrics_tags_and_artifacts_land_on_the_campaign_run(self) -> None:
         with self.tracking(self.key):
-            # A named experiment inside the key's campaign (docs/mlflow.md "Experiments").
-            experiment = mlflow.set_experiment("whatever the script calls it")
+            experiment = mlflow.set_experiment("whatever the script calls it")  # a named one
             self.assertTrue(experiment.experiment_id.startswith(f"{self.campaign.pk}-"))
             self.assertEqual(experiment.name, "whatever the script calls it")
             with mlflow.start_run(run_name="lora-r16-s1", tags={"team": "nlp"}) as active:

@@ -153,3 +153,14 @@ def auth_headers() -> dict[str, str]:
 def send_post(tracking_uri: str, path: str, payload: dict[str, Any]) -> requests.Response:
     """A raw POST of `payload` as MLflow's tests send one (with the key, here)."""
     return requests.post(f"{tracking_uri}{path}", json=payload, headers=auth_headers(), timeout=30)
+
+
+def bad_request(uri: str, path: str) -> Any:
+    """A checker: POSTing `payload` to `path` answers 400 with `expected` in its text."""
+
+    def check(payload: dict[str, Any], expected: str) -> None:
+        response = send_post(uri, path, payload)
+        assert response.status_code == 400
+        assert expected in response.text
+
+    return check

@@ -13,7 +13,6 @@ import math
 import os
 from typing import Any
 
-import click.testing
 import mlflow
 import mlflow.experiments
 import pandas as pd
@@ -29,7 +28,6 @@ from mlflow.entities import (
     Param,
     RunInputs,
     RunTag,
-    ViewType,
 )
 from mlflow.exceptions import MlflowException
 from mlflow.utils import mlflow_tags
@@ -44,81 +42,10 @@ from mlflow.utils.mlflow_tags import (
 from mlflow.utils.proto_json_utils import message_to_json
 from mlflow.utils.time import get_current_time_millis
 
-from mlflow_api.tests.mlflow_suite.conftest import send_post
+from mlflow_api.tests.mlflow_suite.conftest import bad_request, send_post
 
 # The live server and the test share the database: each test's data is committed.
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _cli(args: list[str], tracking_uri: str) -> None:
-    env = {"LC_ALL": "en_US.UTF-8", "LANG": "en_US.UTF-8", "MLFLOW_TRACKING_URI": tracking_uri}
-    result = click.testing.CliRunner().invoke(mlflow.experiments.commands, args, env=env)
-    assert result.exit_code == 0, result.output
-
-
-def _bad_request(uri: str, path: str) -> Any:
-    def check(payload: dict[str, Any], expected: str) -> None:
-        response = send_post(uri, path, payload)
-        assert response.status_code == 400
-        assert expected in response.text
-
-    return check
-
-
-def test_create_experiment_validation(mlflow_client: MlflowClient) -> None:
-    check = _bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/experiments/create")
-    check({"name": 123}, "Invalid value 123 for parameter 'name'")
-    check({}, "Missing value for required parameter 'name'")
-    check(
-        {
-            "name": "experiment name",
-            "artifact_location": 9.0,
-            "tags": [{"key": "key", "value": "value"}],
-        },
-        "Invalid value 9.0 for parameter 'artifact_location'",
-    )
-    check(
-        {"name": "experiment name", "artifact_location": "my_location", "tags": "5"},
-        "Invalid value \\\"5\\\" for parameter 'tags'",
-    )
-
-
-def test_delete_restore_experiment(mlflow_client: MlflowClient) -> None:
-    experiment_id = mlflow_client.create_experiment("Deleterious")
-    assert mlflow_client.get_experiment(experiment_id).lifecycle_stage == "active"
-    mlflow_client.delete_experiment(experiment_id)
-    assert mlflow_client.get_experiment(experiment_id).lifecycle_stage == "deleted"
-    mlflow_client.restore_experiment(experiment_id)
-    assert mlflow_client.get_experiment(experiment_id).lifecycle_stage == "active"
-
-
-def test_delete_restore_experiment_cli(mlflow_client: MlflowClient) -> None:
-    name = "DeleteriousCLI"
-    _cli(["create", "--experiment-name", name], mlflow_client.tracking_uri)
-    experiment_id = mlflow_client.get_experiment_by_name(name).experiment_id
-    assert mlflow_client.get_experiment(experiment_id).lifecycle_stage == "active"
-    _cli(["delete", "-x", str(experiment_id)], mlflow_client.tracking_uri)
-    assert mlflow_client.get_experiment(experiment_id).lifecycle_stage == "deleted"
-    _cli(["restore", "-x", str(experiment_id)], mlflow_client.tracking_uri)
-    assert mlflow_client.get_experiment(experiment_id).lifecycle_stage == "active"
-
-
-def test_rename_experiment(mlflow_client: MlflowClient) -> None:
-    experiment_id = mlflow_client.create_experiment("BadName")
-    assert mlflow_client.get_experiment(experiment_id).name == "BadName"
-    mlflow_client.rename_experiment(experiment_id, "GoodName")
-    assert mlflow_client.get_experiment(experiment_id).name == "GoodName"
-
-
-def test_rename_experiment_cli(mlflow_client: MlflowClient) -> None:
-    _cli(["create", "-n", "CLIBadName"], mlflow_client.tracking_uri)
-    experiment_id = mlflow_client.get_experiment_by_name("CLIBadName").experiment_id
-    assert mlflow_client.get_experiment(experiment_id).name == "CLIBadName"
-    _cli(
-        ["rename", "--experiment-id", str(experiment_id), "--new-name", "CLIGoodName"],
-        mlflow_client.tracking_uri,
-    )
-    assert mlflow_client.get_experiment(experiment_id).name == "CLIGoodName"
 
 
 @pytest.mark.parametrize("parent_run_id_kwarg", [None, "my-parent-id"])
@@ -194,7 +121,7 @@ def test_log_metric_validation(mlflow_client: MlflowClient) -> None:
     run_id = mlflow_client.create_run(
         mlflow_client.create_experiment("metrics validation")
     ).info.run_id
-    check = _bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-metric")
+    check = bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-metric")
     good = {"run_id": run_id, "key": "metric", "value": 41, "timestamp": 59, "step": 26}
     check({**good, "run_id": 31}, "Invalid value 31 for parameter 'run_id' supplied")
     check({**good, "key": 31}, "Invalid value 31 for parameter 'key' supplied")
@@ -212,7 +139,7 @@ def test_log_param_validation(mlflow_client: MlflowClient) -> None:
     run_id = mlflow_client.create_run(
         mlflow_client.create_experiment("params validation")
     ).info.run_id
-    check = _bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-parameter")
+    check = bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-parameter")
     check(
         {"run_id": 31, "key": "param", "value": 41},
         "Invalid value 31 for parameter 'run_id' supplied",
@@ -249,7 +176,7 @@ def test_set_tag_validation(mlflow_client: MlflowClient) -> None:
     run_id = mlflow_client.create_run(
         mlflow_client.create_experiment("tags validation")
     ).info.run_id
-    check = _bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/set-tag")
+    check = bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/set-tag")
     check(
         {"run_id": 31, "key": "tag", "value": 41},
         "Invalid value 31 for parameter 'run_id' supplied",
@@ -265,28 +192,6 @@ def test_set_tag_validation(mlflow_client: MlflowClient) -> None:
         {"run_uuid": run_id, "key": "key", "value": "value"},
     )
     assert response.status_code == 200
-
-
-def test_set_experiment_tag(mlflow_client: MlflowClient) -> None:
-    experiment_id = mlflow_client.create_experiment("SetExperimentTagTest")
-    mlflow_client.set_experiment_tag(experiment_id, "dataset", "imagenet1K")
-    assert mlflow_client.get_experiment(experiment_id).tags["dataset"] == "imagenet1K"
-    mlflow_client.set_experiment_tag(experiment_id, "dataset", "birdbike")
-    assert mlflow_client.get_experiment(experiment_id).tags["dataset"] == "birdbike"
-    experiment_id_2 = mlflow_client.create_experiment("SetExperimentTagTest2")
-    assert len(mlflow_client.get_experiment(experiment_id_2).tags) == 0
-    mlflow_client.set_experiment_tag(experiment_id_2, "dataset", "birds200")
-    assert mlflow_client.get_experiment(experiment_id).tags["dataset"] == "birdbike"
-    assert mlflow_client.get_experiment(experiment_id_2).tags["dataset"] == "birds200"
-    mlflow_client.set_experiment_tag(experiment_id, "multiline tag", "value2\nvalue2\nvalue2")
-    tags = mlflow_client.get_experiment(experiment_id).tags
-    assert tags["multiline tag"] == "value2\nvalue2\nvalue2"
-
-
-def test_set_experiment_tag_with_empty_string_as_value(mlflow_client: MlflowClient) -> None:
-    experiment_id = mlflow_client.create_experiment("empty experiment tag")
-    mlflow_client.set_experiment_tag(experiment_id, "tag_key", "")
-    assert {"tag_key": ""}.items() <= mlflow_client.get_experiment(experiment_id).tags.items()
 
 
 def test_delete_tag(mlflow_client: MlflowClient) -> None:
@@ -329,7 +234,7 @@ def test_log_batch_validation(mlflow_client: MlflowClient) -> None:
     run_id = mlflow_client.create_run(
         mlflow_client.create_experiment("log_batch validation")
     ).info.run_id
-    check = _bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-batch")
+    check = bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-batch")
     for field in ["metrics", "params", "tags"]:
         check(
             {"run_id": run_id, field: "foo"},
@@ -422,44 +327,6 @@ def test_search_validation(mlflow_client: MlflowClient) -> None:
         mlflow_client.search_runs([experiment_id], max_results=123456789)
 
 
-def test_get_experiment_by_name(mlflow_client: MlflowClient) -> None:
-    experiment_id = mlflow_client.create_experiment("test_get_experiment_by_name")
-    found = mlflow_client.get_experiment_by_name("test_get_experiment_by_name")
-    assert (found.experiment_id, found.name) == (experiment_id, "test_get_experiment_by_name")
-    assert mlflow_client.get_experiment_by_name("idontexist") is None
-
-
-def test_get_experiment(mlflow_client: MlflowClient) -> None:
-    experiment_id = mlflow_client.create_experiment("test_get_experiment")
-    found = mlflow_client.get_experiment(experiment_id)
-    assert (found.experiment_id, found.name) == (experiment_id, "test_get_experiment")
-
-
-def test_search_experiments(mlflow_client: MlflowClient) -> None:
-    assert mlflow_client.search_experiments()[0].name == "Default"
-    ids = []
-    for name, tags in [("a", {"key": "value"}), ("ab", {"key": "vaLue"}), ("Abc", None)]:
-        ids.append(mlflow_client.create_experiment(name, tags=tags))
-
-    def names(**kwargs: Any) -> list[str]:
-        return [e.name for e in mlflow_client.search_experiments(**kwargs)]
-
-    assert names(filter_string="attribute.name = 'a'") == ["a"]
-    assert names(filter_string="attribute.name != 'a'") == ["Abc", "ab", "Default"]
-    assert names(filter_string="name LIKE 'a%'") == ["ab", "a"]
-    assert names(filter_string="tag.key = 'value'") == ["a"]
-    assert names(filter_string="tag.key != 'value'") == ["ab"]
-    assert names(filter_string="tag.key ILIKE '%alu%'") == ["ab", "a"]
-    assert names(order_by=["name DESC"]) == ["ab", "a", "Default", "Abc"]
-    first = mlflow_client.search_experiments(max_results=2)
-    assert [e.name for e in first] == ["Abc", "ab"]
-    assert names(page_token=first.token) == ["a", "Default"]
-    mlflow_client.delete_experiment(ids[1])
-    assert names(view_type=ViewType.ACTIVE_ONLY) == ["Abc", "a", "Default"]
-    assert names(view_type=ViewType.DELETED_ONLY) == ["ab"]
-    assert names(view_type=ViewType.ALL) == ["Abc", "ab", "a", "Default"]
-
-
 def test_log_input(mlflow_client: MlflowClient, tmp_path: Any) -> None:
     df = pd.DataFrame([[1, 2, 3], [1, 2, 3]], columns=["a", "b", "c"])
     path = tmp_path / "temp.csv"
@@ -509,7 +376,7 @@ def test_log_inputs_validation(mlflow_client: MlflowClient) -> None:
     run_id = mlflow_client.create_run(
         mlflow_client.create_experiment("log inputs validation")
     ).info.run_id
-    check = _bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-inputs")
+    check = bad_request(mlflow_client.tracking_uri, "/api/2.0/mlflow/runs/log-inputs")
     dataset = Dataset(name="name1", digest="digest1", source_type="source_type1", source="source1")
     inputs = [
         message_to_json(
