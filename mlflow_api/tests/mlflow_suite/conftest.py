@@ -27,6 +27,25 @@ from mlflow import MlflowClient
 
 THEIRS = os.environ.get("MLFLOW_SUITE_SERVER", "")
 
+# Ported tests that fail on MLflow 3.18's own server too: the copies predate its client
+# (README.md). Expected to fail, strictly: the day one passes, the mark must go.
+_CLIENT_RAISES_TYPEERROR = "MLflow 3.18's client raises TypeError before sending"
+STALE = {
+    "test_create_experiments_with_bad_name_types": _CLIENT_RAISES_TYPEERROR,
+    "test_log_metric_validation": _CLIENT_RAISES_TYPEERROR,
+    "test_log_batch_validates_entity_names_and_values": _CLIENT_RAISES_TYPEERROR,
+    "test_create_experiment": "MLflow 3.18 sends create_experiment(None); its server names 'name'",
+    "test_create_experiments_with_bad_names": "as test_create_experiment",
+    "test_set_experiment_with_zero_id": "MLflow 3.18's set_experiment no longer asks by name",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        name = getattr(item, "originalname", item.name)
+        if "mlflow_suite/test_port_tracking" in item.nodeid and name in STALE:
+            item.add_marker(pytest.mark.xfail(strict=True, reason=STALE[name]))
+
 
 def _free_port() -> int:
     with socket.socket() as s:
