@@ -15,7 +15,7 @@ from typing import Any
 
 from campaigns.models import Campaign, MetricPoint, Run, RunStatus
 from campaigns.selectors import run_metrics as readings
-from mlflow_api.models import LoggedModel
+from mlflow_api.models import Experiment, LoggedModel, MlflowRun
 
 STATUS = {
     RunStatus.RUNNING: "RUNNING",
@@ -47,40 +47,70 @@ def as_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value)
 
 
-def experiment(campaign: Campaign) -> dict[str, Any]:
+def experiment(
+    campaign: Campaign, named: Experiment | None, tags: dict[str, str]
+) -> dict[str, Any]:
+    """A campaign's default experiment (`named` None: its title, its desk.* tags and the tags
+    set on it) or a named experiment of it (its own tags only, as MLflow keeps them)."""
+    if named is None:
+        experiment_id, name = str(campaign.pk), campaign.title
+        shown_tags = {"desk.status": campaign.status, "desk.team": str(campaign.team_id), **tags}
+        created, updated, deleted = campaign.created_at, campaign.updated_at, False
+    else:
+        experiment_id, name, shown_tags = named.experiment_id, named.name, named.tags
+        created, updated = named.created_at, named.updated_at
+        deleted = named.deleted_at is not None
     return {
-        "experiment_id": str(campaign.pk),
-        "name": campaign.title,
-        "artifact_location": f"mlflow-artifacts:/{campaign.pk}",
-        "lifecycle_stage": "active",
-        "creation_time": ms(campaign.created_at),
-        "last_update_time": ms(campaign.updated_at),
-        "tags": [
-            {"key": "desk.status", "value": campaign.status},
-            {"key": "desk.team", "value": str(campaign.team_id)},
-        ],
+        "experiment_id": experiment_id,
+        "name": name,
+        "artifact_location": f"mlflow-artifacts:/{experiment_id}",
+        "lifecycle_stage": "deleted" if deleted else "active",
+        "creation_time": ms(created),
+        "last_update_time": ms(updated),
+        "tags": pairs(shown_tags),
     }
 
 
-def artifact_uri(campaign_id: int, run_id: str) -> str:
-    return f"mlflow-artifacts:/{campaign_id}/{run_id}/artifacts"
+def experiment_id_of(run: Run) -> str:
+    """The run's experiment: a named one (its MLflow side), else its campaign's default."""
+    side = mlflow_side(run)
+    if side is not None and side.experiment is not None:
+        return side.experiment.experiment_id
+    return str(run.campaign_id)
+
+
+def mlflow_side(run: Run) -> MlflowRun | None:
+    try:
+        return run.mlflow
+    except MlflowRun.DoesNotExist:
+        return None
+
+
+def artifact_uri(experiment_id: str, run_id: str) -> str:
+    return f"mlflow-artifacts:/{experiment_id}/{run_id}/artifacts"
 
 
 def run_info(run: Run) -> dict[str, Any]:
+    """MLflow's RunInfo. `start_time` / `end_time` are the client's when it sent them (kept
+    as sent, mlflow_api.models.MlflowRun), else the server's moments."""
+    side = mlflow_side(run)
+    experiment_id = experiment_id_of(run)
+    start = side.start_time_ms if side is not None else None
     info: dict[str, Any] = {
         "run_id": run.run_id,
         "run_uuid": run.run_id,
         "run_name": run.run_name or run.run_id,
-        "experiment_id": str(run.campaign_id),
+        "experiment_id": experiment_id,
         "user_id": str(run.tags.get("mlflow.user", "")),
         "status": STATUS.get(run.status, "RUNNING"),  # type: ignore[call-overload]
-        "start_time": ms(run.created_at),
-        "artifact_uri": artifact_uri(run.campaign_id, run.run_id),
+        "start_time": start if start is not None else ms(run.created_at),
+        "artifact_uri": artifact_uri(experiment_id, run.run_id),
         "lifecycle_stage": "deleted" if run.deleted_at is not None else "active",
     }
     end = run.finished_at or (run.stopped_at if run.status == RunStatus.STOPPED else None)
     if end is not None:
-        info["end_time"] = ms(end)
+        client_end = side.end_time_ms if side is not None else None
+        info["end_time"] = client_end if client_end is not None else ms(end)
     return info
 
 
@@ -117,21 +147,23 @@ def run(run: Run, metrics: list[dict[str, Any]] | None = None) -> dict[str, Any]
     }
 
 
-def logged_model(model: LoggedModel, run_id: str | None) -> dict[str, Any]:
+def logged_model(model: LoggedModel, metrics: list[dict[str, Any]]) -> dict[str, Any]:
+    experiment_id = (
+        model.experiment.experiment_id if model.experiment is not None else str(model.campaign_id)
+    )
     return {
         "info": {
             "model_id": model.model_id,
-            "experiment_id": str(model.campaign_id),
+            "experiment_id": experiment_id,
             "name": model.name,
             "creation_timestamp_ms": ms(model.created_at),
             "last_updated_timestamp_ms": ms(model.updated_at),
-            "artifact_uri": f"mlflow-artifacts:/{model.campaign_id}/models/{model.model_id}"
-            "/artifacts",
+            "artifact_uri": f"mlflow-artifacts:/{experiment_id}/models/{model.model_id}/artifacts",
             "status": model.status,
             "model_type": model.model_type,
-            "source_run_id": run_id or "",
+            "source_run_id": model.source_run_ref,
             "status_message": "",
             "tags": pairs(model.tags),
         },
-        "data": {"params": pairs(model.params), "metrics": []},
+        "data": {"params": pairs(model.params), "metrics": metrics},
     }

@@ -7,10 +7,15 @@ from mlflow_api import views
 M = "api/2.0/mlflow/"
 
 urlpatterns = [
-    path(f"{M}experiments/get-by-name", views.experiment_by_name),
+    path(f"{M}experiments/get-by-name", views.experiment_get_by_name),
     path(f"{M}experiments/get", views.experiment_get),
     path(f"{M}experiments/create", views.experiment_create),
     path(f"{M}experiments/search", views.experiment_search),
+    path(f"{M}experiments/set-experiment-tag", views.experiment_set_tag),
+    path(f"{M}experiments/delete-experiment-tag", views.experiment_delete_tag),
+    path(f"{M}experiments/update", views.experiment_update),
+    path(f"{M}experiments/delete", views.experiment_delete),
+    path(f"{M}experiments/restore", views.experiment_restore),
     path(f"{M}runs/create", views.run_create),
     path(f"{M}runs/get", views.run_get),
     path(f"{M}runs/update", views.run_update),

@@ -10,14 +10,30 @@ import argparse
 import json
 import statistics
 import time
+from collections.abc import Callable
 
 import mlflow
 from mlflow.entities import Metric
 
 
+def _timed(call: Callable[[int], object], args: argparse.Namespace) -> list[float]:
+    """Each of `args.steps` calls' duration, in seconds."""
+    took = []
+    for n in range(args.steps):
+        t = time.perf_counter()
+        call(n)
+        took.append(time.perf_counter() - t)
+    return took
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
-    p.add_argument("--steps", type=int, default=500, help="synchronous log_metric calls")
+    p.add_argument(
+        "--steps",
+        type=int,
+        default=500,
+        help="synchronous log_metric (and log_param, set_tag) calls",
+    )
     p.add_argument("--batches", type=int, default=20, help="log_batch calls of --batch-size")
     p.add_argument("--batch-size", type=int, default=1000)
     p.add_argument("--run-name", default="bench-run")
@@ -30,11 +46,10 @@ def main() -> None:
         mlflow.log_params({"lr": 2e-4, "rank": 16})
         for step in range(5):  # warm-up: connections, caches
             mlflow.log_metric("warmup", 1.0, step=step)
-        sync = []
-        for step in range(args.steps):
-            t = time.perf_counter()
-            mlflow.log_metric("loss", 2.0 / (step + 1), step=step)
-            sync.append(time.perf_counter() - t)
+        sync = _timed(lambda step: mlflow.log_metric("loss", 2.0 / (step + 1), step=step), args)
+        # log_param and set_tag, as synchronous as log_metric: one call, one request.
+        params = _timed(lambda n: mlflow.log_param(f"p{n}", n), args)
+        tags = _timed(lambda n: mlflow.set_tag("epoch", str(n)), args)
         build, send = [], []
         for b in range(args.batches):
             t0 = time.perf_counter()
@@ -55,6 +70,8 @@ def main() -> None:
                 "sync_median_ms": statistics.median(sync) * 1000,
                 "sync_mean_ms": statistics.fmean(sync) * 1000,
                 "sync_p95_ms": sorted(sync)[int(len(sync) * 0.95) - 1] * 1000,
+                "param_median_ms": statistics.median(params) * 1000,
+                "tag_median_ms": statistics.median(tags) * 1000,
                 "batches": args.batches,
                 "batch_size": args.batch_size,
                 "batch_median_ms": statistics.median(send) * 1000,

@@ -58,6 +58,10 @@ class Run(models.Model):
     # created_at), and the hours of the earlier segments (RunSegment) add up to prior_hours.
     segment_started_at = models.DateTimeField(null=True, blank=True)
     prior_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
+    # The last time data arrived after the run had finished (docs/domain.md §5.9: MLflow's
+    # client logs to a finished run, Lightning's test() after fit()); its status and hours
+    # stayed as they were.
+    late_data_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["created_at", "id"]

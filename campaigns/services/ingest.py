@@ -325,8 +325,9 @@ def store_points(
     # The summaries first: their ids are the points' keys, their counts the points' seq.
     keys = metric_store.record_points(run.pk, [(p.name, p.step, p.value) for p in points], now)
     _insert_points(run, points, keys, now)
-    if run.status == RunStatus.STOPPED:
-        # Points within a rule's grace: stored, the first firing stays the run's stop.
+    if run.status == RunStatus.STOPPED or run.status in FINISHED:
+        # Points within a rule's grace: stored, the first firing stays the run's stop. Late
+        # data of a finished run (docs/domain.md §5.8): stored, its status stays.
         return _advance_last_step(run, points), None
     # The MLflow path has the campaign read after the lock (run_log.lock_run), /api/v1/'s
     # append_metrics its commit moment: either lets the frozen rules come from this process's

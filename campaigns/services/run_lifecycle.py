@@ -2,10 +2,11 @@
 runs/restore; docs/mlflow.md, docs/domain.md §4).
 
 * The display name (`run_name`) is any text and can change; the run id never does.
-* A run that ended **failed** (MLflow's FAILED or KILLED) can be set running again: the stretch
-  that ended is kept as a RunSegment with its own hours, and the run's hours become the sum of
-  its segments (so each hour is costed once). A completed run is final, and a run a rule (or a
-  person) stopped stays stopped: the stop rules still hold for a resumed run.
+* A run that ended (completed, or failed: MLflow's FINISHED, FAILED or KILLED) can be set running
+  again while its campaign takes runs, as MLflow's server allows: the stretch that ended is kept
+  as a RunSegment with its own hours, and the run's hours become the sum of its segments (so
+  each hour is costed once). A run a rule (or a person) stopped stays stopped: the stop rules
+  still hold for a resumed run.
 * Deleting hides a run from searches and refuses logging until it is restored; nothing is
   removed (its hours and cost are spent).
 """
@@ -56,17 +57,13 @@ def rename_run(run: Run, *, name: str) -> Run:
 
 @transaction.atomic
 def resume_run(run: Run) -> Run:
-    """Set a failed run running again (a running run is left as it is); RunRefused otherwise."""
+    """Set a finished run running again (a running run is left as it is); RunRefused for a
+    stopped run (its stop holds) or a closed campaign (docs/domain.md §5.8)."""
     run = _relock(run)
     if run.status == RunStatus.RUNNING:
         return run
-    if run.status != RunStatus.FAILED:
+    if run.status not in ingest.FINISHED:
         ingest.refuse_unless_running(run)  # a stopped run: raises with the rule's reason
-        raise ingest.RunRefused(
-            f"run {run.run_id!r} completed: a completed run is final, a new run needs a new "
-            "run (start one without run_id)",
-            run,
-        )
     now = timezone.now()
     ended = run.finished_at or now
     total = run.observed_hours if run.observed_hours is not None else hours_until(run, ended)

@@ -58,7 +58,9 @@ def lock_run(runs: QuerySet[Run], run_id: str) -> Run:
 def refuse_if_deleted(run: Run) -> None:
     if run.deleted_at is not None:
         raise ingest.RunRefused(
-            f"run {run.run_id!r} is deleted; restore it (runs/restore) to log into it", run
+            f"The run {run.run_id} must be in the 'active' state to log into it: it is deleted; "
+            "restore it (runs/restore)",
+            run,
         )
 
 
@@ -77,8 +79,12 @@ def log_to_run(
     rule come last (the firing batch is still stored)."""
     run = lock_run(runs, run_id)
     refuse_if_deleted(run)
-    last_step = max((p.step for p in points), default=None)
-    ingest.refuse_unless_taking_points(run, last_step, timezone.now())
+    now = timezone.now()
+    # A completed or failed run takes late data (docs/domain.md §5.9); a stopped one answers
+    # with its stop, past its grace.
+    late = run.status in ingest.FINISHED
+    if not late:
+        ingest.refuse_unless_taking_points(run, max((p.step for p in points), default=None), now)
     fields: list[str] = []
     if params:
         fields += _merge_params(run, params)
@@ -92,8 +98,11 @@ def log_to_run(
         fresh, links = _fresh_points(run, points)
         metric_packing.link_models(run_id=run.pk, links=links)
         if fresh:
-            changed, firing = ingest.store_points(run, fresh, timezone.now())
+            changed, firing = ingest.store_points(run, fresh, now)
             fields += changed
+    if late and (fields or fresh):
+        run.late_data_at = now
+        fields.append("late_data_at")
     if fields:
         run.save(update_fields=sorted(set(fields)))
     return ingest.Appended(run, len(fresh), firing)
@@ -104,9 +113,11 @@ def _merge_params(run: Run, params: dict[str, str]) -> list[str]:
     changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
     if changed:
         key, (old, new) = next(iter(sorted(changed.items())))
+        # MLflow's own words (its clients match them), then ours.
         raise ingest.RunRefused(
-            f"param {key!r} of run {run.run_id!r} is already {old!r}, not {new!r}: "
-            "a new configuration needs a new run",
+            f"Changing param values is not allowed. Param with key='{key}' was already logged "
+            f"with value='{old}' for run ID='{run.run_id}'. Attempted logging new value "
+            f"'{new}': a new configuration needs a new run.",
             run,
         )
     fresh = {k: v for k, v in params.items() if k not in run.config}

@@ -66,6 +66,20 @@ NULL_OPS = frozenset({"IS NULL", "IS NOT NULL"})
 LIST_OPS = frozenset({"IN", "NOT IN"})
 DATASET_CONTEXT_TAG = "mlflow.data.context"
 
+
+@dataclass(frozen=True)
+class Attributes:
+    """The attributes a search knows: runs' by default; experiments and logged models search
+    with their own, where a bare name (`name LIKE 'x%'`) is an attribute too, as in MLflow."""
+
+    strings: frozenset[str]
+    numbers: frozenset[str]
+    aliases: Mapping[str, str]
+    bare: bool = False
+
+
+RUN_ATTRIBUTES = Attributes(STRING_ATTRIBUTES, NUMERIC_ATTRIBUTES, ALIASES)
+
 Value = float | int | str | tuple[str, ...] | None
 
 
@@ -142,8 +156,10 @@ def _unquote(text: str) -> str:
 # --- Filter ---------------------------------------------------------------------------------
 
 
-def _identifier(word: str) -> tuple[Kind, str]:
+def _identifier(word: str, attrs: Attributes = RUN_ATTRIBUTES) -> tuple[Kind, str]:
     entity, dot, key = word.partition(".")
+    if attrs.bare and not dot:
+        entity, dot, key = "attributes", ".", word
     if not dot or not key:
         raise SearchError(
             f"{word!r} is not <entity>.<key>: the entity is one of metrics, params, tags, "
@@ -154,9 +170,9 @@ def _identifier(word: str) -> tuple[Kind, str]:
         raise SearchError(f"unknown entity {entity!r}: use metrics, params, tags, attributes")
     key = _unquote(key)
     if kind == "attribute":
-        key = ALIASES.get(key, key)
-        if key not in STRING_ATTRIBUTES | NUMERIC_ATTRIBUTES:
-            known = ", ".join(sorted(STRING_ATTRIBUTES | NUMERIC_ATTRIBUTES))
+        key = attrs.aliases.get(key, key)
+        if key not in attrs.strings | attrs.numbers:
+            known = ", ".join(sorted(attrs.strings | attrs.numbers))
             raise SearchError(f"unknown attribute {key!r}: one of {known}")
     if kind == "dataset" and key not in DATASET_KEYS:
         raise SearchError(f"unknown dataset attribute {key!r}: one of name, digest, context")
@@ -200,8 +216,8 @@ def _list_value(tokens: list[tuple[str, str]], i: int) -> tuple[tuple[str, ...],
     raise SearchError("the IN list is not closed with ')'")
 
 
-def _check(kind: Kind, key: str, op: str) -> None:
-    numeric = kind == "metric" or (kind == "attribute" and key in NUMERIC_ATTRIBUTES)
+def _check(kind: Kind, key: str, op: str, attrs: Attributes) -> None:
+    numeric = kind == "metric" or (kind == "attribute" and key in attrs.numbers)
     allowed = {
         True: NUMERIC_OPS,
         False: STRING_OPS
@@ -216,8 +232,8 @@ def _check(kind: Kind, key: str, op: str) -> None:
         )
 
 
-def _value(kind: Kind, key: str, token: tuple[str, str]) -> Value:
-    numeric = kind == "metric" or (kind == "attribute" and key in NUMERIC_ATTRIBUTES)
+def _value(kind: Kind, key: str, token: tuple[str, str], attrs: Attributes) -> Value:
+    numeric = kind == "metric" or (kind == "attribute" and key in attrs.numbers)
     tkind, text = token
     if numeric:
         if tkind != "num":
@@ -233,7 +249,7 @@ def _value(kind: Kind, key: str, token: tuple[str, str]) -> Value:
     return _unquote(text)
 
 
-def parse_filter(text: str | None) -> tuple[Clause, ...]:
+def parse_filter(text: str | None, attrs: Attributes = RUN_ATTRIBUTES) -> tuple[Clause, ...]:
     """The clauses of an MLflow filter string ("" or None: none); SearchError otherwise."""
     if not text or not text.strip():
         return ()
@@ -243,16 +259,16 @@ def parse_filter(text: str | None) -> tuple[Clause, ...]:
     while True:
         if i >= len(tokens) or tokens[i][0] not in ("word", "tick", "str"):
             raise SearchError("expected <entity>.<key> at the start of a clause")
-        kind, key = _identifier(tokens[i][1])
+        kind, key = _identifier(tokens[i][1], attrs)
         op, i = _operator(tokens, i + 1)
-        _check(kind, key, op)
+        _check(kind, key, op, attrs)
         value: Value = None
         if op in LIST_OPS:
             value, i = _list_value(tokens, i)
         elif op not in NULL_OPS:
             if i >= len(tokens):
                 raise SearchError(f"{kind} {key!r} {op} needs a value")
-            value, i = _value(kind, key, tokens[i]), i + 1
+            value, i = _value(kind, key, tokens[i], attrs), i + 1
         clauses.append(Clause(kind, key, op, value))
         if i >= len(tokens):
             return tuple(clauses)
@@ -328,7 +344,9 @@ def matches(run: RunFacts, clauses: Iterable[Clause]) -> bool:
 _ORDER = re.compile(r"^\s*(?P<key>.+?)(?:\s+(?P<dir>ASC|DESC))?\s*$", re.IGNORECASE)
 
 
-def parse_order_by(entries: Sequence[str] | None) -> tuple[Order, ...]:
+def parse_order_by(
+    entries: Sequence[str] | None, attrs: Attributes = RUN_ATTRIBUTES
+) -> tuple[Order, ...]:
     orders = []
     for entry in entries or ():
         m = _ORDER.match(entry or "")
@@ -337,7 +355,7 @@ def parse_order_by(entries: Sequence[str] | None) -> tuple[Order, ...]:
         word = m.group("key").strip()
         if "." not in word:
             word = f"attributes.{word}"
-        kind, key = _identifier(word)
+        kind, key = _identifier(word, attrs)
         if kind == "dataset":
             raise SearchError("runs are not ordered by datasets")
         orders.append(Order(kind, key, (m.group("dir") or "ASC").upper() == "ASC"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 
 from campaigns.models import MetricPoint, Run
 from campaigns.selectors import run_metrics
@@ -71,6 +71,26 @@ def _dataset_facts(inputs: list[dict[str, Any]]) -> list[tuple[str, str, str | N
     return found
 
 
+def _digits(text: str) -> bool:
+    # ASCII digits only: "²".isdigit() is True and int() refuses it; a bigint's length at most.
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
+def _in_experiments(experiment_ids: list[str]) -> Q:
+    """A campaign id is its default experiment (runs in no named experiment), `<campaign
+    id>-<n>` a named one; an id of neither form matches nothing."""
+    where = Q(pk__in=[])
+    for text in map(str, experiment_ids):
+        head, dash, tail = text.partition("-")
+        if not _digits(head) or (dash and not _digits(tail)):
+            continue
+        if dash:
+            where |= Q(campaign_id=int(head), mlflow__experiment_id=int(tail))
+        else:
+            where |= Q(campaign_id=int(head), mlflow__experiment__isnull=True)
+    return where
+
+
 def search_runs(
     runs: QuerySet[Run],
     *,
@@ -85,9 +105,9 @@ def search_runs(
     clauses = sf.parse_filter(filter_string)
     orders = sf.parse_order_by(order_by)
     sf.page_offset(page_token)
-    # ASCII digits only: "²".isdigit() is True and int() refuses it; a bigint's length at most.
-    ids = [int(t) for t in map(str, experiment_ids) if t.isascii() and t.isdigit() and len(t) <= 18]
-    scope = runs.filter(campaign_id__in=ids)
+    scope = runs.filter(_in_experiments(experiment_ids)).select_related(
+        "mlflow", "mlflow__experiment"
+    )
     if view_type == "ACTIVE_ONLY":
         scope = scope.filter(deleted_at__isnull=True)
     elif view_type == "DELETED_ONLY":

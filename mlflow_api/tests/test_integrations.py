@@ -170,6 +170,10 @@ class LightningLoop(IntegrationCase):
                 self.log("train_loss", loss)
                 return loss
 
+            def test_step(self, batch: Any, idx: int) -> Any:
+                x, y = batch
+                self.log("test_loss", torch.nn.functional.mse_loss(self.net(x), y))
+
             def on_before_optimizer_step(self, optimizer: Any) -> None:
                 norms = [p.grad.norm() for p in self.parameters() if p.grad is not None]
                 self.log("grad_norm", torch.stack(norms).norm())
@@ -197,6 +201,7 @@ class LightningLoop(IntegrationCase):
             accelerator="cpu",
         )
         trainer.fit(Tiny(), data)
+        self.data = data
         return trainer
 
     def test_log_model_true_keeps_every_point_and_the_checkpoint(self) -> None:
@@ -205,6 +210,17 @@ class LightningLoop(IntegrationCase):
         run = self.only_run()
         self.assertEqual(MetricPoint.objects.filter(run=run, key__name="train_loss").count(), 20)
         self.assertTrue(run.artifacts.filter(path__endswith=".ckpt").exists())
+
+    def test_test_after_fit_logs_to_the_finished_run_as_late_data(self) -> None:
+        """MLFlowLogger ends the run FINISHED after fit(); test() logs to it again (issue 34:
+        refused before, which crashed test())."""
+        with self.tracking(self.key):
+            trainer = self._fit([], 10)
+            trainer.test(trainer.lightning_module, dataloaders=self.data)
+        run = self.only_run()
+        self.assertEqual(run.status, "completed")
+        self.assertTrue(MetricPoint.objects.filter(run=run, key__name="test_loss").exists())
+        self.assertIsNotNone(run.late_data_at)
 
     def test_a_nan_grad_norm_stops_fit_with_a_checkpoint(self) -> None:
         from campaign_desk_client.callbacks import DeskLightningCallback

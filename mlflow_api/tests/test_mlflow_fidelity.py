@@ -159,14 +159,14 @@ class MlflowFidelity(MlflowLiveCase):
         with self.tracking(self.key):
             with mlflow.start_run(run_id=run_id):  # MLflow's resume: runs/update RUNNING
                 mlflow.log_metric("loss", 1.5, step=2)
-            with self.assertRaises(MlflowException) as raised, mlflow.start_run(run_id=run_id):
-                pass  # a completed run is final
-        self.assertIn("completed", str(raised.exception))
+            with mlflow.start_run(run_id=run_id):  # a completed run reopens too, as in MLflow
+                mlflow.log_metric("loss", 1.2, step=3)
         run.refresh_from_db()
-        segment = RunSegment.objects.get(run=run)
-        self.assertEqual((run.status, segment.number, segment.status), ("completed", 1, "failed"))
+        segments = list(RunSegment.objects.filter(run=run).values_list("number", "status"))
+        self.assertEqual(segments, [(1, "failed"), (2, "completed")])
+        self.assertEqual(run.status, "completed")
         self.assertEqual(run.observed_hours, run.prior_hours + Decimal("0.00"))
-        self.assertEqual(run.metrics.count(), 2)
+        self.assertEqual(run.metrics.count(), 3)
 
     def test_a_stopped_run_does_not_resume(self) -> None:
         with self.tracking(self.key):

@@ -85,3 +85,14 @@ class StatementsPerCall(TransactionTestCase):
             n = self.count("runs/log-metric", body)
         print(f"\nlog-metric at step 0: {n} statements ({connection.vendor})")
         self.assertLessEqual(n, BUDGET)
+
+    def test_log_param_and_set_tag(self) -> None:
+        """The other synchronous calls of a loop (issue 34 item 5): the same budget."""
+        for path, body in [
+            ("runs/log-parameter", lambda n: {"key": f"p{n}", "value": "1"}),
+            ("runs/set-tag", lambda n: {"key": "epoch", "value": str(n)}),
+        ]:
+            self.count(path, {"run_id": self.run_id, **body(0)})  # warm
+            n = self.count(path, {"run_id": self.run_id, **body(1)}) - 1  # no COPY
+            print(f"\n{path}: {n} statements ({connection.vendor})")
+            self.assertLessEqual(n, BUDGET)

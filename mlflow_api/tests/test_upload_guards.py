@@ -1,9 +1,13 @@
-"""Artifact uploads (issue 19, Medium 8 and 9; docs/domain.md §23): a chunked body without
-Content-Length is refused with 411 and nothing stored; quotas per run and per team refuse with
-413 naming the limit; an upload past its deadline leaves no partial file."""
+"""Artifact uploads (issue 19, Medium 8 and 9; issue 34; docs/domain.md §23): a chunked body
+(what MLflow's client sends for an empty file) is stored whether the server decoded its framing
+or not; a body with neither a length nor chunked framing is refused with 411 and nothing
+stored; quotas per run and per team refuse with 413 naming the limit; an upload past its
+deadline leaves no partial file."""
 
 from __future__ import annotations
 
+import hashlib
+import io
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -58,12 +62,56 @@ def _files(media: Path) -> list[Path]:
 
 
 @pytest.mark.django_db
-def test_a_chunked_body_without_content_length_is_refused_and_nothing_is_stored(
+def test_a_body_without_a_length_or_chunked_framing_is_refused_and_nothing_is_stored(
     upload: Any, media: Path
 ) -> None:
-    answer = upload("r1", "out.txt", b"", CONTENT_LENGTH="", HTTP_TRANSFER_ENCODING="chunked")
+    answer = upload("r1", "out.txt", b"", CONTENT_LENGTH="")
     assert answer.status_code == 411
     assert "Content-Length" in answer.json()["message"]
+    assert RunArtifact.objects.count() == 0 and _files(media) == []
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("sent", "decoded_by_the_server", "kept"),
+    [
+        (b"0\r\n\r\n", False, b""),  # MLflow's client, an empty file, under runserver
+        (b"5\r\nhello\r\n6;ext=1\r\n world\r\n0\r\nTrailer: x\r\n\r\n", False, b"hello world"),
+        (b"hello world", True, b"hello world"),  # gunicorn hands on the decoded body
+        (b"", True, b""),
+    ],
+)
+def test_a_chunked_body_is_stored_as_sent(
+    upload: Any, media: Path, sent: bytes, decoded_by_the_server: bool, kept: bytes
+) -> None:
+    answer = upload(
+        "r1",
+        "out.txt",
+        b"",
+        CONTENT_LENGTH="",
+        HTTP_TRANSFER_ENCODING="chunked",
+        **{"wsgi.input": io.BytesIO(sent), "wsgi.input_terminated": decoded_by_the_server},
+    )
+    assert answer.status_code == 200, answer.content
+    stored = RunArtifact.objects.get(path="out.txt")
+    assert (stored.size_bytes, stored.sha256) == (len(kept), hashlib.sha256(kept).hexdigest())
+    assert b"".join(upload.get("r1", "out.txt").streaming_content) == kept
+
+
+@pytest.mark.django_db
+def test_a_malformed_chunked_body_is_refused_and_nothing_is_stored(
+    upload: Any, media: Path
+) -> None:
+    answer = upload(
+        "r1",
+        "out.txt",
+        b"",
+        CONTENT_LENGTH="",
+        HTTP_TRANSFER_ENCODING="chunked",
+        **{"wsgi.input": io.BytesIO(b"zz\r\nhello\r\n")},
+    )
+    assert answer.status_code == 400
+    assert "chunked" in answer.json()["message"]
     assert RunArtifact.objects.count() == 0 and _files(media) == []
 
 

@@ -6,10 +6,15 @@ mapping is in docs/mlflow.md.
 
 from mlflow_api.views.artifacts import artifact, artifact_list
 from mlflow_api.views.experiments import (
-    experiment_by_name,
     experiment_create,
+    experiment_delete,
+    experiment_delete_tag,
     experiment_get,
+    experiment_get_by_name,
+    experiment_restore,
     experiment_search,
+    experiment_set_tag,
+    experiment_update,
     server_info,
 )
 from mlflow_api.views.logged_models import (
@@ -40,10 +45,15 @@ __all__ = [
     "artifact",
     "artifact_list",
     "delete_tag",
-    "experiment_by_name",
     "experiment_create",
+    "experiment_delete",
+    "experiment_delete_tag",
     "experiment_get",
+    "experiment_get_by_name",
+    "experiment_restore",
     "experiment_search",
+    "experiment_set_tag",
+    "experiment_update",
     "log_batch",
     "log_inputs",
     "log_metric",

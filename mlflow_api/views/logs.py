@@ -20,14 +20,16 @@ from campaigns.selectors import run_metrics as readings
 from campaigns.services import ingest, metric_batch, run_log
 from mlflow_api import shapes
 from mlflow_api.auth import Caller
+from mlflow_api.domain import names
 from mlflow_api.errors import MlflowError
-from mlflow_api.views.lookups import refusal, run_of, write_scope
+from mlflow_api.views.lookups import refusal, run_id_of, run_not_found, run_of, write_scope
 from mlflow_api.views.wire import (
     MAX_KEY,
     MAX_PARAM_VALUE,
     MAX_TAG_VALUE,
     RUN_NAME_TAG,
     answer,
+    checked_key,
     checked_run_name,
     endpoint,
     key_values,
@@ -48,7 +50,7 @@ def _write(caller: Caller, data: dict[str, Any], **parts: Any) -> HttpResponse:
     try:
         run_log.log_to_run(runs, run_id, **parts)
     except Run.DoesNotExist as exc:
-        raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found") from exc
+        raise run_not_found(run_id) from exc
     except ingest.RunRefused as exc:
         raise refusal(exc) from exc
     return answer({})
@@ -57,18 +59,20 @@ def _write(caller: Caller, data: dict[str, Any], **parts: Any) -> HttpResponse:
 @endpoint("POST")
 def log_metric(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
+    run_id_of(data)
     metric = {k: data[k] for k in ("key", "value", "step", "timestamp", "model_id") if k in data}
-    return _write(caller, data, points=metric_points([metric]))
+    return _write(caller, data, points=metric_points([metric], batch=False))
 
 
 @endpoint("POST")
 def log_batch(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
+    run_id_of(data)
     return _write(
         caller,
         data,
         points=metric_points(data.get("metrics") or []),
-        params=key_values(data.get("params"), "params", MAX_PARAM_VALUE),
+        params=key_values(data.get("params"), "params", MAX_PARAM_VALUE, unique=True),
         tags=key_values(data.get("tags"), "tags", MAX_TAG_VALUE),
     )
 
@@ -76,15 +80,18 @@ def log_batch(request: HttpRequest, caller: Caller) -> HttpResponse:
 @endpoint("POST")
 def log_param(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
+    run_id_of(data)
+    key = checked_key(text_field(data, "key"), "key")
     value = text_field(data, "value", required=False, limit=MAX_PARAM_VALUE)
-    return _write(caller, data, params={text_field(data, "key"): value})
+    return _write(caller, data, params={key: value})
 
 
 @endpoint("POST")
 def set_tag(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
+    run_id_of(data)
+    key = checked_key(text_field(data, "key"), "key")
     value = text_field(data, "value", required=False, limit=MAX_TAG_VALUE)
-    key = text_field(data, "key")
     if key == RUN_NAME_TAG:
         checked_run_name(value, "value")
     return _write(caller, data, tags={key: value})
@@ -93,7 +100,13 @@ def set_tag(request: HttpRequest, caller: Caller) -> HttpResponse:
 @endpoint("POST")
 def delete_tag(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
-    return _write(caller, data, delete_tags=(text_field(data, "key"),))
+    key = text_field(data, "key")
+    run = run_of(caller, data)
+    if run.deleted_at is None and key not in run.tags:
+        raise MlflowError(
+            "RESOURCE_DOES_NOT_EXIST", f"No tag with name: {key} in run with id {run.run_id}"
+        )
+    return _write(caller, data, delete_tags=(key,))
 
 
 @endpoint("POST")
@@ -101,6 +114,9 @@ def log_inputs(request: HttpRequest, caller: Caller) -> HttpResponse:
     """Dataset inputs are kept on the run (shown on its page and in runs/get); model inputs
     are MLflow's own bookkeeping and only answered."""
     data = read_body(request)
+    run_id_of(data)
+    if not data.get("datasets"):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.missing("datasets"))
     return _write(caller, data, inputs=dataset_inputs(data.get("datasets")))
 
 
@@ -153,27 +169,52 @@ def _cursor(raw: Any) -> tuple[int, int] | None:
     return int(found[1]), int(found[2])
 
 
-def _metric_item(m: Any) -> dict[str, Any]:
+_INT64 = re.compile(r"-?\d{1,19}")
+_VALUE_TOKENS = frozenset({"NaN", "Infinity", "-Infinity", "nan", "inf", "-inf"})
+
+
+def _int64(value: Any) -> int | None:
+    """An int64 as proto3 JSON writes it (a number, or its text); None if it is not one."""
+    if isinstance(value, str) and _INT64.fullmatch(value):
+        value = int(value)
+    if type(value) is int and STEP_MIN <= value < 2**63:
+        return value
+    return None
+
+
+def _metric_item(m: Any, path: str) -> dict[str, Any]:
+    """One metric checked as MLflow's server checks it (its messages, `path` naming it)."""
     if not isinstance(m, dict):
-        raise MlflowError("INVALID_PARAMETER_VALUE", "a metric is {key, value, timestamp, step}")
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(path, m))
+    key = m.get("key")
+    if key is None or key == "":
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(f"{path}key"))
+    if not isinstance(key, str):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"{path}key", key))
+    checked_key(key, f"{path}name")  # MLflow's server names a metric's key `name` here
+    value = m.get("value")
+    if value is None:
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(f"{path}value"))
+    if isinstance(value, bool) or not (
+        isinstance(value, int | float) or (isinstance(value, str) and value in _VALUE_TOKENS)
+    ):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"{path}value", value))
     step = m.get("step", 0)
-    # proto3 JSON may write int64 as a string.
-    if isinstance(step, str) and re.fullmatch(r"-?\d{1,19}", step):
-        step = int(step)
-    return {"name": m.get("key"), "step": step, "value": m.get("value")}
+    step = 0 if step is None or step == "" else _int64(step)
+    if step is None:
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"{path}step", m.get("step")))
+    return {"name": key, "step": step, "value": value}
 
 
-def _timestamp(m: dict[str, Any]) -> int | None:
+def _timestamp(m: dict[str, Any], path: str) -> int:
+    """Required, as MLflow's server requires it: ms since 1970, not negative."""
     stamp = m.get("timestamp")
     if stamp is None or stamp == "":
-        return None
-    if isinstance(stamp, str) and re.fullmatch(r"-?\d{1,19}", stamp):
-        stamp = int(stamp)
-    if type(stamp) is not int or not STEP_MIN <= stamp < 2**63:
-        raise MlflowError(
-            "INVALID_PARAMETER_VALUE", "a metric's timestamp is milliseconds since 1970"
-        )
-    return stamp
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(f"{path}timestamp"))
+    found = _int64(stamp)
+    if found is None or found < 0:
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"{path}timestamp", stamp))
+    return found
 
 
 def _model_id(m: dict[str, Any]) -> str:
@@ -183,13 +224,15 @@ def _model_id(m: dict[str, Any]) -> str:
     return str(model_id)
 
 
-def metric_points(metrics: Any) -> list[ingest.Point]:
+def metric_points(metrics: Any, *, batch: bool = True) -> list[ingest.Point]:
     """MLflow metrics `[{"key", "value", "timestamp", "step", "model_id"}]` checked by the rules
     of /api/v1/'s metric batches (campaigns/services/ingest.py check_points) with MLflow's
     limits: keys up to 250 characters, any int64 step."""
     if not isinstance(metrics, list):
-        raise MlflowError("INVALID_PARAMETER_VALUE", "'metrics' is a list")
-    items = [_metric_item(m) for m in metrics]
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid("metrics", metrics))
+    paths = [f"metrics[{n}]." if batch else "" for n in range(len(metrics))]
+    items = [_metric_item(m, path) for m, path in zip(metrics, paths, strict=True)]
+    stamps = [_timestamp(m, path) for m, path in zip(metrics, paths, strict=True)]
     try:
         checked = metric_batch.check_points(items, max_name=MAX_KEY, min_step=STEP_MIN)
     except metric_batch.BatchRefused as exc:
@@ -200,9 +243,34 @@ def metric_points(metrics: Any) -> list[ingest.Point]:
         ) from exc
     # check_points refuses the whole batch on any problem, so points and metrics align.
     return [
-        p._replace(timestamp_ms=_timestamp(m), model_id=_model_id(m))
-        for p, m in zip(checked, metrics, strict=True)
+        p._replace(timestamp_ms=stamp, model_id=_model_id(m))
+        for p, m, stamp in zip(checked, metrics, stamps, strict=True)
     ]
+
+
+DATASET_LIMITS = {"name": 500, "digest": 36, "source_type": 64, "source": 65_535}
+INPUT_TAG_LIMITS = {"key": 255, "value": 500}
+
+
+def _dataset(item: Any, n: int) -> dict[str, Any]:
+    """One dataset input as MLflow's server takes it: its fields are strings within MLflow's
+    limits (a number as a tag, a 25-digit source type are refused), its tags {key, value}."""
+    dataset = item.get("dataset") if isinstance(item, dict) else None
+    if not isinstance(dataset, dict):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(f"datasets[{n}].dataset"))
+    for field, limit in DATASET_LIMITS.items():
+        text_field(dataset, field, limit=limit)
+    for field in ("schema", "profile"):
+        text_field(dataset, field, required=False, limit=MAX_INPUT_BYTES)
+    tags = item.get("tags") or []
+    if not isinstance(tags, list):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"datasets[{n}].tags", tags))
+    for tag in tags:
+        if not isinstance(tag, dict):
+            raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid("tags", tag))
+        for field, limit in INPUT_TAG_LIMITS.items():
+            text_field(tag, field, limit=limit)
+    return {"dataset": dataset, "tags": tags}
 
 
 def dataset_inputs(datasets: Any) -> list[dict[str, Any]]:
@@ -215,15 +283,13 @@ def dataset_inputs(datasets: Any) -> list[dict[str, Any]]:
             "INVALID_PARAMETER_VALUE", f"'datasets' is a list of at most {MAX_INPUTS} inputs"
         )
     kept = []
-    for item in datasets:
-        dataset = item.get("dataset") if isinstance(item, dict) else None
-        if not isinstance(dataset, dict) or not isinstance(dataset.get("name"), str):
-            raise MlflowError("INVALID_PARAMETER_VALUE", "a dataset input is {dataset: {name}}")
-        entry = {"dataset": dataset, "tags": item.get("tags") or []}
+    for n, item in enumerate(datasets):
+        entry = _dataset(item, n)
         if len(orjson.dumps(entry)) > MAX_INPUT_BYTES:
             raise MlflowError(
                 "INVALID_PARAMETER_VALUE",
-                f"dataset input {dataset['name']!r} is over {MAX_INPUT_BYTES} bytes as JSON",
+                f"dataset input {entry['dataset']['name']!r} is over {MAX_INPUT_BYTES} bytes "
+                "as JSON",
             )
         kept.append(entry)
     return kept

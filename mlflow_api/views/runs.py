@@ -28,15 +28,16 @@ from campaigns.models import (
 )
 from campaigns.services import ingest, run_lifecycle
 from campaigns.services.run_log import refuse_if_deleted
-from mlflow_api import shapes
+from mlflow_api import services, shapes
 from mlflow_api.auth import Caller
+from mlflow_api.domain import names
 from mlflow_api.errors import MlflowError
 from mlflow_api.views.lookups import (
-    campaign_of,
+    experiment_of,
     refusal,
     refused,
     require_running,
-    run_id_of,
+    run_not_found,
     run_of,
     write_scope,
 )
@@ -125,11 +126,30 @@ def _take_up(existing: Run, campaign: Campaign, item: PlannedItem, kind: str) ->
     return existing
 
 
+def _ms(data: dict[str, Any], field: str) -> int | None:
+    """MLflow's int64 milliseconds (a number, or its text as proto3 JSON writes it)."""
+    value = data.get(field)
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and is_id(value.removeprefix("-")):
+        value = int(value)
+    if type(value) is not int or not -(2**63) <= value < 2**63:
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(field, value))
+    return value
+
+
 @endpoint("POST")
 def run_create(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
-    campaign = campaign_of(caller, data.get("experiment_id"))
+    place = experiment_of(caller, data.get("experiment_id"))
+    if place.experiment is not None and place.experiment.deleted_at is not None:
+        raise MlflowError(
+            "INVALID_STATE",
+            f"The experiment {place.experiment_id} must be in the 'active' state.",
+        )
+    campaign = place.campaign
     caller.require_write(campaign.team_id)
+    start_ms = _ms(data, "start_time")
     tags = key_values(data.get("tags"), "tags", MAX_TAG_VALUE)
     if data.get("user_id") and "mlflow.user" not in tags:
         tags["mlflow.user"] = text_field(data, "user_id")
@@ -158,6 +178,7 @@ def run_create(request: HttpRequest, caller: Caller) -> HttpResponse:
         run = ingest.set_tags(run, tags)
     except ingest.RunRefused as exc:
         raise refused(exc) from exc
+    run.mlflow = services.place_run(run=run, experiment=place.experiment, start_time_ms=start_ms)
     return answer({"run": shapes.run(run)})
 
 
@@ -208,8 +229,9 @@ def run_update(request: HttpRequest, caller: Caller) -> HttpResponse:
     runs, run_id = write_scope(caller, data)
     run = runs.filter(run_id=run_id).first()
     if run is None:
-        raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id!r} not found")
+        raise run_not_found(run_id)
     status = str(data.get("status") or "")
+    end_ms = _ms(data, "end_time")
     try:
         name = checked_run_name(
             text_field(data, "run_name", required=False, limit=MAX_RUN_NAME), "run_name"
@@ -221,9 +243,15 @@ def run_update(request: HttpRequest, caller: Caller) -> HttpResponse:
             run = run_lifecycle.resume_run(run)
         elif status in FINISHED_STATUSES:
             run = _finish(run, FINISHED_STATUSES[status], data.get("end_time"))
+            if end_ms is not None:
+                services.place_run(run=run, experiment=None, end_time_ms=end_ms)
     except ingest.RunRefused as exc:
         raise refusal(exc) from exc
-    return answer({"run_info": shapes.run_info(run)})
+    return answer({"run_info": shapes.run_info(_reloaded(run))})
+
+
+def _reloaded(run: Run) -> Run:
+    return Run.objects.select_related("campaign", "mlflow", "mlflow__experiment").get(pk=run.pk)
 
 
 def _lifecycle(request: HttpRequest, caller: Caller, action: Any) -> HttpResponse:
@@ -231,7 +259,7 @@ def _lifecycle(request: HttpRequest, caller: Caller, action: Any) -> HttpRespons
     runs, run_id = write_scope(caller, data)
     run = runs.filter(run_id=run_id).first()
     if run is None:
-        raise MlflowError("RESOURCE_DOES_NOT_EXIST", f"run {run_id_of(data)!r} not found")
+        raise run_not_found(run_id)
     try:
         action(run)
     except ingest.RunRefused as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 
 from mlflow_api.auth import Caller
+from mlflow_api.domain import names
 from mlflow_api.domain.search_filter import SearchError
 from mlflow_api.errors import MlflowError
 from mlflow_api.selectors.run_search import VIEW_TYPES, search_runs
@@ -21,7 +22,8 @@ def _max_results(value: object) -> int:
         value = int(value)
     if type(value) is not int or not 1 <= value <= MAX_RESULTS:
         raise MlflowError(
-            "INVALID_PARAMETER_VALUE", f"max_results is a whole number from 1 to {MAX_RESULTS}"
+            "INVALID_PARAMETER_VALUE",
+            names.invalid("max_results", value, f"a whole number from 1 to {MAX_RESULTS}"),
         )
     return value
 

@@ -30,6 +30,7 @@ from campaigns.api.throttles import rate_limit_wait
 from campaigns.models import CampaignClosed
 from catalog.domain.display_text import bidi_refusal
 from mlflow_api.auth import Caller, authenticate
+from mlflow_api.domain import names
 from mlflow_api.errors import MlflowError
 
 log = logging.getLogger(__name__)
@@ -190,38 +191,56 @@ def read_body(request: HttpRequest) -> dict[str, Any]:
 def text_field(
     data: dict[str, Any], field: str, *, required: bool = True, limit: int = MAX_KEY
 ) -> str:
+    """A string field, refused in MLflow's words when missing (if required) or not a string
+    (`123` for a name: MLflow's server refuses it too)."""
     value = data.get(field)
     if value is None or value == "":
         if required:
-            raise MlflowError("INVALID_PARAMETER_VALUE", f"missing value for parameter '{field}'")
+            raise MlflowError("INVALID_PARAMETER_VALUE", names.missing(field))
         return ""
-    if not isinstance(value, str | int | float) or isinstance(value, bool):
-        raise MlflowError("INVALID_PARAMETER_VALUE", f"parameter '{field}' is a string")
-    text = str(value)
-    if len(text) > limit or "\x00" in text:
+    if not isinstance(value, str):
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(field, value))
+    if len(value) > limit:
         raise MlflowError(
-            "INVALID_PARAMETER_VALUE", f"parameter '{field}' has at most {limit} characters"
+            "INVALID_PARAMETER_VALUE", f"'{field}' exceeds the maximum length of {limit} characters"
         )
-    return text
+    return value
 
 
-def key_values(items: Any, field: str, value_limit: int) -> dict[str, str]:
-    """MLflow's `[{"key", "value"}, ...]` as a dict (a later key wins, as in MLflow)."""
+def checked_key(key: str, field: str) -> str:
+    """A metric, param or tag key as MLflow's server takes it (mlflow_api/domain/names.py)."""
+    problem = names.key_problem(key)
+    if problem is not None:
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(field, key, problem))
+    return key
+
+
+def key_values(items: Any, field: str, value_limit: int, *, unique: bool = False) -> dict[str, str]:
+    """MLflow's `[{"key", "value"}, ...]` as a dict (a later key wins, as in MLflow; with
+    `unique`, a key given twice is refused, as MLflow's log-batch refuses params)."""
     if items is None:
         return {}
     if not isinstance(items, list):
-        raise MlflowError("INVALID_PARAMETER_VALUE", f"'{field}' is a list of {{key, value}}")
+        raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(field, items))
     out: dict[str, str] = {}
-    for item in items:
+    for n, item in enumerate(items):
         if not isinstance(item, dict):
-            raise MlflowError("INVALID_PARAMETER_VALUE", f"'{field}' is a list of {{key, value}}")
-        key = text_field(item, "key")
+            raise MlflowError("INVALID_PARAMETER_VALUE", names.invalid(f"{field}[{n}]", item))
+        key = checked_key(text_field(item, "key"), f"{field}[{n}].key")
         value = item.get("value")
         out[key] = (
             "" if value is None else text_field(item, "value", required=False, limit=value_limit)
         )
         if key == RUN_NAME_TAG:
             checked_run_name(out[key], f"{field}: {RUN_NAME_TAG}")
+    if unique:
+        twice = names.duplicate_keys([item["key"] for item in items])
+        if twice:
+            raise MlflowError(
+                "INVALID_PARAMETER_VALUE",
+                f"Duplicate parameter keys have been submitted: {twice}. Please ensure the "
+                "request contains only one param value per param key.",
+            )
     return out
 
 
