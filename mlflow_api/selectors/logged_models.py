@@ -3,7 +3,7 @@ their source run) and logged-models/search: MLflow's filter grammar on a model's
 params, tags and metrics, its order and page tokens (mlflow_api/domain/search_filter.py).
 
 A model's metrics are read from its source run's points that are still hot (not yet packed,
-docs/architecture.md §7): one query per model shown.
+docs/metric_store.md §3): one query per model shown.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Logged models (MLflow 3's `log_model`, autolog): create, finalize, tag, delete, and the files
-of a model logged outside a run (docs/mlflow.md "Logged models")."""
+of a model logged outside a run (docs/mlflow.md "Artifacts")."""
 
 from __future__ import annotations
 
