@@ -35,7 +35,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SERIAL_TESTS := tests/test_slow_clients.py
 PYTEST_ARGS ?=
 
-.PHONY: run test install install-dev lint typecheck bench worker clean
+.PHONY: run test install install-dev lint typecheck bench worker clean focus-validator
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -92,3 +92,10 @@ bench: install-dev
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .secret_key staticfiles build .pytest_cache .mypy_cache .ruff_cache
+
+# The FinOps Foundation's focus-validator 2.x (FOCUS 1.2 rules) for ledger/tests/test_focus_validator.py:
+# it needs Python >= 3.12 and numpy < 2 (so pyarrow < 19), hence a virtualenv of its own.
+FOCUS_PYTHON ?= $(or $(shell command -v python3.12 2>/dev/null),$(shell command -v python3.13 2>/dev/null))
+focus-validator:
+	$(FOCUS_PYTHON) -m venv .venv-focus
+	.venv-focus/bin/python -m pip install --quiet 'focus-validator==2.2.1' 'pyarrow<19'
