@@ -525,7 +525,7 @@ METRICS_ALLOWED_NETWORKS = tuple(
     n.strip() for n in os.environ.get("METRICS_ALLOWED_NETWORKS", "").split(",") if n.strip()
 )
 METRICS_CELERY_QUEUES = tuple(
-    q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()
+    q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "").split(",") if q.strip()
 )
 MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
 

@@ -30,6 +30,7 @@ from campaigns.signals import (
 )
 from ledger import services
 from ledger.domain import team_budget as tb
+from ledger.operations import counters
 from ledger.selectors import spend
 from ledger.selectors import team_budget as budgets
 from ledger.services.alert_channels import add_owners_email
@@ -52,6 +53,8 @@ def tell_when_finished(sender: Any, *, run: Run, **kwargs: Any) -> None:
 
 def tell_when_stopped(sender: Any, *, run: Run, **kwargs: Any) -> None:
     raise_run_event(run=run)
+    kind = run.stop_rule.kind if run.stop_rule is not None else "manual"
+    counters.add_after_commit([(("runs_stopped", kind), 1)])
 
 
 def email_owners_of_new_team(sender: Any, *, team: Team, **kwargs: Any) -> None:

@@ -10,7 +10,6 @@ lease), and is retried only when a later attempt can succeed (`ledger.domain.ale
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterable
@@ -65,9 +64,8 @@ def claim_next(now: datetime) -> AlertDelivery | None:
 
 
 def _count(kind: str, outcome: str) -> None:
-    # A counter never fails a delivery (Redis may be the thing that is down).
-    with contextlib.suppress(Exception):
-        counters.add_many([(("alert_deliveries", kind, outcome), 1)])
+    # Once the outcome is stored; a counter never fails a delivery (Redis may be down).
+    counters.add_after_commit([(("alert_deliveries", kind, outcome), 1)])
 
 
 def record_outcome(
