@@ -123,9 +123,10 @@ class AlertChannelAdmin(TeamScopedAdmin):
 class AlertDeliveryAdmin(TeamScopedAdmin):
     """Every delivery of the team's alerts, read-only: what was sent where and how it went."""
 
+    # The channel names its kind; when the next attempt is due is on the row's own page.
     list_display = [
-        "alert_kind", "alert__campaign", "kind", "channel", "state", "attempts", "last_status",
-        "next_attempt_at", "sent_at", "last_error",
+        "alert_kind", "alert__campaign", "channel", "state", "attempts", "last_status", "sent_at",
+        "last_error",
     ]  # fmt: skip
     list_filter = ["state", "kind"]
     search_fields = ["alert__message", "last_error"]

@@ -288,8 +288,8 @@ class RunEvent:
 
 
 def run_event_condition(event: RunEvent) -> Condition:
-    """The alert of a run event: keyed by the run and what happened, so a retried call stores
-    it once while it is open (events are resolved as raised, §19.7)."""
+    """The alert of a run event, keyed by the run and what happened (events are stored
+    resolved as they are raised: docs/domain.md §19.7)."""
     where = f" ({event.item})" if event.item else ""
     hours = f" after {event.hours} h" if event.hours else ""
     if event.status == "stopped":
