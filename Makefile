@@ -94,8 +94,9 @@ clean:
 	rm -rf $(VENV) db.sqlite3 .secret_key staticfiles build .pytest_cache .mypy_cache .ruff_cache
 
 # The FinOps Foundation's focus-validator 2.x (FOCUS 1.2 rules) for ledger/tests/test_focus_validator.py:
-# it needs Python >= 3.12 and numpy < 2 (so pyarrow < 19), hence a virtualenv of its own.
-FOCUS_PYTHON ?= $(or $(shell command -v python3.12 2>/dev/null),$(shell command -v python3.13 2>/dev/null))
+# it needs Python >= 3.12 and numpy < 2 (so pyarrow < 19; numpy 1.26 has wheels up to 3.12 only),
+# hence a virtualenv of its own on a Python 3.12 that works (a pyenv shim may name one it cannot run).
+FOCUS_PYTHON ?= $(firstword $(foreach p,python3.12 /usr/bin/python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12),$(shell $(p) -c "import venv" >/dev/null 2>&1 && echo $(p))))
 focus-validator:
 	$(FOCUS_PYTHON) -m venv .venv-focus
 	.venv-focus/bin/python -m pip install --quiet 'focus-validator==2.2.1' 'pyarrow<19'
