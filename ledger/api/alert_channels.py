@@ -31,7 +31,7 @@ class AlertChannelSerializer(StrictModelSerializer[AlertChannel]):
         help_text="e-mail: an address (blank: the team's owners); others: the webhook URL.",
     )  # fmt: skip
     secret = StrictCharField(
-        max_length=200, required=False, allow_blank=True,
+        max_length=200, required=False, allow_blank=True, allow_null=True,
         help_text="webhook: the signing secret (whsec_…); write-only, answered once when the "
         "server generated it.",
     )  # fmt: skip
