@@ -1,4 +1,4 @@
-"""A text column kept encrypted at rest: a webhook alert channel's signing secret (docs/domain.md §26).
+"""A text column kept encrypted at rest: a webhook channel's signing secret (docs/domain.md §26).
 
 The secret signs every alert POST (HMAC-SHA256), so the server needs it back in clear: a hash
 would not do, and "shown once" still needs it stored. It is therefore sealed with Fernet
