@@ -35,7 +35,7 @@ unexport PYTHONDONTWRITEBYTECODE
 SERIAL_TESTS := tests/test_slow_clients.py tests/test_slow_uploads.py
 PYTEST_ARGS ?=
 
-.PHONY: run test install install-dev lint typecheck bench worker clean client-wheel
+.PHONY: run test install install-dev lint typecheck bench worker clean client-wheel focus-validator
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -101,3 +101,11 @@ client-wheel: install-dev
 
 clean:
 	rm -rf $(VENV) db.sqlite3 .secret_key staticfiles build dist .pytest_cache .mypy_cache .ruff_cache
+
+# The FinOps Foundation's focus-validator 2.x (FOCUS 1.2 rules) for ledger/tests/test_focus_validator.py:
+# it needs Python >= 3.12 and numpy < 2 (so pyarrow < 19; numpy 1.26 has wheels up to 3.12 only),
+# hence a virtualenv of its own on a Python 3.12 that works (a pyenv shim may name one it cannot run).
+FOCUS_PYTHON ?= $(firstword $(foreach p,python3.12 /usr/bin/python3.12 $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12),$(shell $(p) -c "import venv" >/dev/null 2>&1 && echo $(p))))
+focus-validator:
+	$(FOCUS_PYTHON) -m venv .venv-focus
+	.venv-focus/bin/python -m pip install --quiet 'focus-validator==2.2.1' 'pyarrow<19'

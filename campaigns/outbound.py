@@ -44,7 +44,13 @@ __all__ = ["DeliveryFailed", "WebhookRefused", "check_webhook_url", "post"]
 
 
 class DeliveryFailed(Exception):
-    """The POST did not get a 2xx answer within the deadline."""
+    """The POST did not get a 2xx answer within the deadline: `status` is the receiver's answer
+    (None when there was none), `retry_after` its Retry-After header."""
+
+    def __init__(self, message: str, status: int | None = None, retry_after: str | None = None):
+        super().__init__(message)
+        self.status = status
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
@@ -162,6 +168,7 @@ def post(url: str, body: bytes, headers: dict[str, str], *, deadline: float) -> 
         response = connection.getresponse()
         response.read(65536)  # a short body at most; the rest is not waited for
         status = int(response.status)
+        retry_after = response.getheader("Retry-After")
     except (OSError, http.client.HTTPException) as exc:
         elapsed = time.monotonic() - started
         if elapsed >= deadline:
@@ -174,5 +181,5 @@ def post(url: str, body: bytes, headers: dict[str, str], *, deadline: float) -> 
         raise DeliveryFailed(f"no answer within the deadline of {deadline:g} s")
     if not 200 <= status < 300:
         # 3xx included: a redirect is not followed (it could point anywhere, even inward).
-        raise DeliveryFailed(f"the receiver answered {status}")
+        raise DeliveryFailed(f"the receiver answered {status}", status, retry_after)
     return Answer(status, str(address))

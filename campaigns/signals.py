@@ -22,6 +22,15 @@ campaign_closed = Signal()
 # run. The ledger posts an hourly run's cost here (docs/domain.md §18).
 run_finished = Signal()
 
+# Sent by ingest when a run is stopped, by a rule (at a metric batch, a checkpoint, a budget
+# check) or by a person (stop_run), in the stop's transaction; kwargs: run. The ledger tells
+# the team on its alert channels (docs/domain.md §19.7).
+run_stopped = Signal()
+
+# Sent by services.teams.create_team once the team exists; kwargs: team. The ledger gives it
+# its default alert channel (e-mail to its owners, docs/domain.md §19.3).
+team_created = Signal()
+
 # Asked by ingest before a budget_overrun rule is applied: each receiver answers the campaign's
 # spend so far (a Decimal in its currency) or None. kwargs: campaign_id, now. The ledger
 # answers (incurred + hourly accrual not yet posted); without a receiver nothing is spent.

@@ -319,6 +319,7 @@ SPECTACULAR_SETTINGS = {
         "RunStatusEnum": "campaigns.models.RunStatus",
         "RunKindEnum": "campaigns.models.RunKind",
         "CheckpointComponentEnum": "campaigns.domain.stop_rules.COMPONENT_ORDER",
+        "AlertChannelKindEnum": "ledger.models.ChannelKind",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -393,9 +394,8 @@ def celery_queues(base: str) -> tuple[dict[str, str], dict[str, Any], dict[str, 
     }
     queues = {name: {"exchange": name, "routing_key": name} for name in names.values()}
     routes = {
-        "ledger.deliver_alert": {"queue": names["delivery"]},
+        "ledger.deliver_alerts": {"queue": names["delivery"]},
         "ledger.retry_alert_deliveries": {"queue": names["delivery"]},
-        "ledger.deliver_alert_to_channel": {"queue": names["delivery"]},
         "ledger.build_closing_report": {"queue": names["reports"]},
         "ledger.sweep_stale_reports": {"queue": names["reports"]},
         # Bulk database work beside the reports, away from the webhooks' workers.
@@ -415,7 +415,9 @@ CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
 TASK_TIME_LIMITS = {
     # name: (soft, hard) seconds
-    "ledger.deliver_alert": (40, 60),  # a webhook (10 s deadline) and an e-mail (10 s/operation)
+    # A round sends for ALERT_DELIVERY_ROUND_SECONDS (30), then at most one more send (a 10 s
+    # webhook deadline, an e-mail at 10 s an operation).
+    "ledger.deliver_alerts": (60, 90),
     "ledger.retry_alert_deliveries": (60, 90),
     "ledger.scan_alerts": (120, 150),
     "ledger.build_closing_report": (300, 360),  # about a second at 1,000,000 points
@@ -428,7 +430,6 @@ TASK_TIME_LIMITS = {
     "campaigns.tasks.pack_run_points": (300, 360),  # ~10 s for a 1,000,000-point run
     "campaigns.tasks.sweep_orphan_artifact_files": (300, 360),
     "ledger.scan_team_budgets": (240, 300),
-    "ledger.deliver_alert_to_channel": (40, 60),  # one chat webhook, 10 s deadline
 }
 # Seconds of deleting one retention task does before leaving the rest to the next beat.
 METRIC_RETENTION_SECONDS = float(os.environ.get("METRIC_RETENTION_SECONDS", "300"))
@@ -501,6 +502,8 @@ WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", False)
 # again (same X-Desk-Delivery id). The lease exceeds the delivery task's hard time limit.
 ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", "8"))
 ALERT_DELIVERY_LEASE_SECONDS = float(os.environ.get("ALERT_DELIVERY_LEASE_SECONDS", "300"))
+# Seconds of sending one delivery round does before handing the rest to the next round.
+ALERT_DELIVERY_ROUND_SECONDS = float(os.environ.get("ALERT_DELIVERY_ROUND_SECONDS", "30"))
 WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
 
 # A request failing because PostgreSQL, Redis or the broker is unreachable answers 503 with this
@@ -562,7 +565,7 @@ METRICS_ALLOWED_NETWORKS = tuple(
     n.strip() for n in os.environ.get("METRICS_ALLOWED_NETWORKS", "").split(",") if n.strip()
 )
 METRICS_CELERY_QUEUES = tuple(
-    q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "celery").split(",") if q.strip()
+    q.strip() for q in os.environ.get("METRICS_CELERY_QUEUES", "").split(",") if q.strip()
 )
 MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
 

@@ -12,6 +12,19 @@ from typing import IO, Any
 from ledger.domain import focus_export as focus
 
 CSV_ROWS_PER_CHUNK = 1000
+# A spreadsheet runs a cell that begins with one of these as a formula (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(column: str, value: Any) -> str:
+    """A text cell that a spreadsheet would run as a formula gets a leading apostrophe
+    (OWASP's advice); numbers and times are written as they are (-12.50 is a number)."""
+    text = focus.text_cell(value)
+    if column in focus.DECIMAL_COLUMNS or column in focus.TIME_COLUMNS:
+        return text
+    return "'" + text if text.startswith(FORMULA_STARTS) else text
+
+
 PARQUET_ROW_GROUP = 20_000
 
 
@@ -23,7 +36,7 @@ def csv_chunks(
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(focus.COLUMNS)
     for count, row in enumerate(rows, 1):
-        writer.writerow([focus.text_cell(row[c]) for c in focus.COLUMNS])
+        writer.writerow([csv_cell(c, row[c]) for c in focus.COLUMNS])
         if count % per_chunk == 0:
             yield buffer.getvalue()
             buffer.seek(0)
@@ -36,7 +49,8 @@ def parquet_schema() -> Any:
 
     def kind(column: str) -> Any:
         if column in focus.DECIMAL_COLUMNS:
-            return pa.decimal128(20, 4)
+            # Unit prices to 6 places × quantities to 4: a cost has at most 10.
+            return pa.decimal128(38, 10)
         if column in focus.TIME_COLUMNS:
             return pa.timestamp("us", tz="UTC")
         return pa.string()

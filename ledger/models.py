@@ -13,8 +13,9 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from campaigns.models import Campaign, LotReservation, Run, Team
-from catalog.validators import currency_validator
+from campaigns.models import Campaign, Comparator, LotReservation, Run, Team
+from campaigns.models.sealed import SealedTextField
+from catalog.validators import currency_validator, no_bidi_controls
 
 
 class LedgerImmutable(Exception):
@@ -181,27 +182,20 @@ OUT_OF_DATE_NOTE = (
 ZERO = Decimal("0.00")
 
 
-# --- Alerts (docs/domain.md §19) --------------------------------------------------------------
-
-
-class AlertKind(models.TextChoices):
-    LOT_ENDING = "lot_ending", "Lot ending while runs run"
-    CHECKPOINT_NOT_RETRIEVED = "checkpoint_not_retrieved", "Checkpoint not retrieved"
-    BUDGET = "budget", "Budget"
-    CALENDAR_SLACK = "calendar_slack", "Calendar slack negative"
-    RUN_SILENT = "run_silent", "Run silent"
-    TEAM_BUDGET = "team_budget", "Team budget forecast over its allowance"
-    IDLE_GPU = "idle_gpu", "GPUs idle while the run runs"
+# --- Alerts and their delivery (docs/domain.md §19) -------------------------------------------
 
 
 class Alert(models.Model):
-    """A condition found by the alert scan, stored once while it holds (`key` names it: the
-    lot, the budget share, the run), delivered on each of its channels (`deliveries`)."""
+    """A condition found by a scan, stored once while it holds (`key` names it: the lot, the
+    budget share, the run), or an event (a run stopped, failed, finished: resolved as raised);
+    delivered on each of its team's channels (`deliveries`). `kind` is one of
+    `ledger.domain.alerts.KINDS` (its words are there: a new kind needs no migration)."""
 
     campaign = models.ForeignKey(Campaign, on_delete=models.CASCADE, related_name="alerts")
-    kind = models.CharField(max_length=30, choices=AlertKind.choices)
+    kind = models.CharField(max_length=40)
     key = models.CharField(max_length=200)
     message = models.TextField()
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     raised_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
 
@@ -219,6 +213,41 @@ class Alert(models.Model):
     def __str__(self) -> str:
         return f"{self.kind}: {self.message[:60]}"
 
+    def get_kind_display(self) -> str:
+        from ledger.domain.alerts import label
+
+        return label(self.kind)
+
+
+class ChannelKind(models.TextChoices):
+    """One transport module each (ledger/transports/<kind>.py)."""
+
+    EMAIL = "email", "E-mail"
+    WEBHOOK = "webhook", "Webhook (JSON, Standard Webhooks signature)"
+    SLACK = "slack", "Slack (incoming webhook)"
+    TEAMS = "teams", "Microsoft Teams (Workflows webhook)"
+
+
+class AlertChannel(models.Model):
+    """A destination of the team's alerts (docs/domain.md §19.4): an e-mail address (blank: the
+    team's owners that have one, read at delivery) or a URL (webhook, Slack, Teams: the URL is
+    the channel's secret, never shown back whole), and for a webhook its signing secret."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_channels")
+    kind = models.CharField(max_length=10, choices=ChannelKind.choices)
+    name = models.CharField(max_length=100, blank=True, help_text="e.g. #desk-alerts")
+    target = models.CharField(max_length=1000, blank=True)
+    # Standard Webhooks' key, "whsec_" + base64; sealed at rest (docs/domain.md §26).
+    secret = SealedTextField(blank=True)
+    muted_kinds = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.name}".strip()
+
 
 class DeliveryState(models.TextChoices):
     PENDING = "pending", "Pending"
@@ -231,13 +260,16 @@ class DeliveryState(models.TextChoices):
 
 class AlertDelivery(models.Model):
     """The outbox (docs/domain.md §19.5): one row per alert and channel, stored with the alert
-    in its transaction, so no delivery is lost when enqueueing fails; the retry scan sends what
-    is due. `delivery_id` travels with every attempt (X-Desk-Delivery, the e-mail's Message-ID):
-    a receiver that saw it already drops the repeat. `channel` is a name ("email", "webhook");
-    a new channel is a new name and a sender in `ledger.alert_delivery.CHANNELS`."""
+    in its transaction, so no delivery is lost when enqueueing fails or Redis restarts; a
+    worker claims due rows team by team and records each outcome. `delivery_id` travels with
+    every attempt (`webhook-id`, the e-mail's Message-ID): a receiver drops a repeat."""
 
     alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="deliveries")
-    channel = models.CharField(max_length=30)
+    channel = models.ForeignKey(
+        AlertChannel, null=True, on_delete=models.SET_NULL, related_name="deliveries"
+    )
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=10, choices=ChannelKind.choices)
     delivery_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
     state = models.CharField(
         max_length=10, choices=DeliveryState.choices, default=DeliveryState.PENDING
@@ -248,17 +280,36 @@ class AlertDelivery(models.Model):
     claimed_at = models.DateTimeField(null=True, blank=True)
     # Written after the send returned, never before.
     sent_at = models.DateTimeField(null=True, blank=True)
+    last_status = models.PositiveSmallIntegerField(null=True, blank=True)
     last_error = models.TextField(blank=True)
 
     class Meta:
-        ordering = ["alert", "channel"]
+        ordering = ["-next_attempt_at", "-id"]
+        verbose_name_plural = "alert deliveries"
         constraints = [
             models.UniqueConstraint(fields=["alert", "channel"], name="one_delivery_per_channel")
         ]
         indexes = [models.Index(fields=["state", "next_attempt_at"], name="alert_delivery_due")]
 
     def __str__(self) -> str:
-        return f"alert {self.alert_id} by {self.channel}: {self.state}"
+        return f"alert {self.alert_id} by {self.kind}: {self.state}"
+
+
+class MetricThreshold(models.Model):
+    """A threshold the team set on a metric: a running run crossing it raises a
+    `metric_threshold` alert (docs/domain.md §19.1), once per run."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="metric_thresholds")
+    metric = models.CharField(max_length=250, validators=[no_bidi_controls])
+    comparator = models.CharField(max_length=2, choices=Comparator.choices)
+    threshold = models.FloatField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["metric", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.metric} {self.get_comparator_display()} {self.threshold:g}"
 
 
 # --- Team budgets over periods (docs/domain.md §22) -------------------------------------------
@@ -322,31 +373,6 @@ class TeamAllowance(models.Model):
             raise ValidationError(errors)
 
 
-# --- Chat channels for alerts (docs/domain.md §19.4) ---------------------------------------
-
-
-class ChannelKind(models.TextChoices):
-    SLACK = "slack", "Slack incoming webhook"
-    TEAMS = "teams", "Microsoft Teams webhook (Workflows or incoming webhook)"
-
-
-class AlertChannel(models.Model):
-    """A chat channel the team's alerts are posted to, beside e-mail and the signed webhook:
-    the URL is the channel's secret (whoever holds it can post), so it is never shown back."""
-
-    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="alert_channels")
-    kind = models.CharField(max_length=10, choices=ChannelKind.choices)
-    url = models.URLField(max_length=1000)
-    name = models.CharField(max_length=100, blank=True, help_text="e.g. #desk-alerts")
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        ordering = ["id"]
-
-    def __str__(self) -> str:
-        return f"{self.get_kind_display()} {self.name}".strip()
-
-
 class OidcIdentity(models.Model):
     """One account at the identity provider, named by its issuer and subject (the `iss` and
     `sub` of its ID tokens: the only claims the provider guarantees stable and unique), and the
@@ -371,6 +397,8 @@ class OidcIdentity(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subject} at {self.issuer}"
+
+
 # --- Shared reports (docs/domain.md §16.4) -----------------------------------------------------
 
 

@@ -5,10 +5,10 @@ sends `plan_committed`, and here the reserved lots become rental entries, in the
 transaction: a commit that rolls back posts nothing, and a commit posts each lot once. It sends
 `run_finished`, and a finished hourly run's cost is posted (once); it asks `spend_requested`
 before applying a budget rule, and the ledger answers what the campaign has spent
-(docs/domain.md §18). A stored alert is delivered by a worker once its scan has committed
-(`alert_raised`, docs/domain.md §19). It sends `plan_commit_requested` before a commit, and the
-ledger refuses one that would take the team's forecast over an allowance unless it is
-acknowledged (§22).
+(docs/domain.md §18). It sends `run_stopped` and `run_finished`, and the team is told on its
+alert channels (§19.7), and `team_created`, and the new team's owners get the default e-mail
+channel (§19.3). It sends `plan_commit_requested` before a commit, and the ledger refuses one
+that would take the team's forecast over an allowance unless it is acknowledged (§22).
 """
 
 from __future__ import annotations
@@ -20,12 +20,21 @@ from typing import Any
 from django.utils import timezone
 
 from campaigns.models import Campaign, CommitOverTeamBudget, Run, Team
-from campaigns.signals import plan_commit_requested, plan_committed, run_finished, spend_requested
-from ledger import services, tasks
+from campaigns.signals import (
+    plan_commit_requested,
+    plan_committed,
+    run_finished,
+    run_stopped,
+    spend_requested,
+    team_created,
+)
+from ledger import services
 from ledger.domain import team_budget as tb
+from ledger.operations import counters
 from ledger.selectors import spend
 from ledger.selectors import team_budget as budgets
-from ledger.services.alerts import alert_raised
+from ledger.services.alert_channels import add_owners_email
+from ledger.services.alerts import raise_run_event
 
 logger = logging.getLogger(__name__)
 
@@ -38,17 +47,22 @@ def post_cost_when_finished(sender: Any, *, run: Run, **kwargs: Any) -> None:
     services.post_run_cost(run=run)
 
 
+def tell_when_finished(sender: Any, *, run: Run, **kwargs: Any) -> None:
+    raise_run_event(run=run, finished=True)
+
+
+def tell_when_stopped(sender: Any, *, run: Run, **kwargs: Any) -> None:
+    raise_run_event(run=run)
+    kind = run.stop_rule.kind if run.stop_rule is not None else "manual"
+    counters.add_after_commit([(("runs_stopped", kind), 1)])
+
+
+def email_owners_of_new_team(sender: Any, *, team: Team, **kwargs: Any) -> None:
+    add_owners_email(team=team)
+
+
 def answer_spend(sender: Any, *, campaign_id: int, now: Any = None, **kwargs: Any) -> Decimal:
     return spend.load_campaign_spend(Campaign.objects.get(pk=campaign_id), now)
-
-
-def deliver_when_raised(sender: Any, *, alert_id: int, **kwargs: Any) -> None:
-    # A broker outage must not fail the caller: the outbox rows, committed with the alert, are
-    # sent by the retry scan instead (docs/domain.md §19.5).
-    try:
-        tasks.deliver_alert.delay(alert_id)
-    except Exception:
-        logger.warning("alert %s stored; its delivery waits for the retry scan", alert_id)
 
 
 def refuse_over_team_budget(
@@ -71,35 +85,13 @@ def refuse_over_team_budget(
         )
 
 
-def post_to_chat_channels(sender: Any, *, instance: Any, created: bool, **kwargs: Any) -> None:
-    """A new alert goes to each of the team's Slack/Teams channels too, once the transaction
-    that stored it has committed (docs/domain.md §19.4)."""
-    if not created:
-        return
-    from django.db import transaction
-
-    from ledger import tasks
-    from ledger.models import AlertChannel
-
-    team_id = Campaign.objects.filter(pk=instance.campaign_id).values_list("team_id", flat=True)
-
-    def later(channel_id: int) -> Any:
-        return lambda: tasks.deliver_alert_to_channel.delay(instance.pk, channel_id)
-
-    for channel_id in AlertChannel.objects.filter(team_id__in=team_id).values_list("pk", flat=True):
-        transaction.on_commit(later(channel_id))
-
-
 def connect() -> None:
-    from django.db.models.signals import post_save
-
-    from ledger.models import Alert
-
-    post_save.connect(post_to_chat_channels, sender=Alert, dispatch_uid="ledger.chat_channels")
     plan_commit_requested.connect(
         refuse_over_team_budget, dispatch_uid="ledger.refuse_over_team_budget"
     )
     plan_committed.connect(post_lots_when_committed, dispatch_uid="ledger.post_reserved_lots")
     run_finished.connect(post_cost_when_finished, dispatch_uid="ledger.post_run_cost")
     spend_requested.connect(answer_spend, dispatch_uid="ledger.campaign_spend")
-    alert_raised.connect(deliver_when_raised, dispatch_uid="ledger.deliver_alert")
+    run_finished.connect(tell_when_finished, dispatch_uid="ledger.run_finished_alert")
+    run_stopped.connect(tell_when_stopped, dispatch_uid="ledger.run_stopped_alert")
+    team_created.connect(email_owners_of_new_team, dispatch_uid="ledger.owners_email_channel")

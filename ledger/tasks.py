@@ -1,5 +1,5 @@
 """Celery tasks of the ledger: thin wrappers that take ids and call `ledger.reports`, the
-alert scan and the alert delivery.
+alert scans and the alert outbox's delivery rounds.
 
 Tasks import what they call inside their body: `ledger.services` imports this module to enqueue,
 so a module-level import back would make the two import each other.
@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from celery import shared_task
+from celery.contrib.django.task import DjangoTask
+from django.db import transaction
 
 logger = logging.getLogger(__name__)
 
@@ -86,41 +88,62 @@ def scan_live_campaigns() -> int:
     return raised
 
 
+class OutboxTask(DjangoTask):  # type: ignore[misc]
+    """A task whose work is in the outbox: its enqueue after commit never fails the committer
+    (a broker that is down leaves the rows due; the beat's retry scan wakes a worker)."""
+
+    def delay_on_commit(self, *args: Any, **kwargs: Any) -> None:
+        def enqueue() -> None:
+            try:
+                self.delay(*args, **kwargs)
+            except Exception:
+                logger.warning("%s not enqueued; the retry beat will run it", self.name)
+
+        transaction.on_commit(enqueue)
+
+
 @shared_task(  # type: ignore[untyped-decorator]
     bind=True,
-    name="ledger.deliver_alert",
+    base=OutboxTask,
+    name="ledger.deliver_alerts",
     acks_late=True,
     reject_on_worker_lost=True,
-    max_retries=None,  # the outbox counts attempts (ALERT_DELIVERY_MAX_ATTEMPTS)
 )
-def deliver_alert(self: Any, alert_id: int) -> str:
-    """Attempt alert `alert_id`'s due deliveries (docs/domain.md §19.5): each channel is claimed,
-    sent, then recorded as sent; a failure is retried after ALERT_WEBHOOK_BACKOFF × 2^n seconds
-    (here, and by the retry scan should this retry be lost); a refused target is not retried.
-    Returns each channel's state, e.g. "email:sent webhook:failed"."""
-    from ledger import alert_delivery as alerting
-    from ledger.models import Alert
+def deliver_alerts(self: Any) -> str:
+    """Send the outbox's due deliveries, fairest first, for up to ALERT_DELIVERY_ROUND_SECONDS
+    (docs/domain.md §19.5); wakes another round when rows are left, and one when the earliest
+    failed row is due again (the beat does too, should that message be lost). Returns the
+    states of what it sent, e.g. "failed:1 sent:3"."""
+    from django.conf import settings
+    from django.utils import timezone
 
-    alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
-    if alert is None:
-        return "gone"
-    states, retry_in = alerting.deliver_due(alert)
-    if retry_in is not None and not self.request.is_eager:
-        # Inline (no broker), a retry would run at once: the row waits for the retry scan.
-        raise self.retry(countdown=retry_in)
-    return " ".join(f"{channel}:{state}" for channel, state in sorted(states.items()))
+    from ledger.selectors.alert_deliveries import seconds_to_next
+    from ledger.services.alert_deliveries import deliver_due
+
+    done = deliver_due(seconds=float(getattr(settings, "ALERT_DELIVERY_ROUND_SECONDS", 30)))
+    if not self.request.is_eager:
+        # Inline (no broker) a follow-up would run at once: the rows wait for the beat.
+        wait = 0.0 if done.more else seconds_to_next(timezone.now())
+        if wait is not None and (done.more or done.states["failed"]):
+            self.apply_async(countdown=wait)
+    return " ".join(f"{state}:{n}" for state, n in sorted(done.states.items()))
 
 
 @shared_task(  # type: ignore[untyped-decorator]
     name="ledger.retry_alert_deliveries", acks_late=True, reject_on_worker_lost=True
 )
 def retry_alert_deliveries() -> int:
-    """Periodic (CELERY_BEAT_SCHEDULE): enqueue every alert with a delivery due (never enqueued
-    because the broker was down, failed and due again, or claimed by a worker that died);
-    returns how many. A duplicate is harmless: a delivery is claimed once."""
-    from ledger.alert_delivery import due_alert_ids
+    """Periodic (CELERY_BEAT_SCHEDULE): wake a delivery round when a row is due (never
+    enqueued because the broker was down or Redis restarted, failed and due again, or claimed
+    by a worker that died); 1 when it did. A second round is harmless: a row is claimed once."""
+    from django.utils import timezone
 
-    return _enqueue_each(deliver_alert, due_alert_ids())
+    from ledger.selectors.alert_deliveries import any_due
+
+    if not any_due(timezone.now()):
+        return 0
+    deliver_alerts.delay()
+    return 1
 
 
 @shared_task(  # type: ignore[untyped-decorator]
@@ -130,36 +153,7 @@ def scan_team_budgets() -> int:
     """Periodic: the team-budget alert of every team with allowances (docs/domain.md §22),
     delivered like the campaign alerts; returns how many were raised."""
     from ledger.models import TeamAllowance
-    from ledger.team_budget_alerts import store_team_budget_alerts
+    from ledger.services.team_budget_alerts import store_team_budget_alerts
 
-    raised = 0
-    for team_id in TeamAllowance.objects.values_list("team_id", flat=True).distinct():
-        raised += _enqueue_each(deliver_alert, [a.pk for a in store_team_budget_alerts(team_id)])
-    return raised
-
-
-@shared_task(  # type: ignore[untyped-decorator]
-    bind=True,
-    name="ledger.deliver_alert_to_channel",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    max_retries=6,
-)
-def deliver_alert_to_channel(self: Any, alert_id: int, channel_id: int) -> str:
-    """Post alert `alert_id` to one Slack/Teams channel, retrying that channel alone with
-    exponential backoff (ALERT_WEBHOOK_BACKOFF seconds × 2^n; docs/domain.md §19.4)."""
-    from django.conf import settings
-
-    from ledger import alert_channels
-    from ledger.models import Alert, AlertChannel
-
-    alert = Alert.objects.select_related("campaign", "campaign__team").filter(pk=alert_id).first()
-    channel = AlertChannel.objects.filter(pk=channel_id).first()
-    if alert is None or channel is None:
-        return "gone"
-    try:
-        alert_channels.deliver_to_channel(alert, channel)
-    except Exception as exc:
-        backoff = float(getattr(settings, "ALERT_WEBHOOK_BACKOFF", 30))
-        raise self.retry(exc=exc, countdown=backoff * 2**self.request.retries) from exc
-    return "delivered"
+    teams = TeamAllowance.objects.values_list("team_id", flat=True).distinct()
+    return sum(len(store_team_budget_alerts(team_id=team_id)) for team_id in teams)

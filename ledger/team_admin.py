@@ -1,5 +1,6 @@
-"""The team's page in the admin, extended by the ledger (docs/domain.md §22, docs/exports.md):
-links to its budget, its ledger export (FOCUS CSV or Parquet) and its portfolio. The ledger
+"""The team's page in the admin, extended by the ledger (docs/domain.md §19, §22,
+docs/exports.md): its alert channels and deliveries (ledger/alert_admin.py), links to its
+budget, its ledger export (FOCUS CSV or Parquet) and its portfolio. The ledger
 sits above the campaigns app, so it extends the team page rather than the page importing the
 ledger (docs/domain.md §17). Imported by ledger/admin.py."""
 
@@ -13,14 +14,15 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from campaigns import admin as campaigns_admin
-from campaigns.models import Membership, Role, Team
+from campaigns.models import Team
+from ledger.alert_admin import destination
 from ledger.api.ledger_export import FORMATS, export_response
 from ledger.domain import team_budget as periods
 from ledger.models import AlertChannel
-from ledger.services import alert_channels as channel_services
+from ledger.selectors.alert_deliveries import delivery_states
 
 
 class ExportForm(forms.Form):
@@ -36,69 +38,34 @@ class ExportForm(forms.Form):
             raise forms.ValidationError(str(exc)) from None
 
 
-class AlertChannelForm(forms.ModelForm[AlertChannel]):
-    class Meta:
-        model = AlertChannel
-        fields = ["kind", "name", "url"]
-        widgets = {"url": forms.PasswordInput(render_value=False)}
-        help_texts = {"url": "The channel's webhook URL (https); never shown back."}
-
-    def clean_url(self) -> str:
-        url = str(self.cleaned_data["url"]).strip()
-        if not url.startswith("https://"):
-            raise forms.ValidationError("a chat webhook URL starts with https://")
-        return url
-
-
-class AlertChannelInline(admin.TabularInline[AlertChannel, Team]):
-    """Slack/Teams channels for the team's alerts (owners); a channel is removed, not edited."""
-
-    model = AlertChannel
-    form = AlertChannelForm
-    extra = 0
-    fields = ["kind", "name", "url"]
-
-    def _owner(self, request: HttpRequest, obj: Any) -> bool:
-        return Membership.objects.has_role(request.user, obj.pk if obj else None, {Role.OWNER})
-
-    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._owner(request, obj)
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._owner(request, obj)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._owner(request, obj)
-
-
 class TeamAdmin(campaigns_admin.TeamAdmin):
-    readonly_fields = ["finance"]
-    inlines = [*campaigns_admin.TeamAdmin.inlines, AlertChannelInline]
+    readonly_fields = ["finance", "alert_channels"]
 
-    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
-        if formset.model is not AlertChannel:
-            super().save_formset(request, form, formset, change)
-            return
-        # Through the ledger's services, as the other writes; the change message reads these.
-        formset.new_objects, formset.changed_objects, formset.deleted_objects = [], [], []
-        for each in formset.deleted_forms:
-            if each.instance.pk:
-                channel_services.remove_alert_channel(channel=each.instance, user=request.user)
-                formset.deleted_objects.append(each.instance)
-        for each in formset.extra_forms:
-            if each.has_changed() and each not in formset.deleted_forms:
-                formset.new_objects.append(
-                    channel_services.add_alert_channel(
-                        team=form.instance,
-                        user=request.user,
-                        kind=each.cleaned_data["kind"],
-                        url=each.cleaned_data["url"],
-                        name=each.cleaned_data.get("name", ""),
-                    )
-                )
+    @admin.display(description="Alert channels")
+    def alert_channels(self, team: Team) -> str:
+        """The team's channels with their last delivery, and where to add one or read every
+        delivery (docs/domain.md §19.4–19.5)."""
+        if team.pk is None:
+            return "—"
+        rows = format_html_join(
+            "",
+            "<li>{} — {} ({}){}</li>",
+            (
+                (c.get_kind_display(), c.name or "unnamed", destination(c),
+                 f"; muted: {', '.join(c.muted_kinds)}" if c.muted_kinds else "")
+                for c in AlertChannel.objects.filter(team=team)
+            ),
+        )  # fmt: skip
+        states = ", ".join(f"{n} {state}" for state, n in delivery_states(team.pk)) or "none yet"
+        return format_html(
+            '<ul id="team-alert-channels">{}</ul><p>Deliveries: {}. '
+            '<a href="{}" id="team-deliveries-link">Every delivery</a> · '
+            '<a href="{}" id="team-add-channel-link">Add a channel</a></p>',
+            rows or format_html("<li>{}</li>", "No channel: alerts reach no one."),
+            states,
+            reverse("admin:ledger_alertdelivery_changelist") + f"?team__id__exact={team.pk}",
+            reverse("admin:ledger_alertchannel_add") + f"?team={team.pk}",
+        )
 
     @admin.display(description="Money")
     def finance(self, team: Team) -> str:

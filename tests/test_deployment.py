@@ -397,11 +397,11 @@ class BackgroundWorkTests(SimpleTestCase):
                 self.assertTrue(0 < task.soft_time_limit < task.time_limit < visibility)
                 queue = app.amqp.router.route({}, name)["queue"].name
                 self.assertIn(queue, settings.CELERY_TASK_QUEUES)
-        delivery = app.tasks["ledger.deliver_alert"]
+        delivery = app.tasks["ledger.deliver_alerts"]
         self.assertLess(delivery.time_limit, settings.ALERT_DELIVERY_LEASE_SECONDS)
         self.assertGreater(delivery.soft_time_limit, 2 * settings.ALERT_WEBHOOK_TIMEOUT)
         self.assertEqual(
-            app.amqp.router.route({}, "ledger.deliver_alert")["queue"].name,
+            app.amqp.router.route({}, "ledger.deliver_alerts")["queue"].name,
             settings.TASK_QUEUES["delivery"],
         )
 

@@ -1,6 +1,7 @@
 """Teams and their members in the admin: superusers create teams, a team's owners manage its
-members (named by username) and its alert webhook (docs/domain.md §1, §19). Every write goes
-through campaigns/services/teams.py (and `services.set_team_webhook`), as from the commands."""
+members (named by username) (docs/domain.md §1). Every write goes through
+campaigns/services/teams.py, as from the commands. The team's alert channels are the ledger's
+inline on this page (ledger/team_admin.py, docs/domain.md §19.4)."""
 
 from __future__ import annotations
 
@@ -13,19 +14,17 @@ from django.core.exceptions import ValidationError
 from django.core.mail import send_mail
 from django.core.validators import validate_email
 from django.db import transaction
-from django.db.models import QuerySet, URLField
+from django.db.models import QuerySet
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
-from campaigns import services
 from campaigns.admin.refusals import RefusalsAsFieldErrors, refusal_of
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Membership, Team
 from campaigns.services import teams
-from campaigns.services.webhooks import check_team_webhook
 
 
 class MembershipForm(forms.ModelForm[Membership]):
@@ -102,32 +101,9 @@ class MembershipFormSet(BaseInlineFormSet):  # type: ignore[type-arg]
 
 
 class TeamForm(forms.ModelForm[Team]):
-    # Write-only like the API's (docs/api.md): never shown back; blank keeps the stored one.
-    webhook_secret = forms.CharField(
-        required=False,
-        max_length=200,
-        widget=forms.PasswordInput(render_value=False),
-        help_text="Signs each alert (X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>). "
-        "Never shown back; leave blank to keep the stored secret.",
-    )
-
     class Meta:
         model = Team
-        fields = ["name", "webhook_url", "webhook_secret"]
-
-    def clean(self) -> dict[str, Any]:
-        # The service's own check (https, public addresses, a secret), shown beside the field.
-        data = super().clean() or {}
-        if "webhook_url" in data:
-            stored = self.instance.webhook_secret if self.instance.pk else ""
-            try:
-                check_team_webhook(
-                    webhook_url=data.get("webhook_url") or "",
-                    webhook_secret=data.get("webhook_secret") or stored,
-                )
-            except ValidationError as exc:
-                self.add_error(None, exc)
-        return data
+        fields = ["name"]
 
     def clean_name(self) -> str:
         name: str = self.cleaned_data["name"]
@@ -143,8 +119,6 @@ class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Te
     form = TeamForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
-    # The alert webhook (docs/domain.md §19): a URL typed without a scheme means https.
-    formfield_overrides = {URLField: {"assume_scheme": "https"}}
 
     class MembershipInline(admin.TabularInline[Membership, Team]):
         model = Membership
@@ -197,13 +171,6 @@ class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Te
             obj.pk, obj._state = created.pk, created._state
         elif "name" in form.changed_data:
             teams.rename_team(team=obj, name=name, user=request.user)
-        # The webhook goes through its one write path, as from the API (docs/domain.md §19).
-        services.set_team_webhook(
-            team=obj,
-            user=request.user,
-            webhook_url=form.cleaned_data.get("webhook_url") or "",
-            webhook_secret=form.cleaned_data.get("webhook_secret") or None,
-        )
         obj.refresh_from_db()
 
     def delete_model(self, request: HttpRequest, obj: Team) -> None:

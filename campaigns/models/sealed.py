@@ -1,4 +1,4 @@
-"""A text column kept encrypted at rest: the team webhook's signing secret (docs/domain.md §26).
+"""A text column kept encrypted at rest: a webhook channel's signing secret (docs/domain.md §26).
 
 The secret signs every alert POST (HMAC-SHA256), so the server needs it back in clear: a hash
 would not do, and "shown once" still needs it stored. It is therefore sealed with Fernet
@@ -10,7 +10,7 @@ keeps every webhook working (the next save seals under the new key).
 Stored form: "sealed:v1:<fernet token>". A value without that prefix is a row from before this
 column was sealed; it reads as it is (the migration seals every such row). A value no key opens
 (SECRET_KEY changed without a fallback) reads as "" and is logged: delivery then refuses to send
-unsigned (ledger/alert_delivery.py) until an owner sets the secret again.
+unsigned (ledger/transports/webhook.py) until an owner sets the secret again.
 """
 
 from __future__ import annotations

@@ -9,22 +9,10 @@ from django.db import models
 
 from catalog.validators import no_bidi_controls
 
-from .sealed import SealedTextField
-
 
 class Team(models.Model):
     name = models.CharField(max_length=100, unique=True, validators=[no_bidi_controls])
     created_at = models.DateTimeField(auto_now_add=True)
-    # Alerts are also POSTed here, signed with the secret (docs/domain.md §19); owners set both.
-    webhook_url = models.URLField(
-        max_length=500, blank=True, help_text="Alerts are POSTed here as JSON, if set."
-    )
-    # Encrypted at rest (campaigns/models/sealed.py, docs/domain.md §26): read back in clear to
-    # sign; at most 200 characters (the API and the admin form check it).
-    webhook_secret = SealedTextField(
-        blank=True,
-        help_text="Signs each alert: X-Desk-Signature: sha256=<hex HMAC-SHA256 of the body>.",
-    )
     # Raw metric points of runs idle this many days are dropped, their summaries and rollups
     # kept (docs/domain.md §27); None keeps them forever.
     metric_retention_days = models.PositiveIntegerField(

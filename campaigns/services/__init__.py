@@ -44,11 +44,9 @@ from campaigns.models import (
     RunStatus,
     Stage,
     StopRule,
-    Team,
     Tier,
 )
 from campaigns.selectors.observed_hours import reconciled
-from campaigns.services.webhooks import check_team_webhook
 from campaigns.signals import (
     campaign_closed,
     observed_hours_recorded,
@@ -89,27 +87,6 @@ def check_campaign_change(campaign: Campaign, changed: Iterable[str]) -> None:
             f"the campaign is {campaign.status}: its plan is frozen ({', '.join(frozen)} "
             "cannot change)"
         )
-
-
-@transaction.atomic
-def set_team_webhook(
-    *,
-    team: Team,
-    user: Any = None,
-    webhook_url: str | None = None,
-    webhook_secret: str | None = None,
-) -> Team:
-    """Set where the team's alerts are POSTed and the secret that signs them (owners only: the
-    caller checked; docs/domain.md §19). None leaves a field as it is."""
-    locked = Team.objects.select_for_update().get(pk=team.pk)
-    if webhook_url is not None:
-        locked.webhook_url = webhook_url.strip()
-    if webhook_secret is not None:
-        locked.webhook_secret = webhook_secret
-    check_team_webhook(webhook_url=locked.webhook_url, webhook_secret=locked.webhook_secret)
-    locked.full_clean()
-    locked.save()
-    return locked
 
 
 @transaction.atomic

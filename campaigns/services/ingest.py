@@ -296,6 +296,8 @@ def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
     # A budget firing has no step of its own: the run stops where it had got to.
     run.stop_step = firing.step if firing.step is not None else run.last_step
     run.stopped_at = now
+    # The ledger tells the team, in this transaction (docs/domain.md §19.7).
+    signals.run_stopped.send(sender=Run, run=run)
 
 
 # --- Metrics -------------------------------------------------------------------------------
@@ -525,6 +527,7 @@ def stop_run(
     run.stop_step = step if step is not None else run.last_step
     run.stopped_at = timezone.now()
     run.save(update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"])
+    signals.run_stopped.send(sender=Run, run=run)
     return run
 
 

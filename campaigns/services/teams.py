@@ -1,11 +1,12 @@
 """The write path for teams and their members (docs/domain.md §1): one `@transaction.atomic`,
 keyword-only function per action, called by the team admin, its membership inline and the
 `create_team` and `load_demo` commands. Who may call them (superusers create teams, a team's
-owners manage its members) is the caller's check, as for `set_team_webhook`.
+owners manage its members) is the caller's check.
 
 A refusal that must show beside a form field before anything is written has its `check_*`
 function, which the action calls first; the ValidationError names the field (`name`, `member`,
-`role`). The alert webhook keeps its own action, `campaigns.services.set_team_webhook`.
+`role`). A new team is announced (`signals.team_created`): the ledger gives it its default
+alert channel (docs/domain.md §19.3).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from campaigns import signals
 from campaigns.models import Membership, Role, Team
 
 # --- Teams ---------------------------------------------------------------------------------
@@ -44,6 +46,8 @@ def create_team(*, name: str, user: Any = None) -> Team:
     team = Team(name=name.strip())
     team.full_clean()
     team.save()
+    # The ledger gives it its default alert channel, in this transaction.
+    signals.team_created.send(sender=Team, team=team)
     return team
 
 

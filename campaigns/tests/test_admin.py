@@ -8,7 +8,6 @@ from django.core.management import call_command
 from django.test import TestCase
 from django.urls import reverse
 
-from campaigns import services
 from campaigns.models import Campaign, PlannedItem, Team
 from campaigns.services import commit_plan
 from campaigns.tests.factories import make_campaign, make_plannable, make_user
@@ -301,62 +300,6 @@ class TeamMembersAdminTests(TestCase):
         answer = self.post_members(self.planner, [("nico", "owner")])
         self.assertEqual(answer.status_code, 403)
         self.assertFalse(self.team.memberships.filter(user=self.newcomer).exists())
-
-
-class TeamWebhookAdminTests(TestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        cls.team = Team.objects.create(
-            name="nlp", webhook_url="https://hooks.example/a", webhook_secret="old-s3cret"
-        )
-        cls.owner = make_user("olga", team=cls.team, role="owner")
-
-    def post(self, **fields: str):  # type: ignore[no-untyped-def]
-        self.client.force_login(self.owner)
-        data = {
-            "name": "nlp",
-            "alert_channels-TOTAL_FORMS": "0",
-            "alert_channels-INITIAL_FORMS": "0",
-            "memberships-TOTAL_FORMS": "0",
-            "memberships-INITIAL_FORMS": "0",
-            "memberships-MIN_NUM_FORMS": "0",
-            "memberships-MAX_NUM_FORMS": "1000",
-            **fields,
-        }
-        return self.client.post(reverse("admin:campaigns_team_change", args=[self.team.pk]), data)
-
-    def test_the_secret_is_never_shown_back_on_the_team_page(self) -> None:
-        self.client.force_login(self.owner)
-        page = self.client.get(reverse("admin:campaigns_team_change", args=[self.team.pk]))
-        self.assertEqual(page.status_code, 200)
-        self.assertContains(page, 'name="webhook_secret"')
-        self.assertNotContains(page, "old-s3cret")
-
-    def test_a_blank_secret_keeps_the_stored_one_and_the_url_changes(self) -> None:
-        answer = self.post(webhook_url="hooks.example/b", webhook_secret="")
-        self.assertEqual(answer.status_code, 302)
-        self.team.refresh_from_db()
-        self.assertEqual(self.team.webhook_url, "https://hooks.example/b")
-        self.assertEqual(self.team.webhook_secret, "old-s3cret")
-
-    def test_a_new_secret_replaces_the_old_one_through_the_service(self) -> None:
-        from unittest import mock
-
-        with mock.patch(
-            "campaigns.services.set_team_webhook", wraps=services.set_team_webhook
-        ) as service:
-            answer = self.post(webhook_url="https://hooks.example/a", webhook_secret="new")
-        self.assertEqual(answer.status_code, 302)
-        self.assertEqual(service.call_count, 1)
-        self.team.refresh_from_db()
-        self.assertEqual(self.team.webhook_secret, "new")
-
-    def test_a_bad_url_is_refused_naming_the_field_and_nothing_changes(self) -> None:
-        answer = self.post(webhook_url="not a url", webhook_secret="other")
-        self.assertEqual(answer.status_code, 200)
-        self.assertIn("webhook_url", answer.context["adminform"].form.errors)
-        self.team.refresh_from_db()
-        self.assertEqual(self.team.webhook_secret, "old-s3cret")
 
 
 class IngestKeyBannerTests(TestCase):

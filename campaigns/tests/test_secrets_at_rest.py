@@ -1,7 +1,6 @@
-"""Secrets at rest (issue 19, Low; docs/domain.md §26): a team's webhook secret is stored
-sealed (encrypted under a key derived from SECRET_KEY) and read back in clear to sign; users'
-API tokens are stored as digests only. The migration seals what was stored in clear and keeps
-DRF's existing tokens working as digests."""
+"""Secrets at rest (issue 19, Low; docs/domain.md §26): users' API tokens are stored as digests
+only, and the migration keeps DRF's existing tokens working as digests. (A webhook's signing
+secret is sealed: ledger/tests/test_alert_channels.py.)"""
 
 from __future__ import annotations
 
@@ -12,13 +11,10 @@ from types import SimpleNamespace
 from django.apps import apps
 from django.core.management import call_command
 from django.db import connection
-from django.test import TestCase, override_settings
+from django.test import TestCase
 
 from campaigns.models import ApiToken, Team
-from campaigns.models.sealed import PREFIX
-from campaigns.services import set_team_webhook
 from campaigns.tests.factories import as_user, make_user
-from ledger.alert_delivery import signature
 
 migration = importlib.import_module(
     "campaigns.migrations.0014_h19keys_sealed_secrets_hashed_tokens"
@@ -29,45 +25,6 @@ def _stored(table: str, column: str, pk: int) -> str:
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT {column} FROM {table} WHERE id = %s", [pk])
         return str(cursor.fetchone()[0])
-
-
-class AWebhookSecretIsSealed(TestCase):
-    @classmethod
-    def setUpTestData(cls) -> None:
-        cls.team = Team.objects.create(name="nlp")
-        set_team_webhook(
-            team=cls.team, webhook_url="https://hooks.example.com/x", webhook_secret="s3cret-value"
-        )
-
-    def test_the_database_holds_no_clear_secret_and_the_signature_is_unchanged(self) -> None:
-        stored = _stored("campaigns_team", "webhook_secret", self.team.pk)
-        self.assertTrue(stored.startswith(PREFIX))
-        self.assertNotIn("s3cret-value", stored)
-        team = Team.objects.get(pk=self.team.pk)
-        self.assertEqual(team.webhook_secret, "s3cret-value")
-        self.assertEqual(signature(team.webhook_secret, b"{}"), signature("s3cret-value", b"{}"))
-
-    def test_a_rotated_secret_key_still_opens_it_through_the_fallbacks(self) -> None:
-        from django.conf import settings
-
-        old = settings.SECRET_KEY
-        with override_settings(SECRET_KEY="a-new-key-" + "x" * 50, SECRET_KEY_FALLBACKS=[old]):
-            self.assertEqual(Team.objects.get(pk=self.team.pk).webhook_secret, "s3cret-value")
-        with override_settings(SECRET_KEY="a-new-key-" + "x" * 50, SECRET_KEY_FALLBACKS=[]):
-            # No key opens it: read as unset, so delivery refuses to send unsigned.
-            self.assertEqual(Team.objects.get(pk=self.team.pk).webhook_secret, "")
-
-    def test_the_migration_seals_a_secret_stored_in_clear_and_loses_nothing(self) -> None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                "UPDATE campaigns_team SET webhook_secret = 'legacy' WHERE id = %s", [self.team.pk]
-            )
-        self.assertEqual(Team.objects.get(pk=self.team.pk).webhook_secret, "legacy")
-        migration.seal_webhook_secrets(apps, SimpleNamespace(connection=connection))
-        self.assertTrue(
-            _stored("campaigns_team", "webhook_secret", self.team.pk).startswith(PREFIX)
-        )
-        self.assertEqual(Team.objects.get(pk=self.team.pk).webhook_secret, "legacy")
 
 
 class AnApiTokenIsKeptAsADigest(TestCase):

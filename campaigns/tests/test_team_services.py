@@ -81,8 +81,6 @@ class TeamAdminThroughServicesTests(TestCase):
         existing = list(self.team.memberships.order_by("id"))
         data: dict[str, Any] = {
             "name": self.team.name,
-            "webhook_url": "",
-            "webhook_secret": "",
             "alert_channels-TOTAL_FORMS": "0",
             "alert_channels-INITIAL_FORMS": "0",
             "memberships-TOTAL_FORMS": str(len(existing) + len(rows)),
@@ -161,8 +159,6 @@ class TeamAdminThroughServicesTests(TestCase):
         self.client.force_login(admin)
         data = {
             "name": "speech",
-            "webhook_url": "",
-            "webhook_secret": "",
             "alert_channels-TOTAL_FORMS": "0",
             "alert_channels-INITIAL_FORMS": "0",
             "memberships-TOTAL_FORMS": "1",

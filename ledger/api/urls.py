@@ -1,5 +1,6 @@
 from django.urls import path
 
+from ledger.api import alert_channels as channels_api
 from ledger.api import alerts as alerts_api
 from ledger.api import clone as clone_api
 from ledger.api import ledger_export as export_api
@@ -16,6 +17,31 @@ urlpatterns = [
         name="team-ledger-export",
     ),
     path("teams/<int:id>/budget/", team_budget_api.TeamBudget.as_view(), name="team-budget"),
+    path(
+        "teams/<int:id>/alert-channels/",
+        channels_api.AlertChannelList.as_view(),
+        name="alert-channels",
+    ),
+    path(
+        "teams/<int:id>/alert-channels/<int:pk>/",
+        channels_api.AlertChannelDetail.as_view(),
+        name="alert-channel",
+    ),
+    path(
+        "teams/<int:id>/alert-deliveries/",
+        channels_api.AlertDeliveryList.as_view(),
+        name="alert-deliveries",
+    ),
+    path(
+        "teams/<int:id>/metric-thresholds/",
+        channels_api.ThresholdList.as_view(),
+        name="metric-thresholds",
+    ),
+    path(
+        "teams/<int:id>/metric-thresholds/<int:pk>/",
+        channels_api.ThresholdDetail.as_view(),
+        name="metric-threshold",
+    ),
     path(
         "campaigns/<int:campaign_id>/ledger/",
         views.LedgerEntryList.as_view(),

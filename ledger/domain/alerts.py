@@ -1,4 +1,5 @@
-"""Which alert conditions hold for a campaign now (pure: no Django, no I/O; docs/domain.md §19).
+"""Which alert conditions hold for a campaign now, and the words of every alert kind (pure: no
+Django, no I/O; docs/domain.md §19).
 
 Each condition has a `key` naming what it is about (the lot, the budget share, the checkpoint,
 the run): the store keeps one open alert per (kind, key), so a scan every few minutes never
@@ -16,20 +17,68 @@ repeats one, and an alert whose condition no longer holds is resolved.
   NVML sampler or MLflow's system metrics) span the window and none of them reached the
   threshold. The campaign's ``idle_gpu`` stop rule sets both figures (and then the run is
   stopped); without one, 5% for 30 minutes.
+- ``metric_threshold``: a running run's metric crossed a threshold its team set (any point:
+  the run's finite minimum or maximum is compared, so a spike between two scans counts).
 
-Units: hours and minutes of wall time; money ``Decimal`` in the campaign's currency.
+Events are alerts too, raised by the service that saw them, resolved as they are raised:
+``run_stopped`` (a rule or a person stopped a run), ``run_failed``, ``run_finished``.
+``team_budget`` is raised by the team-budget scan (§22.4).
+
+A new kind is a `Kind` in `KINDS` (its words) and, when a scan finds it, a function in
+`CONDITIONS` over `CampaignFacts`. Units: hours and minutes of wall time; money `Decimal` in the
+campaign's currency; metric values floats.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final
 
 from campaigns.domain.formatting import format_money
+from campaigns.domain.stop_rules import COMPARATOR_WORDS, Comparator, format_metric_value
 
 BUDGET_SHARES: Final = (Decimal("0.8"), Decimal("1.0"))
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    label: str
+    # An event (a run stopped) is resolved as it is raised; a condition while it holds.
+    event: bool = False
+    # A channel gets it unless it mutes it; these few are muted on a new channel (noisy).
+    muted_by_default: bool = False
+
+
+KINDS: Final[dict[str, Kind]] = {
+    k.name: k
+    for k in (
+        Kind("lot_ending", "Lot ending while runs run"),
+        Kind("checkpoint_not_retrieved", "Checkpoint not retrieved"),
+        Kind("budget", "Budget"),
+        Kind("calendar_slack", "Calendar slack negative"),
+        Kind("run_silent", "Run silent"),
+        Kind("team_budget", "Team budget forecast over its allowance"),
+        Kind("metric_threshold", "Metric crossed a threshold"),
+        Kind("idle_gpu", "GPUs idle while the run runs"),
+        Kind("run_stopped", "Run stopped", event=True),
+        Kind("run_failed", "Run failed", event=True),
+        Kind("run_finished", "Run finished", event=True, muted_by_default=True),
+    )
+}
+
+
+def label(kind: str) -> str:
+    """The words a person reads for an alert kind (the kind itself when it is unknown)."""
+    found = KINDS.get(kind)
+    return found.label if found is not None else kind
+
+
+def default_muted() -> list[str]:
+    return [k.name for k in KINDS.values() if k.muted_by_default]
 
 
 @dataclass(frozen=True)
@@ -54,6 +103,26 @@ class RunActivity:
     points: int
     first_at: datetime
     last_at: datetime
+
+
+@dataclass(frozen=True)
+class MetricThreshold:
+    """A threshold a team set on a metric (`ledger.models.MetricThreshold`)."""
+
+    id: int
+    metric: str
+    comparator: Comparator
+    threshold: float
+
+
+@dataclass(frozen=True)
+class MetricExtremes:
+    """A running run's metric: its finite minimum and maximum so far (its summary)."""
+
+    run_id: str
+    metric: str
+    minimum: float | None
+    maximum: float | None
 
 
 @dataclass(frozen=True)
@@ -86,8 +155,17 @@ class CampaignFacts:
     budget: Decimal | None = None
     over_hours: float | None = None
     activity: tuple[RunActivity, ...] = field(default_factory=tuple)
+    thresholds: tuple[MetricThreshold, ...] = ()
+    extremes: tuple[MetricExtremes, ...] = ()
     gpu_use: tuple[GpuUse, ...] = ()
     idle: IdleGpu = IdleGpu()
+
+
+@dataclass(frozen=True)
+class Limits:
+    lot_hours: float = 12
+    silence_factor: float = 3
+    min_silence_minutes: float = 10
 
 
 @dataclass(frozen=True)
@@ -102,28 +180,20 @@ def _hours(delta: timedelta) -> str:
     return f"{max(hours, Decimal(0))} h"
 
 
-def conditions(
-    facts: CampaignFacts,
-    *,
-    lot_hours: float = 12,
-    silence_factor: float = 3,
-    min_silence_minutes: float = 10,
-) -> list[Condition]:
-    """Every condition that holds now, in a stable order."""
+def lot_conditions(facts: CampaignFacts, limits: Limits) -> list[Condition]:
     found: list[Condition] = []
-    soon = facts.now + timedelta(hours=lot_hours)
-    for lot in facts.lots:
-        if lot.end > soon:
-            continue
+    soon = facts.now + timedelta(hours=limits.lot_hours)
+    for lot in (lot for lot in facts.lots if lot.end <= soon):
         left = lot.end - facts.now
         when = f"ends in {_hours(left)}" if left.total_seconds() > 0 else "has ended"
         if facts.running_runs and left.total_seconds() > 0:
+            runs = ", ".join(facts.running_runs)
             found.append(
                 Condition(
                     "lot_ending",
                     lot.key,
                     f"{lot.label} {when} ({lot.end:%Y-%m-%d %H:%M} UTC) while "
-                    f"{len(facts.running_runs)} run(s) run: {', '.join(facts.running_runs)}",
+                    f"{len(facts.running_runs)} run(s) run: {runs}",
                 )
             )
         checkpoint = facts.latest_checkpoint
@@ -138,47 +208,41 @@ def conditions(
                     "the rented machine",
                 )
             )
-    if facts.spent is not None and facts.budget is not None and facts.budget > 0:
-        for share in BUDGET_SHARES:
-            if facts.spent >= facts.budget * share:
-                found.append(
-                    Condition(
-                        "budget",
-                        f"budget:{int(share * 100)}",
-                        f"budget: spent {format_money(facts.spent)} {facts.currency} reached "
-                        f"{int(share * 100)}% of the budget {format_money(facts.budget)} "
-                        f"{facts.currency}",
-                    )
-                )
-    if facts.over_hours is not None and facts.over_hours > 0:
-        found.append(
-            Condition(
-                "calendar_slack",
-                "forecast",
-                f"the forecast runs {facts.over_hours:g} h past the window: the calendar's "
-                "slack is negative",
-            )
-        )
-    found += silent_runs(facts, silence_factor, min_silence_minutes)
-    return found + idle_gpus(facts)
+    return found
 
 
-def silent_runs(
-    facts: CampaignFacts, silence_factor: float, min_silence_minutes: float
-) -> list[Condition]:
-    """The running runs that logged nothing for longer than their own interval allows."""
-    found = []
-    for run in facts.activity:
-        if run.run_id not in facts.running_runs:
-            continue
-        interval = (
-            (run.last_at - run.first_at).total_seconds() / (run.points - 1)
-            if run.points > 1
-            else 0.0
+def budget_conditions(facts: CampaignFacts, limits: Limits) -> list[Condition]:
+    if facts.spent is None or facts.budget is None or facts.budget <= 0:
+        return []
+    return [
+        Condition(
+            "budget",
+            f"budget:{int(share * 100)}",
+            f"budget: spent {format_money(facts.spent)} {facts.currency} reached "
+            f"{int(share * 100)}% of the budget {format_money(facts.budget)} {facts.currency}",
         )
-        limit = max(interval * silence_factor, min_silence_minutes * 60)
-        silent = (facts.now - run.last_at).total_seconds()
-        if silent > limit:
+        for share in BUDGET_SHARES
+        if facts.spent >= facts.budget * share
+    ]
+
+
+def slack_conditions(facts: CampaignFacts, limits: Limits) -> list[Condition]:
+    if facts.over_hours is None or facts.over_hours <= 0:
+        return []
+    message = (
+        f"the forecast runs {facts.over_hours:g} h past the window: the calendar's slack is "
+        "negative"
+    )
+    return [Condition("calendar_slack", "forecast", message)]
+
+
+def silence_conditions(facts: CampaignFacts, limits: Limits) -> list[Condition]:
+    found: list[Condition] = []
+    for run in (r for r in facts.activity if r.run_id in facts.running_runs):
+        gaps = run.points - 1
+        interval = (run.last_at - run.first_at).total_seconds() / gaps if gaps > 0 else 0.0
+        limit = max(interval * limits.silence_factor, limits.min_silence_minutes * 60)
+        if (facts.now - run.last_at).total_seconds() > limit:
             found.append(
                 Condition(
                     "run_silent",
@@ -190,11 +254,44 @@ def silent_runs(
     return found
 
 
-def idle_gpus(facts: CampaignFacts) -> list[Condition]:
+def crossed(threshold: MetricThreshold, extremes: MetricExtremes) -> float | None:
+    """The run's value past the threshold (its maximum for above, minimum for below), or None."""
+    above = threshold.comparator in ("gt", "ge")
+    value = extremes.maximum if above else extremes.minimum
+    if value is None:
+        return None
+    t = threshold.threshold
+    hit = {"gt": value > t, "ge": value >= t, "lt": value < t, "le": value <= t}
+    return value if hit[threshold.comparator] else None
+
+
+def threshold_conditions(facts: CampaignFacts, limits: Limits) -> list[Condition]:
+    found: list[Condition] = []
+    running = set(facts.running_runs)
+    for threshold in facts.thresholds:
+        for extremes in facts.extremes:
+            if extremes.metric != threshold.metric or extremes.run_id not in running:
+                continue
+            value = crossed(threshold, extremes)
+            if value is None:
+                continue
+            words = COMPARATOR_WORDS[threshold.comparator]
+            found.append(
+                Condition(
+                    "metric_threshold",
+                    f"threshold:{threshold.id}:run:{extremes.run_id}",
+                    f"run {extremes.run_id}: {threshold.metric} reached "
+                    f"{format_metric_value(value)}, {words} the team's threshold "
+                    f"{format_metric_value(threshold.threshold)}",
+                )
+            )
+    return found
+
+
+def idle_conditions(facts: CampaignFacts, limits: Limits) -> list[Condition]:
     """The running runs whose every GPU stayed under the idle threshold for the whole window:
     sampled since before it began and still sampled in it, no sample reaching the threshold."""
-    window = timedelta(minutes=facts.idle.minutes)
-    start = facts.now - window
+    start = facts.now - timedelta(minutes=facts.idle.minutes)
     found = []
     for use in facts.gpu_use:
         sampled = use.first_at <= start and use.last_at >= start
@@ -210,3 +307,44 @@ def idle_gpus(facts: CampaignFacts) -> list[Condition]:
                 )
             )
     return found
+
+
+CONDITIONS: Final[tuple[Callable[[CampaignFacts, Limits], list[Condition]], ...]] = (
+    lot_conditions,
+    budget_conditions,
+    slack_conditions,
+    silence_conditions,
+    threshold_conditions,
+    idle_conditions,
+)
+
+
+def conditions(facts: CampaignFacts, limits: Limits | None = None) -> list[Condition]:
+    """Every condition that holds now, in a stable order."""
+    limits = limits or Limits()
+    return [found for check in CONDITIONS for found in check(facts, limits)]
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """What a person reads of a run that stopped, failed or finished."""
+
+    run_id: str
+    item: str
+    status: str  # "stopped", "failed", "completed"
+    reason: str = ""  # the stop's reason, with its rule's words
+    hours: str = ""  # its observed hours, as text, when known
+
+
+def run_event_condition(event: RunEvent) -> Condition:
+    """The alert of a run event, keyed by the run and what happened (events are stored
+    resolved as they are raised: docs/domain.md §19.7)."""
+    where = f" ({event.item})" if event.item else ""
+    hours = f" after {event.hours} h" if event.hours else ""
+    if event.status == "stopped":
+        kind, text = "run_stopped", f"run {event.run_id}{where} was stopped{hours}: {event.reason}"
+    elif event.status == "failed":
+        kind, text = "run_failed", f"run {event.run_id}{where} failed{hours}"
+    else:
+        kind, text = "run_finished", f"run {event.run_id}{where} finished{hours}"
+    return Condition(kind, f"run:{event.run_id}:{event.status}", text)

@@ -1,10 +1,13 @@
 """GET /metrics: the service's own figures in Prometheus text format (README "Metrics").
 
-Counted at scrape time, so that every gunicorn process and host answers the same numbers
-without prometheus_client's multiprocess files: what the database holds (runs stopped by rule
-kind, alert deliveries by channel and outcome, report build seconds), what Redis holds (the
-Celery queue lengths, and the request and ingest counters that
-`ledger.operations.middleware` adds as responses leave; `ledger.operations.counters`).
+Counters only go up: they are kept in Redis as events happen (`ledger.operations.counters`:
+requests by method and status, request latency by route, metric batches and points, alert
+delivery attempts by channel kind and outcome, runs stopped by rule kind), so every gunicorn
+process and host answers the same numbers without prometheus_client's multiprocess files.
+States are gauges, counted from the database at scrape time (runs by status, outbox rows by
+kind and state, open alerts), and every Celery queue's depth from the broker, with
+`broker_up` 0 when no broker is configured or it does not answer. Process metrics are the
+answering process's (prometheus_client's process collector).
 
 Access: `Authorization: Bearer <METRICS_TOKEN>`, or a client address inside
 `METRICS_ALLOWED_NETWORKS` (CIDRs, comma-separated; REMOTE_ADDR as the WSGI server sees it:
@@ -21,7 +24,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Q, Sum
 from django.http import Http404, HttpRequest, HttpResponse
-from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -31,34 +34,31 @@ from prometheus_client.core import (
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.registry import Collector
 
-from campaigns.models import Run, RunStatus
-from ledger.models import Alert, AlertDelivery, Report, ReportStatus
+from campaigns.domain.stop_rules import RULE_KINDS
+from campaigns.models import Run
+from ledger.models import Alert, AlertDelivery, ChannelKind, Report, ReportStatus
 from ledger.operations import counters
 
 NS = "campaign_desk"
 REPORT_BUCKETS = (0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0)
+OUTCOMES = ("sent", "failed", "refused", "gave_up")
+STOP_KINDS = (*RULE_KINDS, "manual")
 
 
-def _cache_metrics() -> Iterator[Metric]:
-    wanted: list[tuple[str, ...]] = [
-        ("http_requests", m, s) for m in counters.METHODS for s in counters.STATUS_CLASSES
-    ]
-    wanted += [("metric_batches_refused", r) for r in counters.REFUSAL_REASONS.values()]
-    wanted += [("metric_points_ingested",), ("metric_batches_accepted",)]
-    found = counters.read(wanted)
+def _request_metrics(found: dict[tuple[str, ...], int]) -> Iterator[Metric]:
     requests = CounterMetricFamily(
         f"{NS}_http_requests", "Requests answered, by method and status class.",
         labels=["method", "status"],
     )  # fmt: skip
+    for m in counters.METHODS:
+        for s in counters.STATUS_CLASSES:
+            requests.add_metric([m, s], found[("http_requests", m, s)])
+    yield requests
     refused = CounterMetricFamily(
         f"{NS}_metric_batches_refused", "Metric batches refused, by reason.", labels=["reason"]
     )
-    for k, n in found.items():
-        if k[0] == "http_requests":
-            requests.add_metric(list(k[1:]), n)
-        elif k[0] == "metric_batches_refused":
-            refused.add_metric([k[1]], n)
-    yield requests
+    for reason in counters.REFUSAL_REASONS.values():
+        refused.add_metric([reason], found[("metric_batches_refused", reason)])
     yield refused
     yield CounterMetricFamily(
         f"{NS}_metric_points_ingested", "Metric points accepted by the run-logging API.",
@@ -70,29 +70,77 @@ def _cache_metrics() -> Iterator[Metric]:
     )  # fmt: skip
 
 
-def _database_metrics() -> Iterator[Metric]:
+def _event_metrics(found: dict[tuple[str, ...], int]) -> Iterator[Metric]:
+    deliveries = CounterMetricFamily(
+        f"{NS}_alert_deliveries", "Alert delivery attempts, by channel kind and outcome.",
+        labels=["kind", "outcome"],
+    )  # fmt: skip
+    for kind in ChannelKind.values:
+        for outcome in OUTCOMES:
+            deliveries.add_metric([kind, outcome], found[("alert_deliveries", kind, outcome)])
+    yield deliveries
     stopped = CounterMetricFamily(
         f"{NS}_runs_stopped", "Runs stopped, by the kind of rule that stopped them "
         "(manual: by hand without a rule).", labels=["rule_kind"],
     )  # fmt: skip
-    rows = (
-        Run.objects.filter(status=RunStatus.STOPPED)
-        .values("stop_rule__kind")
-        .annotate(n=Count("id"))
-        .order_by()
-    )
-    for row in rows:
-        stopped.add_metric([row["stop_rule__kind"] or "manual"], row["n"])
+    for kind in STOP_KINDS:
+        stopped.add_metric([kind], found[("runs_stopped", kind)])
     yield stopped
-    # One outbox row per alert and channel (docs/domain.md §19.5): its state is the outcome.
-    deliveries = CounterMetricFamily(
-        f"{NS}_alert_deliveries", "Alert deliveries, by channel and outcome (outbox state).",
-        labels=["channel", "outcome"],
+
+
+def _latency() -> Metric:
+    series = counters.routes_seen()
+    buckets = [str(b) for b in counters.LATENCY_BUCKETS]
+    keys: list[tuple[str, ...]] = [
+        ("request_seconds_bucket", s, b) for s in series for b in [*buckets, "inf"]
+    ]
+    keys += [
+        (name, s) for s in series for name in ("request_seconds_count", "request_seconds_sum_us")
+    ]
+    found = counters.read(keys)
+    histogram = HistogramMetricFamily(
+        f"{NS}_http_request_duration_seconds",
+        "Seconds from a request's arrival to its answer, by method and URL route.",
+        labels=["method", "route"],
+    )
+    for one in series:
+        running, pairs = 0, []
+        for b in buckets:
+            running += found[("request_seconds_bucket", one, b)]
+            pairs.append((b, running))
+        pairs.append(("+Inf", found[("request_seconds_count", one)]))
+        total = found[("request_seconds_sum_us", one)] / 1e6
+        histogram.add_metric(one.split("|", 1), pairs, sum_value=total)
+    return histogram
+
+
+def _cache_metrics() -> Iterator[Metric]:
+    wanted: list[tuple[str, ...]] = [
+        ("http_requests", m, s) for m in counters.METHODS for s in counters.STATUS_CLASSES
+    ]
+    wanted += [("metric_batches_refused", r) for r in counters.REFUSAL_REASONS.values()]
+    wanted += [("metric_points_ingested",), ("metric_batches_accepted",)]
+    wanted += [("alert_deliveries", k, o) for k in ChannelKind.values for o in OUTCOMES]
+    wanted += [("runs_stopped", kind) for kind in STOP_KINDS]
+    found = dict(counters.read(wanted))
+    yield from _request_metrics(found)
+    yield from _event_metrics(found)
+    yield _latency()
+
+
+def _database_metrics() -> Iterator[Metric]:
+    runs = GaugeMetricFamily(f"{NS}_runs", "Runs, by status (now).", labels=["status"])
+    for row in Run.objects.values("status").annotate(n=Count("id")).order_by("status"):
+        runs.add_metric([row["status"]], row["n"])
+    yield runs
+    outbox = GaugeMetricFamily(
+        f"{NS}_alert_outbox_rows", "Alert outbox rows, by channel kind and state (now).",
+        labels=["kind", "state"],
     )  # fmt: skip
-    outcomes = AlertDelivery.objects.values("channel", "state").annotate(n=Count("id")).order_by()
-    for row in outcomes:
-        deliveries.add_metric([row["channel"], row["state"]], row["n"])
-    yield deliveries
+    rows = AlertDelivery.objects.values("kind", "state").annotate(n=Count("id")).order_by()
+    for row in rows:
+        outbox.add_metric([row["kind"], row["state"]], row["n"])
+    yield outbox
     totals = Alert.objects.aggregate(open=Count("id", filter=Q(resolved_at__isnull=True)))
     yield GaugeMetricFamily(f"{NS}_alerts_open", "Alerts not resolved.", value=totals["open"])
     yield _report_seconds()
@@ -118,37 +166,50 @@ def _report_seconds() -> Metric:
     )
 
 
-def _queue_metrics() -> Iterator[Metric]:
+def queue_names() -> list[str]:
+    """Every queue tasks are routed to (settings.TASK_QUEUES), and any the operator adds."""
+    names = list(getattr(settings, "TASK_QUEUES", {"default": "celery"}).values())
+    names += list(getattr(settings, "METRICS_CELERY_QUEUES", ()))
+    return sorted(set(names))
+
+
+def _queue_metrics() -> tuple[Metric, int]:
+    """The queues' depths, and 1 when the broker answered (0: none configured, or no answer)."""
     broker = getattr(settings, "CELERY_BROKER_URL", "") or ""
     queues = GaugeMetricFamily(
         f"{NS}_queue_length", "Messages waiting in each Celery queue (Redis LLEN).",
         labels=["queue"],
     )  # fmt: skip
-    if broker.startswith(("redis://", "rediss://")):
-        import redis
+    if not broker.startswith(("redis://", "rediss://")):
+        return queues, 0
+    import redis
 
+    try:
         client = redis.Redis.from_url(broker, socket_timeout=1, socket_connect_timeout=1)
-        for name in getattr(settings, "METRICS_CELERY_QUEUES", ("celery",)):
-            queues.add_metric([name], client.llen(name))
-    yield queues
+        depths = {name: int(client.llen(name)) for name in queue_names()}
+    except Exception:  # an unreachable broker is a figure, not an error
+        return queues, 0
+    for name, depth in depths.items():
+        queues.add_metric([name], depth)
+    return queues, 1
 
 
 class DeskCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         yield from _cache_metrics()
         yield from _database_metrics()
-        up = GaugeMetricFamily(f"{NS}_broker_up", "1 when the Celery broker answered.")
-        try:
-            yield from list(_queue_metrics())
-            up.add_metric([], 1)
-        except Exception:  # an unreachable broker is a figure, not an error
-            up.add_metric([], 0)
-        yield up
+        queues, up = _queue_metrics()
+        yield queues
+        yield GaugeMetricFamily(
+            f"{NS}_broker_up", "1 when the Celery broker answered, 0 when none is configured "
+            "or it did not.", value=up,
+        )  # fmt: skip
 
 
 def registry() -> CollectorRegistry:
     found = CollectorRegistry(auto_describe=False)
     found.register(DeskCollector())
+    ProcessCollector(registry=found)  # process_cpu_seconds_total, resident memory, open fds
     return found
 
 

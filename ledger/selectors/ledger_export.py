@@ -1,12 +1,13 @@
 """Reading a team's ledger for the FOCUS export (docs/exports.md): the entries posted in one
 billing period, streamed from the database in chunks (`.iterator(chunk_size=…)`), each as the
-facts `ledger.domain.focus_export` maps. One query, whatever the number of entries; memory
-bounded by the chunk."""
+facts `ledger.domain.focus_export` maps, then the reserved lots whose window overlaps the
+period (their amortised use). Two queries, whatever the number of entries; memory bounded by
+the chunk."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -43,7 +44,7 @@ _POSTS = (
     "run__observed_hours",
     "run__variant__gpu",
 )
-FIELDS = _OWN + _POSTS + tuple(f"reverses__{f}" for f in ("kind", *_POSTS))
+FIELDS = _OWN + _POSTS + tuple(f"reverses__{f}" for f in ("kind", "created_at", *_POSTS))
 
 
 def _posts(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
@@ -89,7 +90,8 @@ def _facts(row: dict[str, Any]) -> tuple[focus.EntryFacts, focus.EntryFacts | No
     original = None
     if row["reverses_id"] is not None:
         original = focus.EntryFacts(
-            **{**own, "kind": row["reverses__kind"]}, **_posts(row, "reverses__")
+            **{**own, "kind": row["reverses__kind"], "created_at": row["reverses__created_at"]},
+            **_posts(row, "reverses__"),
         )
     return entry, original
 
@@ -113,3 +115,36 @@ def export_rows(
     for row in rows.iterator(chunk_size=chunk_size):
         entry, original = _facts(row)
         yield focus.focus_row(entry, billing, original)
+    for lot in lots_in(team_id, billing):
+        yield from focus.amortised_rows(lot, billing)
+
+
+def lots_in(team_id: int, billing: tuple[datetime, datetime]) -> Iterator[focus.LotFacts]:
+    """The team's lots bought through the ledger (a rental entry posting them, not reversed)
+    whose window overlaps the billing period."""
+    entries = (
+        LedgerEntry.objects.filter(
+            campaign__team_id=team_id, reservation__isnull=False, reversed_by__isnull=True
+        )
+        .select_related("campaign__team", "reservation__plan__gpu")
+        .order_by("id")
+    )
+    for entry in entries.iterator(chunk_size=CHUNK):
+        lot = entry.reservation
+        start = lot.start if lot is not None else None
+        start = start or entry.campaign.committed_at or entry.created_at
+        if lot is None or start >= billing[1]:
+            continue
+        plan = lot.plan
+        end = start + timedelta(hours=float(plan.duration_hours))
+        if end <= billing[0]:
+            continue
+        yield focus.LotFacts(
+            lot_id=lot.pk, entry_id=entry.pk, campaign_id=entry.campaign_id,
+            campaign_title=entry.campaign.title, team_id=team_id,
+            team_name=entry.campaign.team.name, provider=plan.provider, plan=plan.name,
+            quantity=lot.quantity,
+            gpu_hours=Decimal(plan.duration_hours) * plan.gpus_per_lot * lot.quantity,
+            price=entry.amount, currency=entry.currency, start=start, end=end,
+            gpu_model=plan.gpu.name if plan.gpu_id else "",
+        )  # fmt: skip

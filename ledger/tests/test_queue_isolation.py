@@ -30,7 +30,7 @@ from catalog.services import seed_catalog
 from config.celery import app
 from conftest import _database_url_for_worker, stop_worker, wait_for
 from estimates.models import Estimate
-from ledger.models import AlertDelivery, Report
+from ledger.models import AlertChannel, AlertDelivery, Report
 from ledger.services.alerts import scan_alerts
 
 pytestmark = [pytest.mark.postgres, pytest.mark.celery_worker]
@@ -116,7 +116,10 @@ def test_a_trickling_receiver_is_cut_at_its_deadline_and_reports_and_forecasts_f
     delivery = start_queue_worker("delivery", hook_env)
     others = start_queue_worker("reports,forecasts,celery", {})
     try:
-        team = Team.objects.create(name="nlp", webhook_url=trickler, webhook_secret="k")
+        team = Team.objects.create(name="nlp")
+        AlertChannel.objects.create(
+            team=team, kind="webhook", target=trickler, secret="whsec_c2VjcmV0LWZvci10ZXN0cw=="
+        )
         planner = make_user("pia", team=team)
         campaign = committed_campaign(team, budget=Decimal("40.00"))  # enqueues its forecast
         api = client_for(planner)
@@ -140,7 +143,7 @@ def test_a_trickling_receiver_is_cut_at_its_deadline_and_reports_and_forecasts_f
             timeout=30,
         )
         cut = wait_for(
-            lambda: AlertDelivery.objects.filter(channel="webhook", state="failed").count() == 2,
+            lambda: AlertDelivery.objects.filter(kind="webhook", state="failed").count() == 2,
             timeout=40,
         )
         delivery_seconds = time.monotonic() - started
@@ -151,6 +154,6 @@ def test_a_trickling_receiver_is_cut_at_its_deadline_and_reports_and_forecasts_f
     # Each delivery was cut at its deadline: both, one after the other, in far less than one
     # undeadlined delivery (54 s).
     assert delivery_seconds < 20, delivery_seconds
-    errors = AlertDelivery.objects.filter(channel="webhook").values_list("last_error", flat=True)
+    errors = AlertDelivery.objects.filter(kind="webhook").values_list("last_error", flat=True)
     assert all("deadline of 2 s" in e for e in errors), list(errors)
     assert report_seconds < 15, report_seconds

@@ -21,10 +21,10 @@ from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 from ledger import services, tasks
 from ledger.domain import team_budget as tb
-from ledger.models import Alert, AlertKind, TeamAllowance
+from ledger.models import Alert, AlertChannel, AlertDelivery, TeamAllowance
 from ledger.selectors import team_budget as budgets
 from ledger.services.team_budget import set_allowance
-from ledger.team_budget_alerts import store_team_budget_alerts
+from ledger.services.team_budget_alerts import store_team_budget_alerts
 
 LOT = "IteraGPU", "RTX 4090, 3 days"  # 47.14 USD, 72 h, one GPU
 
@@ -149,10 +149,10 @@ class TeamBudgetTests(TestCase):
         )
 
         # The alert: the current quarter's forecast passes its allowance.
-        [alert] = store_team_budget_alerts(self.team.pk)
-        self.assertEqual(alert.kind, AlertKind.TEAM_BUDGET)
+        [alert] = store_team_budget_alerts(team_id=self.team.pk)
+        self.assertEqual(alert.kind, "team_budget")
         self.assertIn("104.28", alert.message)
-        self.assertEqual(store_team_budget_alerts(self.team.pk), [])  # stored once
+        self.assertEqual(store_team_budget_alerts(team_id=self.team.pk), [])  # stored once
 
     def test_the_service_refuses_and_the_acknowledgement_commits(self) -> None:
         big = _with_lot(self.team, "big", self.this_q + timedelta(days=1), quantity=3)
@@ -166,11 +166,17 @@ class TeamBudgetTests(TestCase):
     def test_the_periodic_scan_raises_the_alert_once_and_enqueues_its_delivery(self) -> None:
         big = _with_lot(self.team, "big", self.this_q + timedelta(days=1), quantity=3)
         commit_plan(campaign=big, user=self.owner, over_team_budget=True)
-        with mock.patch.object(tasks.deliver_alert, "delay") as delay:
+        AlertChannel.objects.create(team=self.team, kind="email", name="Owners")
+        with (
+            mock.patch.object(tasks.deliver_alerts, "delay") as delay,
+            self.captureOnCommitCallbacks(execute=True),
+        ):
             self.assertEqual(tasks.scan_team_budgets(), 1)
             self.assertEqual(tasks.scan_team_budgets(), 0)  # the open alert is not raised again
-        [alert] = Alert.objects.filter(kind=AlertKind.TEAM_BUDGET, campaign=big)
-        delay.assert_called_once_with(alert.pk)
+        [alert] = Alert.objects.filter(kind="team_budget", campaign=big)
+        # Its outbox row (the finding: 5 team-budget alerts, 0 rows), and a worker woken.
+        self.assertEqual(AlertDelivery.objects.filter(alert=alert).count(), 1)
+        delay.assert_called_once_with()
 
     def test_the_facts_load_in_a_constant_number_of_queries(self) -> None:
         for i in range(3):

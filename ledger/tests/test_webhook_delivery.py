@@ -1,7 +1,8 @@
-"""The alert webhook cannot be turned inward (docs/domain.md §19): a loopback listener stands
-in for every refused target and must receive nothing, neither from the PATCH that sets the URL
-nor from the delivery; redirects are not followed; the host is resolved once; one deadline
-bounds a delivery against a receiver that trickles its answer."""
+"""An alert channel's URL cannot be turned inward (docs/domain.md §19.4): a loopback listener
+stands in for every refused target and must receive nothing, neither from the request that
+adds the channel nor from the delivery (webhook, Slack, Teams alike); redirects are not
+followed; the host is resolved once; one deadline bounds a delivery against a receiver that
+trickles its answer."""
 
 from __future__ import annotations
 
@@ -9,20 +10,20 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from decimal import Decimal
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
 
 import pytest
 from django.test import override_settings
 
-from campaigns import outbound
 from campaigns.models import Team
 from campaigns.tests.factories import as_user as client_for
-from campaigns.tests.factories import committed_campaign, make_user
-from ledger import alert_delivery
-from ledger.models import Alert, AlertDelivery
-from ledger.tasks import deliver_alert
+from campaigns.tests.factories import celery_eager, committed_campaign, make_user
+from ledger import transports
+from ledger.models import Alert, AlertChannel, AlertDelivery
+from ledger.selectors.alert_deliveries import notice_for
+from ledger.tasks import deliver_alerts
+from ledger.transports import webhook
 
 
 class Trap:
@@ -141,53 +142,68 @@ LOOPBACK_RECEIVER = override_settings(
 )
 
 
+SECRET = "whsec_" + "c2VjcmV0LWZvci10aGUtdGVzdHM="
+
+
+def _delivery(
+    team: Team, url: str, *, kind: str = "webhook", secret: str = SECRET
+) -> AlertDelivery:
+    """A channel stored as it is (no check: as before the check existed) and one alert's row."""
+    channel = AlertChannel.objects.create(team=team, kind=kind, target=url, secret=secret)
+    alert = Alert.objects.create(
+        campaign=committed_campaign(team), kind="budget", key="budget:80", message="m"
+    )
+    return AlertDelivery.objects.create(alert=alert, channel=channel, team=team, kind=kind)
+
+
 @pytest.mark.django_db
 @LOOPBACK_RECEIVER
-def test_the_patch_refuses_every_inward_url_and_nothing_is_contacted(trap: Trap) -> None:
+def test_adding_a_channel_refuses_every_inward_url_and_nothing_is_contacted(trap: Trap) -> None:
     team = Team.objects.create(name="nlp")
-    owner = make_user("olga", team=team, role="owner")
-    api = client_for(owner)
-    for url in refused_urls(trap.port):
-        answer = api.patch(
-            f"/api/v1/teams/{team.pk}/",
-            {"webhook_url": url, "webhook_secret": "s3cret"},
-            format="json",
-        )
-        assert answer.status_code == 400, (url, answer.json())
-        assert "webhook_url" in answer.json(), url
+    api = client_for(make_user("olga", team=team, role="owner"))
+    for kind in ("webhook", "slack", "teams"):
+        for url in refused_urls(trap.port):
+            answer = api.post(
+                f"/api/v1/teams/{team.pk}/alert-channels/",
+                {"kind": kind, "target": url},
+                format="json",
+            )
+            assert answer.status_code == 400, (kind, url, answer.json())
+            assert "target" in answer.json(), url
     assert trap.connections == []
-    team.refresh_from_db()
-    assert team.webhook_url == ""
+    assert not AlertChannel.objects.filter(team=team).exists()
 
 
 @pytest.mark.django_db
-def test_http_needs_the_setting_and_a_webhook_needs_a_secret(receiver: str) -> None:
+def test_http_needs_the_setting_and_a_planner_cannot_add_a_channel(receiver: str) -> None:
     team = Team.objects.create(name="nlp")
     api = client_for(make_user("olga", team=team, role="owner"))
-    url = f"/api/v1/teams/{team.pk}/"
+    planner = client_for(make_user("pia", team=team, role="planner"))
+    url = f"/api/v1/teams/{team.pk}/alert-channels/"
+    body = {"kind": "webhook", "target": receiver, "secret": SECRET}
     with override_settings(WEBHOOK_ALLOWED_NETWORKS=["127.0.0.2/32"]):
-        plain = api.patch(url, {"webhook_url": receiver, "webhook_secret": "k"}, format="json")
-    assert plain.status_code == 400 and "https" in str(plain.json()["webhook_url"])
+        plain = api.post(url, body, format="json")
+    assert plain.status_code == 400 and "https" in str(plain.json()["target"])
     with LOOPBACK_RECEIVER:
-        unsigned = api.patch(url, {"webhook_url": receiver}, format="json")
-        assert unsigned.status_code == 400 and "webhook_secret" in unsigned.json()
-        ok = api.patch(url, {"webhook_url": receiver, "webhook_secret": "k"}, format="json")
-    assert ok.status_code == 200, ok.json()
+        assert planner.post(url, body, format="json").status_code == 403
+        short = api.post(url, {**body, "secret": "short"}, format="json")
+        assert short.status_code == 400 and "secret" in short.json()
+        ok = api.post(url, body, format="json")
+    assert ok.status_code == 201, ok.json()
+    assert ok.json()["secret"] is None  # given, so not shown back
 
 
 @pytest.mark.django_db
 @LOOPBACK_RECEIVER
 def test_delivery_refuses_every_inward_url_stored_before_the_check(trap: Trap) -> None:
-    """URLs stored before the PATCH check existed (or a name that resolves inward later) are
-    refused again at delivery, recorded, and not retried."""
-    team = Team.objects.create(name="nlp", webhook_secret="s3cret")
-    campaign = committed_campaign(team, budget=Decimal("40.00"))
-    alert = Alert.objects.create(campaign=campaign, kind="budget", key="budget:80", message="m")
-    delivery = AlertDelivery.objects.create(alert=alert, channel="webhook")
+    """URLs stored before the check existed (or a name that resolves inward later) are refused
+    again at delivery, recorded, and not retried."""
+    delivery = _delivery(Team.objects.create(name="nlp"), "https://hooks.example.org/")
     for url in refused_urls(trap.port):
-        Team.objects.filter(pk=team.pk).update(webhook_url=url)
+        AlertChannel.objects.filter(pk=delivery.channel_id).update(target=url)
         AlertDelivery.objects.filter(pk=delivery.pk).update(state="pending")
-        assert deliver_alert.apply(args=[alert.pk]).get() == "webhook:refused", url
+        with celery_eager():
+            assert deliver_alerts.apply().get() == "refused:1", url
         assert AlertDelivery.objects.get(pk=delivery.pk).last_error.startswith("refused:"), url
     assert trap.connections == []
 
@@ -195,24 +211,19 @@ def test_delivery_refuses_every_inward_url_stored_before_the_check(trap: Trap) -
 @pytest.mark.django_db
 @LOOPBACK_RECEIVER
 def test_a_webhook_without_a_secret_is_not_posted(receiver: str) -> None:
-    team = Team.objects.create(name="nlp", webhook_url=receiver, webhook_secret="")
-    campaign = committed_campaign(team)
-    alert = Alert.objects.create(campaign=campaign, kind="budget", key="budget:80", message="m")
-    AlertDelivery.objects.create(alert=alert, channel="webhook")
-    assert deliver_alert.apply(args=[alert.pk]).get() == "webhook:refused"
+    _delivery(Team.objects.create(name="nlp"), receiver, secret="")
+    with celery_eager():
+        assert deliver_alerts.apply().get() == "refused:1"
     assert Receiver.received == []
 
 
 @pytest.mark.django_db
 @LOOPBACK_RECEIVER
-def test_a_redirect_is_not_followed(receiver: str, trap: Trap) -> None:
+def test_a_redirect_is_not_followed_nor_retried(receiver: str, trap: Trap) -> None:
     Receiver.answer = (302, {"Location": f"http://127.0.0.1:{trap.port}/inside"})
-    team = Team.objects.create(name="nlp", webhook_url=receiver, webhook_secret="k")
-    alert = Alert.objects.create(
-        campaign=committed_campaign(team), kind="budget", key="budget:80", message="m"
-    )
-    with pytest.raises(outbound.DeliveryFailed, match="302"):
-        alert_delivery.deliver_webhook(alert, receiver, "k")
+    delivery = _delivery(Team.objects.create(name="nlp"), receiver)
+    with pytest.raises(transports.Refused, match="302"):
+        webhook.send(delivery.channel, notice_for(delivery))  # type: ignore[arg-type]
     assert len(Receiver.received) == 1
     assert trap.connections == []
 
@@ -234,12 +245,8 @@ def test_the_checked_address_is_the_one_connected_to(
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", rebinding)
-    team = Team.objects.create(name="nlp")
-    alert = Alert.objects.create(
-        campaign=committed_campaign(team), kind="budget", key="budget:80", message="m"
-    )
-    status = alert_delivery.deliver_webhook(alert, f"http://hooks.example.org:{port}/d", "k")
-    assert status == 204
+    delivery = _delivery(Team.objects.create(name="nlp"), f"http://hooks.example.org:{port}/d")
+    assert webhook.send(delivery.channel, notice_for(delivery)) == 204  # type: ignore[arg-type]
     assert Receiver.received[0]["Host"] == f"hooks.example.org:{port}"
     assert trap.connections == []
 
@@ -248,16 +255,13 @@ def test_the_checked_address_is_the_one_connected_to(
 @LOOPBACK_RECEIVER
 def test_one_deadline_bounds_a_trickling_receiver(receiver: str) -> None:
     """The finding: a byte every 5 s held a delivery 60 s with a 10 s per-read timeout. Here a
-    byte every 0.5 s (27 bytes: 13.5 s in all) is cut at the 2 s deadline."""
+    byte every 0.5 s (27 bytes: 13.5 s in all) is cut at the 2 s deadline, and retried later."""
     Receiver.trickle = 0.5
-    team = Team.objects.create(name="nlp")
-    alert = Alert.objects.create(
-        campaign=committed_campaign(team), kind="budget", key="budget:80", message="m"
-    )
+    delivery = _delivery(Team.objects.create(name="nlp"), receiver)
     started = time.monotonic()
     with (
         override_settings(ALERT_WEBHOOK_TIMEOUT=2),
-        pytest.raises(outbound.DeliveryFailed, match="deadline"),
+        pytest.raises(transports.Failed, match="deadline"),
     ):
-        alert_delivery.deliver_webhook(alert, receiver, "k")
+        webhook.send(delivery.channel, notice_for(delivery))  # type: ignore[arg-type]
     assert time.monotonic() - started < 3.0
