@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from campaigns.models import IdempotencyRecord, Run, Team
 from campaigns.selectors import raw_points
-from campaigns.services import metric_packing, metric_store
+from campaigns.services import metric_packing, metric_store, run_lifecycle
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
@@ -75,3 +75,11 @@ def pack_when_finished(sender: object, run: Run, **kwargs: object) -> None:
     """run_finished's receiver: the packing is enqueued once the finish commits (a broker
     that is down loses nothing: the beat packs the run later)."""
     transaction.on_commit(lambda: pack_run_points.delay(run.pk), robust=True)
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+def end_silent_runs() -> int:
+    """Beat: end every unfinished run not heard from for RUN_SILENT_MULTIPLE × its heartbeat
+    interval (and RUN_SILENT_MIN_SECONDS) as failed, its hours ending at its last heartbeat
+    (docs/domain.md §5.8); returns how many. Idempotent: an ended run is not ended again."""
+    return run_lifecycle.end_silent_runs()

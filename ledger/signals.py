@@ -3,7 +3,8 @@
 The campaigns app knows nothing of the ledger (docs/domain.md §17); it
 sends `plan_committed`, and here the reserved lots become rental entries, in the commit's own
 transaction: a commit that rolls back posts nothing, and a commit posts each lot once. It sends
-`run_finished`, and a finished hourly run's cost is posted (once); it asks `spend_requested`
+`run_finished`, and a finished hourly run's cost is posted (once; a correction of its hours,
+`run_hours_corrected`, posts the difference); it asks `spend_requested`
 before applying a budget rule, and the ledger answers what the campaign has spent
 (docs/domain.md §18). A stored alert is delivered by a worker once its scan has committed
 (`alert_raised`, docs/domain.md §19). It sends `plan_commit_requested` before a commit, and the
@@ -19,12 +20,19 @@ from typing import Any
 
 from django.utils import timezone
 
-from campaigns.models import Campaign, CommitOverTeamBudget, Run, Team
-from campaigns.signals import plan_commit_requested, plan_committed, run_finished, spend_requested
+from campaigns.models import Campaign, CommitOverTeamBudget, Run, RunHoursCorrection, Team
+from campaigns.signals import (
+    plan_commit_requested,
+    plan_committed,
+    run_finished,
+    run_hours_corrected,
+    spend_requested,
+)
 from ledger import services, tasks
 from ledger.domain import team_budget as tb
 from ledger.selectors import spend
 from ledger.selectors import team_budget as budgets
+from ledger.services import run_corrections
 from ledger.services.alerts import alert_raised
 
 logger = logging.getLogger(__name__)
@@ -36,6 +44,12 @@ def post_lots_when_committed(sender: Any, *, campaign: Campaign, user: Any, **kw
 
 def post_cost_when_finished(sender: Any, *, run: Run, **kwargs: Any) -> None:
     services.post_run_cost(run=run)
+
+
+def adjust_cost_when_corrected(
+    sender: Any, *, run: Run, correction: RunHoursCorrection, **kwargs: Any
+) -> None:
+    run_corrections.post_run_correction(correction=correction, acting_user=correction.made_by)
 
 
 def answer_spend(sender: Any, *, campaign_id: int, now: Any = None, **kwargs: Any) -> Decimal:
@@ -101,5 +115,8 @@ def connect() -> None:
     )
     plan_committed.connect(post_lots_when_committed, dispatch_uid="ledger.post_reserved_lots")
     run_finished.connect(post_cost_when_finished, dispatch_uid="ledger.post_run_cost")
+    run_hours_corrected.connect(
+        adjust_cost_when_corrected, dispatch_uid="ledger.post_run_correction"
+    )
     spend_requested.connect(answer_spend, dispatch_uid="ledger.campaign_spend")
     alert_raised.connect(deliver_when_raised, dispatch_uid="ledger.deliver_alert")

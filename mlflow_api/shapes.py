@@ -74,11 +74,13 @@ def run_info(run: Run) -> dict[str, Any]:
         "experiment_id": str(run.campaign_id),
         "user_id": str(run.tags.get("mlflow.user", "")),
         "status": STATUS.get(run.status, "RUNNING"),  # type: ignore[call-overload]
-        "start_time": ms(run.created_at),
+        "start_time": ms(run.started_at),
         "artifact_uri": artifact_uri(run.campaign_id, run.run_id),
         "lifecycle_stage": "deleted" if run.deleted_at is not None else "active",
     }
-    end = run.finished_at or (run.stopped_at if run.status == RunStatus.STOPPED else None)
+    end = run.ended_at or run.finished_at
+    if end is None and run.status == RunStatus.STOPPED:
+        end = run.stopped_at
     if end is not None:
         info["end_time"] = ms(end)
     return info

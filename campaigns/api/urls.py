@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 
 from campaigns.api import ingest_keys as api_keys
-from campaigns.api import plan_edits
+from campaigns.api import plan_edits, run_actions
 from campaigns.api import teams as teams_api
 from campaigns.api import views as api
 from campaigns.api.serializers import RUN_ID_PATTERN
@@ -80,6 +80,14 @@ urlpatterns = [
         api.RetrievedCheckpoint.as_view(),
         name="run-checkpoint-retrieved",
     ),
-    path("runs/<run_id:run_id>/stop/", api.StopRun.as_view(), name="run-stop"),
-    path("runs/<run_id:run_id>/finish/", api.FinishRun.as_view(), name="run-finish"),
+    path("runs/<run_id:run_id>/stop/", run_actions.StopRun.as_view(), name="run-stop"),
+    path("runs/<run_id:run_id>/finish/", run_actions.FinishRun.as_view(), name="run-finish"),
+    path(
+        "runs/<run_id:run_id>/heartbeat/", run_actions.RunHeartbeat.as_view(), name="run-heartbeat"
+    ),
+    path(
+        "runs/<run_id:run_id>/observed/",
+        run_actions.RunObservedHours.as_view(),
+        name="run-observed",
+    ),
 ]

@@ -41,7 +41,6 @@ from campaigns.api.serializers import (
     CommitCampaignSerializer,
     CommittedSerializer,
     DecisionSerializer,
-    FinishRunSerializer,
     MetricBatchDocSerializer,
     MetricNamesSerializer,
     MetricsAcceptedSerializer,
@@ -53,7 +52,6 @@ from campaigns.api.serializers import (
     RunSerializer,
     StageSerializer,
     StopRuleSerializer,
-    StopRunSerializer,
     ThroughputSerializer,
     stop_info,
 )
@@ -497,18 +495,3 @@ class RetrievedCheckpoint(RunView):
         except Checkpoint.DoesNotExist as exc:
             raise NotFound("no such checkpoint on this run") from exc
         return Response(CheckpointSerializer(checkpoint).data)
-
-
-class StopRun(RunView):
-    @extend_schema(request=StopRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
-    def post(self, request: Request, run_id: str) -> Response:
-        """Stop the run by hand: `reason` (required) and the `rule` applied, if any."""
-        return self.write(StopRunSerializer, ingest.stop_run, RunDetailSerializer)
-
-
-class FinishRun(RunView):
-    @extend_schema(request=FinishRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
-    def post(self, request: Request, run_id: str) -> Response:
-        """Close the run as completed or failed with its observed hours (a stopped run stays
-        stopped; its hours still count)."""
-        return self.write(FinishRunSerializer, ingest.finish_run, RunDetailSerializer)

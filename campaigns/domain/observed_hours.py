@@ -5,9 +5,10 @@ Rule:
 - A stage of an item **claims** that item's runs of the kind it stands for (`training` → full
   runs, `pilot` → pilot runs, `inference` → inference runs); the first such stage of an item
   (lowest id) claims them, so no run is counted twice.
-- A run counts once it has ended (not `running`): its recorded hours, which for a resumed run
-  already include its earlier segments; a run that ended without recorded hours counts its
-  earlier segments (`prior_hours`) when it has any, else nothing.
+- A run counts once it has ended (not `running`): its hours as the finish recorded them
+  (campaigns/domain/run_hours.py: measured by its own clock, unless stated or corrected), which
+  for a resumed run include its earlier segments; a run that ended without recorded hours
+  counts its earlier segments (`prior_hours`) when it has any, else nothing.
 - A stage's observed figure is **the runs' figure** (the sum over the runs it claims), unless
   the planner typed one: where no run was claimed, the typed figure is the only one
   ("recorded"); where it equals the runs' figure it is the runs' figure; where it differs, the
@@ -29,9 +30,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Final
 
+from campaigns.domain.run_hours import ended_hours
+
 # Which runs a stage of a planned item is made of.
 RUN_KIND_FOR_STAGE: Final = {"training": "full", "pilot": "pilot", "inference": "inference"}
-RUNNING: Final = "running"
 
 FROM_RUNS: Final = "runs"
 RECORDED: Final = "recorded"
@@ -56,7 +58,7 @@ class RunRow:
     kind: str
     status: str
     observed_hours: Decimal | None
-    # A resumed run's earlier segments (docs/domain.md §4).
+    # A resumed run's earlier segments (docs/domain.md §11.6).
     prior_hours: Decimal = Decimal(0)
 
 
@@ -115,12 +117,11 @@ class Reconciled:
 
 
 def run_hours(run: RunRow) -> Decimal | None:
-    """What an ended run took (its segments included); None while it runs or when unknown."""
-    if run.status == RUNNING:
-        return None
-    if run.observed_hours is not None:
-        return max(Decimal(run.observed_hours), Decimal(0))
-    return Decimal(run.prior_hours) if run.prior_hours > 0 else None
+    """What an ended run took (its segments included); None while it runs or when unknown.
+    Read as campaigns/domain/run_hours.py records it (measured, stated or corrected)."""
+    return ended_hours(
+        status=run.status, observed_hours=run.observed_hours, prior_hours=run.prior_hours
+    )
 
 
 def claims_of(stages: Iterable[StageRow]) -> dict[Claim, int]:

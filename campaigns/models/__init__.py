@@ -45,7 +45,7 @@ from .plan import (
     Stage,
     StopRule,
 )
-from .runs import Checkpoint, Run, RunArtifact, RunSegment, ThroughputSample
+from .runs import Checkpoint, Run, RunArtifact, RunHoursCorrection, RunSegment, ThroughputSample
 from .teams import WRITER_ROLES, Membership, MembershipQuerySet, Role, Team, team_ids_for
 
 __all__ = [
@@ -83,6 +83,7 @@ __all__ = [
     "Role",
     "Run",
     "RunArtifact",
+    "RunHoursCorrection",
     "RunKind",
     "RunSegment",
     "RunStatus",

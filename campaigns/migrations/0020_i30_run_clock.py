@@ -1,0 +1,151 @@
+from decimal import Decimal
+
+import django.core.validators
+import django.db.models.deletion
+import django.utils.timezone
+from django.conf import settings
+from django.db import migrations, models
+
+
+def started_when_created(apps, schema_editor):
+    """A run logged before runs measured their time started at its creation and ended at its
+    finish (docs/domain.md §5.8); its recorded hours are left as they are."""
+    Run = apps.get_model("campaigns", "Run")
+    Run.objects.update(started_at=models.F("created_at"))
+    Run.objects.filter(finished_at__isnull=False).update(ended_at=models.F("finished_at"))
+    # An unfinished run was last heard from at its last point, checkpoint, throughput or stop:
+    # the silence sweep ends it there, not at its creation.
+    for run in Run.objects.filter(finished_at__isnull=True):
+        heard = [run.created_at, run.stopped_at, run.segment_started_at]
+        for related in ("metric_summaries", "checkpoints", "throughputs"):
+            field = "last_at" if related == "metric_summaries" else "created_at"
+            heard.append(getattr(run, related).aggregate(m=models.Max(field))["m"])
+        run.heartbeat_at = max(moment for moment in heard if moment is not None)
+        run.save(update_fields=["heartbeat_at"])
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("campaigns", "0019_h21_metric_keys_deleted_with_their_run"),
+        migrations.swappable_dependency(settings.AUTH_USER_MODEL),
+    ]
+
+    operations = [
+        migrations.CreateModel(
+            name="RunHoursCorrection",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "before",
+                    models.DecimalField(
+                        blank=True,
+                        decimal_places=2,
+                        max_digits=9,
+                        null=True,
+                        validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+                    ),
+                ),
+                (
+                    "after",
+                    models.DecimalField(
+                        decimal_places=2,
+                        max_digits=9,
+                        validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+                    ),
+                ),
+                ("reason", models.TextField()),
+                ("made_at", models.DateTimeField(auto_now_add=True)),
+            ],
+            options={
+                "ordering": ["made_at", "id"],
+            },
+        ),
+        migrations.AddField(
+            model_name="run",
+            name="ended_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="run",
+            name="ended_silent",
+            field=models.BooleanField(default=False),
+        ),
+        migrations.AddField(
+            model_name="run",
+            name="heartbeat_at",
+            field=models.DateTimeField(blank=True, null=True),
+        ),
+        migrations.AddField(
+            model_name="run",
+            name="heartbeat_seconds",
+            field=models.PositiveIntegerField(
+                blank=True,
+                null=True,
+                validators=[
+                    django.core.validators.MinValueValidator(1),
+                    django.core.validators.MaxValueValidator(86400),
+                ],
+            ),
+        ),
+        migrations.AddField(
+            model_name="run",
+            name="measured_hours",
+            field=models.DecimalField(
+                blank=True,
+                decimal_places=2,
+                max_digits=9,
+                null=True,
+                validators=[django.core.validators.MinValueValidator(Decimal("0"))],
+            ),
+        ),
+        migrations.AddField(
+            model_name="run",
+            name="observed_reason",
+            field=models.TextField(blank=True, default=""),
+        ),
+        # Nullable first, so existing runs start where they were created, not at the migration.
+        migrations.AddField(
+            model_name="run",
+            name="started_at",
+            field=models.DateTimeField(null=True),
+        ),
+        migrations.RunPython(started_when_created, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="run",
+            name="started_at",
+            field=models.DateTimeField(default=django.utils.timezone.now),
+        ),
+        migrations.AddIndex(
+            model_name="run",
+            index=models.Index(
+                condition=models.Q(("finished_at__isnull", True)),
+                fields=["heartbeat_at"],
+                name="run_unfinished_heartbeat",
+            ),
+        ),
+        migrations.AddField(
+            model_name="runhourscorrection",
+            name="made_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
+        ),
+        migrations.AddField(
+            model_name="runhourscorrection",
+            name="run",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="hours_corrections",
+                to="campaigns.run",
+            ),
+        ),
+    ]
