@@ -98,6 +98,15 @@ def _kind(caller: Caller, tags: dict[str, str]) -> str:
     return kind
 
 
+def _gpus(tags: dict[str, str]) -> int:
+    """The GPUs the run occupies (its cost is its hours × GPUs; its throughput is over them):
+    the tag `desk.gpus`, default 1."""
+    text = tags.get("desk.gpus", "").strip() or "1"
+    if not is_id(text) or not 1 <= int(text) <= 2**31 - 1:
+        raise MlflowError("INVALID_PARAMETER_VALUE", "tag desk.gpus is a whole number >= 1")
+    return int(text)
+
+
 def _run_id(tags: dict[str, str]) -> str:
     run_id = tags.get("desk.run_id", "").strip() or uuid.uuid4().hex
     if not run_id_is_valid(run_id):
@@ -155,6 +164,7 @@ def run_create(request: HttpRequest, caller: Caller) -> HttpResponse:
                 kind=kind,
                 config={},
                 run_name=name,
+                gpus=_gpus(tags),
                 started_at=_start(campaign, data.get("start_time")),
             )
         except ingest.CampaignNotOpen as exc:
