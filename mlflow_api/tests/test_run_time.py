@@ -8,7 +8,6 @@ The training libraries need the `integrations` extra (skipped, visibly, without 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import tempfile
@@ -18,30 +17,18 @@ from decimal import Decimal
 from typing import Any
 
 import mlflow
-import pytest
 from django.test import override_settings
 
 from campaigns.models import Campaign, IngestKey, PlannedItem, Run, Team, ThroughputSample
 from campaigns.services import commit_plan
 from campaigns.tests.factories import as_user, celery_eager, make_plannable, make_user
+from mlflow_api.tests import test_integrations
 from mlflow_api.tests.live import MlflowLiveCase
 from tests.test_client_clock import hundredths
 
-MISSING = [
-    name
-    for name in ("torch", "transformers", "lightning")
-    if importlib.util.find_spec(name) is None
-]
-needs_libraries = [
-    pytest.mark.integrations,
-    # The libraries log from threads of their own, after a test's transaction (see
-    # test_integrations.py): PostgreSQL only.
-    pytest.mark.postgres,
-    pytest.mark.skipif(
-        bool(MISSING),
-        reason=f"needs the integrations extra (pip install -e '.[integrations]'): {MISSING}",
-    ),
-]
+# The training libraries: the integrations extra, PostgreSQL (they log from threads of their
+# own, after a test's transaction), skipped visibly without either.
+needs_libraries = test_integrations.pytestmark
 
 
 class StartRunContext(MlflowLiveCase):
@@ -146,10 +133,11 @@ class HuggingFacePilot(PilotCase):
     def test_a_trainer_pilot_through_mlflow_gives_its_item_a_measured_forecast(self) -> None:
         before = self.forecast_of_baseline()
         self.assertNotEqual(before["time_source"], "pilot")
-        from mlflow_api.tests.test_integrations import _hf_trainer
-
         with self.tracking(self.key):  # the Trainer's defaults, MLflow's default experiment
-            _hf_trainer(self.out, 8, [], include_num_input_tokens_seen=True).train()
+            trainer = test_integrations._hf_trainer(
+                self.out, 8, [], include_num_input_tokens_seen=True
+            )
+            trainer.train()
         run = Run.objects.get(campaign=self.campaign)
         self.assertEqual((run.kind, run.status), ("pilot", "completed"))
         sample = ThroughputSample.objects.get(run=run)
