@@ -92,6 +92,7 @@ class RunAdmin(TeamScopedAdmin):
         "finished_at",
         "correction_table",
         "gpus_shown",
+        "clock",
         "stop",
         "curves",
         "checkpoint_table",
@@ -110,14 +111,17 @@ class RunAdmin(TeamScopedAdmin):
             },
         ),
         (
-            "Hours (docs/domain.md §5.8)",
+            "Hours",
             {
+                "description": "Measured by the run's own clock: its start to its end, earlier "
+                "segments added; a run gone silent ends at its last heartbeat. A planner corrects "
+                "them with a reason (POST /api/v1/runs/{run_id}/observed/).",
                 "fields": [
-                    ("started_at", "heartbeat_at", "ended_at"),
+                    "clock",
                     ("measured_hours", "observed_hours", "hours_source"),
                     "observed_reason",
                     "correction_table",
-                ]
+                ],
             },
         ),
         ("Stop", {"fields": ["stop"]}),
@@ -152,6 +156,21 @@ class RunAdmin(TeamScopedAdmin):
             return "one segment (never resumed)"
         head = "<table><tr><th>#</th><th>from</th><th>to</th><th>ended</th><th>hours</th></tr>"
         return format_html("{}{}</table>", mark_safe(head), rows)
+
+    @admin.display(description="Clock")
+    def clock(self, run: Run) -> str:
+        def moment(at: Any) -> str:
+            return "–" if at is None else at.strftime("%Y-%m-%d %H:%M:%S %Z")
+
+        ended = moment(run.ended_at) if run.ended_at else "not yet"
+        if run.ended_silent:
+            ended += " (it went silent: its last heartbeat)"
+        return format_html(
+            "started {} · last heard from {} · ended {}",
+            moment(run.started_at),
+            moment(run.heartbeat_at),
+            ended,
+        )
 
     @admin.display(description="GPUs")
     def gpus_shown(self, run: Run) -> int:

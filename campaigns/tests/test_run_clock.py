@@ -226,6 +226,15 @@ class Corrections(RunClockCase):
         amounts = list(LedgerEntry.objects.order_by("id").values_list("amount", flat=True))
         self.assertEqual(amounts, [Decimal("8.00"), Decimal("-3.00")])
 
+    def test_the_run_admin_page_shows_the_clock_and_the_correction(self) -> None:
+        self.finished_run()
+        self.correct(as_user(self.planner))
+        self.client.force_login(self.planner)
+        page = self.client.get(f"/admin/campaigns/run/{self.the_run().pk}/change/")
+        self.assertEqual(page.status_code, 200)
+        for shown in ("started 20", "a person&#x27;s correction", "the GPU sat idle", "pia"):
+            self.assertContains(page, shown)
+
     def test_refused_while_it_runs_without_a_reason_by_a_viewer_or_a_training_loop(self) -> None:
         self.open_run()
         self.assertEqual(self.correct(as_user(self.planner)).status_code, 409)
