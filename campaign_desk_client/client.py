@@ -129,11 +129,9 @@ class CampaignDesk:
         """Send one logical request, retried as the class docstring says; return the answer.
 
         ``path`` is relative to ``/api/v1`` (``"/runs/r1/"``). A POST gets a fresh uuid4
-        ``Idempotency-Key`` unless one is given; every retry reuses it, so sending the same
-        request again with the same key replays the stored answer and creates nothing.
-        Raises ``ApiError`` (a 4xx/5xx not worth retrying), ``DeskUnavailable`` (retries spent).
-        ``keyed=False`` sends a POST without a key (a heartbeat: repeating it is harmless).
-        """
+        ``Idempotency-Key`` unless one is given (or ``keyed=False``: a heartbeat); every retry
+        reuses it, so the same request with the same key replays the stored answer. Raises
+        ``ApiError`` (a 4xx/5xx not worth retrying), ``DeskUnavailable`` (retries spent)."""
         method = method.upper()
         if method == "POST" and idempotency_key is None and keyed:
             idempotency_key = str(uuid.uuid4())

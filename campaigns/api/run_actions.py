@@ -1,28 +1,123 @@
-"""A run's actions on its clock and its end (docs/api.md): the heartbeat, the stop, the finish
-with measured hours, and a person's correction of the hours (docs/domain.md §5.8). Each parses,
-calls one service of campaigns/services/run_lifecycle.py or run_hours.py, and answers."""
+"""/api/v1/runs/{run_id}/… (docs/api.md): the run, and one small view per action on it:
+throughput, checkpoints, the heartbeat, the stop, the finish with measured hours, and a
+person's correction of the hours (docs/domain.md §5.8). Each parses, calls one service, and
+answers; what the run's state refuses is a 409 saying the state. The metrics (the hot path)
+are in views.py."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from campaigns.api.authentication import is_ingest
-from campaigns.api.permissions import runs_for
+from campaigns.api.permissions import run_for, runs_for
 from campaigns.api.serializers import (
+    CheckpointSerializer,
     CorrectHoursSerializer,
     FinishRunSerializer,
     HeartbeatAnswerSerializer,
     HeartbeatSerializer,
     RunDetailSerializer,
+    RunRefusedSerializer,
     StopRunSerializer,
+    ThroughputSerializer,
+    stop_info,
 )
-from campaigns.api.views import REFUSED, RunView
-from campaigns.models import Run
-from campaigns.services import run_hours, run_lifecycle
+from campaigns.models import Checkpoint, Run
+from campaigns.services import checkpoints, ingest, run_hours, run_lifecycle
+
+
+def refused(exc: ingest.RunRefused) -> Response:
+    """409 for a write the run's state refuses, saying what the state is (and the stop)."""
+    run = exc.run
+    return Response(
+        {"detail": str(exc), "run_id": run.run_id, "status": run.status, "stop": stop_info(run)},
+        status=409,
+    )
+
+
+REFUSED = OpenApiResponse(RunRefusedSerializer, description="The run is stopped or finished.")
+
+
+class RunView(APIView):
+    """Base of /runs/{run_id}/…: ingest keys welcome (their campaign's runs only)."""
+
+    allow_ingest = True
+
+    def get_run(self, *, only: tuple[str, ...] = ()) -> Run:
+        run = run_for(self.request, self.kwargs["run_id"], only=only)
+        self.check_object_permissions(self.request, run)
+        return run
+
+    def write(
+        self,
+        body: type[serializers.Serializer[Any]],
+        action: Callable[..., Any],
+        shown: type[serializers.BaseSerializer[Any]],
+        status: int = 200,
+    ) -> Response:
+        """Validate the body, then `action(run, **fields)`; what the run's state refuses is 409
+        (`_refused`), what it made is shown by `shown`."""
+        run = self.get_run()
+        serializer = body(data=self.request.data, context={"run": run})
+        serializer.is_valid(raise_exception=True)
+        try:
+            made = action(run, **serializer.validated_data)
+        except ingest.RunRefused as exc:
+            return refused(exc)
+        return Response(shown(made).data, status=status)
+
+
+class RunDetail(RunView):
+    @extend_schema(responses={200: RunDetailSerializer})
+    def get(self, request: Request, run_id: str) -> Response:
+        """The run: status, stop (rule, reason, step, at) and latest figures."""
+        return Response(RunDetailSerializer(self.get_run()).data)
+
+
+class RunThroughput(RunView):
+    @extend_schema(
+        request=ThroughputSerializer, responses={201: ThroughputSerializer, 409: REFUSED}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        """Measured throughput: samples or tokens per second over `gpus` GPUs."""
+        return self.write(
+            ThroughputSerializer, ingest.record_throughput, ThroughputSerializer, status=201
+        )
+
+
+class RunCheckpoints(RunView):
+    @extend_schema(
+        request=CheckpointSerializer, responses={201: CheckpointSerializer, 409: REFUSED}
+    )
+    def post(self, request: Request, run_id: str) -> Response:
+        """A checkpoint; one that is no usable resume fires the `no_usable_resume` rule."""
+
+        def record(run: Run, **facts: Any) -> Checkpoint:
+            checkpoint, _firing = checkpoints.record_checkpoint(run, **facts)
+            return checkpoint
+
+        return self.write(CheckpointSerializer, record, CheckpointSerializer, status=201)
+
+
+class RetrievedCheckpoint(RunView):
+    @extend_schema(request=None, responses={200: CheckpointSerializer})
+    def post(self, request: Request, run_id: str, id: int) -> Response:
+        """Mark the checkpoint copied off the rented machine (no body; marking twice is a
+        no-op): its `checkpoint_not_retrieved` alert resolves at the next scan."""
+        run = self.get_run()
+        try:
+            checkpoint = checkpoints.mark_checkpoint_retrieved(run, id)
+        except Checkpoint.DoesNotExist as exc:
+            raise NotFound("no such checkpoint on this run") from exc
+        return Response(CheckpointSerializer(checkpoint).data)
 
 
 def _acting(request: Request) -> Any:

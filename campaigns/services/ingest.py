@@ -19,7 +19,6 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import IntegrityError, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from campaigns.domain import stop_rules as rules
@@ -27,7 +26,6 @@ from campaigns.models import (
     Campaign,
     CampaignClosed,
     CampaignStatus,
-    Checkpoint,
     PlannedItem,
     Run,
     RunArtifact,
@@ -177,7 +175,7 @@ def _refuse_another_run(
 
 def _resumed(run: Run, started_at: datetime | None) -> Run:
     """A failed run taken up again by a restarted job: a new segment (docs/domain.md §11.6)."""
-    run = _locked(run)
+    run = locked(run)
     if run.status != RunStatus.FAILED:
         return run
     now = timezone.now()
@@ -198,7 +196,7 @@ def _mark_running(campaign: Campaign) -> None:
         campaign.status = locked.status
 
 
-def _locked(run: Run) -> Run:
+def locked(run: Run) -> Run:
     """The run, locked, in a campaign that still takes run data."""
     return _locked_with_commit(run)[0]
 
@@ -254,7 +252,7 @@ def refuse_unless_taking_points(run: Run, last_step: int | None, now: Any) -> No
     refuse_unless_running(run)
 
 
-def _refuse_if_finished(run: Run) -> None:
+def refuse_if_finished(run: Run) -> None:
     if run.status in FINISHED:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
 
@@ -326,10 +324,10 @@ def _advance_last_step(run: Run, points: Sequence[Point]) -> list[str]:
 
 @transaction.atomic
 def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
-    run = _locked(run)
+    run = locked(run)
     now = timezone.now()
     fields = run_clock.revive_if_silent(run, now)
-    _refuse_if_finished(run)
+    refuse_if_finished(run)
     sample = ThroughputSample.objects.create(run=run, **measured)
     if run.status == RunStatus.RUNNING:
         # A throughput report says the run is still renting time: check the budget too.
@@ -344,61 +342,6 @@ def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
     return sample
 
 
-@transaction.atomic
-def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing | None]:
-    """Store a checkpoint and stop the run when it is not a usable resume.
-
-    Unusable: a component the campaign requires is missing, the reload was not verified in a
-    new process, or its step is behind the previous checkpoint's (resuming from it would replay
-    or lose work). The metric steps are not compared: a loop logs past a checkpoint's step
-    while that checkpoint is still being written.
-    """
-    run = _locked(run)
-    now = timezone.now()
-    fields = run_clock.revive_if_silent(run, now)
-    _refuse_if_finished(run)
-    previous = Checkpoint.objects.filter(run=run).aggregate(step=Max("step"))["step"]
-    checkpoint = Checkpoint.objects.create(run=run, **facts)
-    firing = None
-    if run.status == RunStatus.RUNNING:
-        campaign = Campaign.objects.only("required_checkpoint_components").get(pk=run.campaign_id)
-        required = frozenset(campaign.required_checkpoint_components or []) & rules.COMPONENTS
-        firing = rules.evaluate_checkpoint(
-            rule_specs(run.campaign_id),
-            rules.CheckpointFacts(
-                step=checkpoint.step,
-                components=frozenset(checkpoint.components),
-                resume_verified=checkpoint.resume_verified,
-            ),
-            required_components=required,
-            last_logged_step=previous,
-        )
-    if run.last_step is None or checkpoint.step > run.last_step:
-        run.last_step = checkpoint.step
-        fields.append("last_step")
-    if firing is not None:
-        record_stop(run, firing, now)
-        fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
-    fields += run_clock.beat(run, now, now, saving=bool(fields))
-    if fields:
-        run.save(update_fields=fields)
-    checkpoint.run = run
-    return checkpoint, firing
-
-
-@transaction.atomic
-def mark_checkpoint_retrieved(run: Run, checkpoint_id: int) -> Checkpoint:
-    """Mark one of the run's checkpoints copied off the rented machine (docs/domain.md §19: the
-    `checkpoint_not_retrieved` alert resolves at the next scan). Taken after the run ended too:
-    a checkpoint is usually copied once training stops; marking it twice changes nothing.
-    Raises Checkpoint.DoesNotExist when the run has no such checkpoint."""
-    checkpoint = Checkpoint.objects.select_for_update().get(run=run, pk=checkpoint_id)
-    if not checkpoint.retrieved:
-        checkpoint.retrieved = True
-        checkpoint.save(update_fields=["retrieved"])
-    return checkpoint
-
-
 # --- Params, tags and artifacts (the MLflow facade, docs/mlflow.md) ---------------------------
 
 
@@ -409,7 +352,7 @@ def add_params(run: Run, params: dict[str, str]) -> Run:
     A key already set to another value is refused (RunRefused): a new configuration needs a new
     run. The digest follows the configuration, so /api/v1/ recognises the same run again.
     """
-    run = _locked(run)
+    run = locked(run)
     refuse_unless_running(run)
     changed = {k: (run.config[k], v) for k, v in params.items() if k in run.config}
     changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
@@ -431,7 +374,7 @@ def add_params(run: Run, params: dict[str, str]) -> Run:
 @transaction.atomic
 def set_tags(run: Run, tags: dict[str, str], *, delete: Sequence[str] = ()) -> Run:
     """Set (or delete) free-form tags of a running run; they are kept, not interpreted."""
-    run = _locked(run)
+    run = locked(run)
     refuse_unless_running(run)
     merged = {**run.tags, **tags}
     for key in delete:
@@ -451,7 +394,7 @@ def record_artifact(
 
     Taken in any state: a stopped or finished run's files are its evidence and deliverables.
     """
-    run = _locked(run)
+    run = locked(run)
     previous = RunArtifact.objects.select_for_update().filter(run=run, path=path).first()
     # Under the run's lock, with the size actually stored (docs/domain.md §23).
     check_artifact_quota(run, path=path, size_bytes=size_bytes)
