@@ -2,26 +2,10 @@ from decimal import Decimal
 
 import django.core.validators
 import django.db.models.deletion
+import django.db.models.functions.datetime
 import django.utils.timezone
 from django.conf import settings
 from django.db import migrations, models
-
-
-def started_when_created(apps, schema_editor):
-    """A run logged before runs measured their time started at its creation and ended at its
-    finish (docs/domain.md §5.8); its recorded hours are left as they are."""
-    Run = apps.get_model("campaigns", "Run")
-    Run.objects.update(started_at=models.F("created_at"))
-    Run.objects.filter(finished_at__isnull=False).update(ended_at=models.F("finished_at"))
-    # An unfinished run was last heard from at its last point, checkpoint, throughput or stop:
-    # the silence sweep ends it there, not at its creation.
-    for run in Run.objects.filter(finished_at__isnull=True):
-        heard = [run.created_at, run.stopped_at, run.segment_started_at]
-        for related in ("metric_summaries", "checkpoints", "throughputs"):
-            field = "last_at" if related == "metric_summaries" else "created_at"
-            heard.append(getattr(run, related).aggregate(m=models.Max(field))["m"])
-        run.heartbeat_at = max(moment for moment in heard if moment is not None)
-        run.save(update_fields=["heartbeat_at"])
 
 
 class Migration(migrations.Migration):
@@ -73,7 +57,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="run",
             name="ended_silent",
-            field=models.BooleanField(default=False),
+            field=models.BooleanField(db_default=False, default=False),
         ),
         migrations.AddField(
             model_name="run",
@@ -106,19 +90,16 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name="run",
             name="observed_reason",
-            field=models.TextField(blank=True, default=""),
+            field=models.TextField(blank=True, db_default="", default=""),
         ),
-        # Nullable first, so existing runs start where they were created, not at the migration.
+        # Existing runs take the migration's moment here; 0021 sets their real start.
         migrations.AddField(
             model_name="run",
             name="started_at",
-            field=models.DateTimeField(null=True),
-        ),
-        migrations.RunPython(started_when_created, migrations.RunPython.noop),
-        migrations.AlterField(
-            model_name="run",
-            name="started_at",
-            field=models.DateTimeField(default=django.utils.timezone.now),
+            field=models.DateTimeField(
+                db_default=django.db.models.functions.datetime.Now(),
+                default=django.utils.timezone.now,
+            ),
         ),
         migrations.AddIndex(
             model_name="run",

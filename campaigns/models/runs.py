@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from catalog.validators import no_bidi_controls
@@ -44,21 +45,22 @@ class Run(models.Model):
     # measured hours, unless the finish stated others or a person corrected them (with a
     # reason, kept in RunHoursCorrection).
     observed_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
-    observed_reason = models.TextField(blank=True, default="")
+    # Database defaults too, so a raw insert (bench/report's COPY) needs no new columns.
+    observed_reason = models.TextField(blank=True, default="", db_default="")
     # What the run's own clock said when it ended (campaigns/domain/run_hours.py).
     measured_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
     last_step = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     # The client's start (else the creation), the last time it was heard from, and the end of
     # its wall time (the client's end, else the finish; a silent run's last heartbeat).
-    started_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(default=timezone.now, db_default=Now())
     heartbeat_at = models.DateTimeField(null=True, blank=True)
     heartbeat_seconds = models.PositiveIntegerField(
         null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(86_400)]
     )
     ended_at = models.DateTimeField(null=True, blank=True)
     # Ended by the sweep for silence: a heartbeat from it later resumes it (a new segment).
-    ended_silent = models.BooleanField(default=False)
+    ended_silent = models.BooleanField(default=False, db_default=False)
     # When the server recorded the end (None: not finished).
     finished_at = models.DateTimeField(null=True, blank=True)
     # Free-form labels (MLflow's run tags, `mlflow.*` system tags included): kept, not

@@ -11,6 +11,7 @@ from typing import Any
 from django.test import TestCase, override_settings
 from django.utils import timezone
 
+from campaigns import tasks
 from campaigns.models import Campaign, Run, RunSegment, Team
 from campaigns.selectors.observed_hours import reconciled
 from campaigns.services import run_lifecycle
@@ -160,7 +161,7 @@ class Silence(RunClockCase):
     def test_a_silent_run_ends_failed_with_its_hours_ending_at_its_last_heartbeat(self) -> None:
         started = T() - timedelta(hours=2)
         self.silent_since(started, started + timedelta(hours=1, minutes=30))
-        self.assertEqual(run_lifecycle.end_silent_runs(), 1)
+        self.assertEqual(tasks.end_silent_runs.apply().get(), 1)  # the beat task
         run = self.the_run()
         self.assertEqual((run.status, run.ended_silent), ("failed", True))
         self.assertEqual(run.ended_at, started + timedelta(hours=1, minutes=30))
