@@ -118,6 +118,8 @@ LONGEST_FIRST = (
     "tests/test_deployment.py",
     "mlflow_api/tests/test_mlflow_client.py",
     "mlflow_api/tests/test_integrations.py",
+    "mlflow_api/tests/test_run_time.py",  # 20 s runs measured by the wall clock, two trainings
+    "tests/test_client_clock.py",  # a 20 s run, a loop killed after 3 s
     "estimates/tests/test_worker_killed.py",
     "ledger/tests/test_queue_isolation.py",
     "ledger/tests/test_focus_validator.py",

@@ -20,8 +20,17 @@ from __future__ import annotations
 
 from campaign_desk_client.client import CampaignDesk
 from campaign_desk_client.errors import ApiError, DeskUnavailable, RunStopped
+from campaign_desk_client.heartbeat import detect_gpus
 from campaign_desk_client.run import Run
 from campaign_desk_client.wire import Response
 
-__all__ = ["ApiError", "CampaignDesk", "DeskUnavailable", "Response", "Run", "RunStopped"]
-__version__ = "0.2.0"
+__all__ = [
+    "ApiError",
+    "CampaignDesk",
+    "DeskUnavailable",
+    "Response",
+    "Run",
+    "RunStopped",
+    "detect_gpus",
+]
+__version__ = "0.3.0"

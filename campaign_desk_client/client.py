@@ -19,6 +19,10 @@ carries one ``Idempotency-Key`` (uuid4) that all its retries reuse, so a retry n
 anything twice. Other 4xx answers raise ``ApiError`` at once, with the status and the
 decoded JSON body.
 
+Time: a run's wall time is the server's to measure from what the client sends: its start when
+the run is opened, a heartbeat (``heartbeat.py``) while it is open, its end when it finishes
+(leaving the ``with`` block finishes it). Hours are sent only when the caller states them.
+
 Points are never dropped for an outage: a batch the server did not accept stays buffered
 (``run.pending_points`` says how many) and is resent, with its key, at the next flush. The
 buffer is bounded (``max_pending_points``); beyond it, with ``spill_dir`` given, batches go to
@@ -30,6 +34,7 @@ log and counted in ``run.dropped_points``.
 from __future__ import annotations
 
 import http.client
+import operator
 import os
 import random
 import time
@@ -41,6 +46,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from .errors import ApiError, DeskUnavailable
+from .heartbeat import Heartbeat, detect_gpus
 from .run import Run, run_path
 from .wire import (
     MAX_PENDING_POINTS,
@@ -54,6 +60,7 @@ from .wire import (
     dumps,
     in_flight,
     log,
+    now_iso,
     retry_after,
 )
 
@@ -117,16 +124,16 @@ class CampaignDesk:
         *,
         idempotency_key: str | None = None,
         retry: bool = True,
+        keyed: bool = True,
     ) -> Response:
         """Send one logical request, retried as the class docstring says; return the answer.
 
         ``path`` is relative to ``/api/v1`` (``"/runs/r1/"``). A POST gets a fresh uuid4
-        ``Idempotency-Key`` unless one is given; every retry reuses it, so sending the same
-        request again with the same key replays the stored answer and creates nothing.
-        Raises ``ApiError`` (a 4xx/5xx not worth retrying), ``DeskUnavailable`` (retries spent).
-        """
+        ``Idempotency-Key`` unless one is given (or ``keyed=False``: a heartbeat); every retry
+        reuses it, so the same request with the same key replays the stored answer. Raises
+        ``ApiError`` (a 4xx/5xx not worth retrying), ``DeskUnavailable`` (retries spent)."""
         method = method.upper()
-        if method == "POST" and idempotency_key is None:
+        if method == "POST" and idempotency_key is None and keyed:
             idempotency_key = str(uuid.uuid4())
         data = None if body is NO_BODY else dumps(body)
         url = self.root + "/" + path.lstrip("/")
@@ -206,21 +213,42 @@ class CampaignDesk:
         flush_seconds: float = 10.0,
         max_pending_points: int = MAX_PENDING_POINTS,
         spill_dir: str | os.PathLike[str] | None = None,
+        gpus: int | None = None,
+        heartbeat_seconds: float = 30.0,
     ) -> Run:
         """Create run ``run_id`` in ``campaign`` (or take it up again) and return its ``Run``.
 
         Calling it again with the same ``run_id`` and ``config`` (a restarted job) answers the
-        same run; another ``config`` under the same id raises ``ApiError`` 409: a new
-        configuration needs a new run id. A run the server has already stopped comes back with
-        ``stopped`` True. Metric points are sent every ``flush_points`` points (at most 10,000)
-        or at the first ``log`` after ``flush_seconds``, whichever comes first.
+        same run (one that ended ``failed`` goes on in a new segment); another ``config`` under
+        the same id raises ``ApiError`` 409: a new configuration needs a new run id. A run the
+        server has already stopped comes back with ``stopped`` True. Metric points are sent
+        every ``flush_points`` points (at most 10,000) or at the first ``log`` after
+        ``flush_seconds``, whichever comes first.
+
+        The run's wall time is measured from now (sent as its start): a heartbeat thread posts
+        every ``heartbeat_seconds`` (0: none) with ``gpus``, the GPUs it occupies (its cost is
+        its hours × GPUs; default: ``detect_gpus()``, 1 without any), and finishing ends it.
         """
         if kind not in RUN_KINDS:
             raise ValueError(f"kind must be one of {', '.join(RUN_KINDS)}, not {kind!r}")
-        body: dict[str, Any] = {"run_id": run_id, "kind": kind, "config": dict(config or {})}
+        gpus = detect_gpus() if gpus is None else operator.index(gpus)
+        body: dict[str, Any] = {
+            "run_id": run_id,
+            "kind": kind,
+            "config": dict(config or {}),
+            "gpus": gpus,
+            "started_at": now_iso(),
+        }
         if variant is not None:
             body["variant"] = variant
+        if heartbeat_seconds > 0:
+            body["heartbeat_seconds"] = max(round(heartbeat_seconds), 1)
         answer = self.request("POST", f"/campaigns/{int(campaign)}/runs/", body)
+        path = run_path(run_id, "heartbeat")
+
+        def beat() -> Any:
+            return self.request("POST", path, {"gpus": gpus}, retry=False, keyed=False)
+
         return Run(
             self,
             run_id,
@@ -230,6 +258,7 @@ class CampaignDesk:
             flush_seconds=flush_seconds,
             max_pending_points=max_pending_points,
             spill_dir=spill_dir,
+            heartbeat=Heartbeat(beat, heartbeat_seconds, run_id),
         )
 
     def get_run(self, run_id: str) -> dict[str, Any]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import decimal
-import math
 import operator
 import os
 import time
@@ -18,13 +17,17 @@ from types import TracebackType
 from typing import Any, Protocol
 
 from .errors import ApiError, DeskUnavailable, RunStopped
+from .heartbeat import Heartbeat
 from .spill import Spill
 from .wire import (
     FINISH_STATUSES,
-    MAX_OBSERVED_HOURS,
     MAX_PENDING_POINTS,
     MAX_POINTS_PER_REQUEST,
+    hours_value,
     log,
+    metric_value,
+    now_iso,
+    stop_fields,
 )
 
 
@@ -42,54 +45,6 @@ def run_path(run_id: str, action: str = "") -> str:
     return path + (f"{action}/" if action else "")
 
 
-def _stop_fields(stop: Any) -> tuple[int | None, str, int | None, str | None]:
-    """(rule id, reason, step, at) from the server's stop object, tolerant of its spelling."""
-    if not isinstance(stop, Mapping):
-        return None, str(stop or "stopped"), None, None
-    rule = stop.get("rule", stop.get("rule_id"))
-    if isinstance(rule, Mapping):
-        rule = rule.get("id")
-    step = stop.get("step")
-    return (
-        int(rule) if isinstance(rule, int | str) and str(rule).isdigit() else None,
-        str(stop.get("reason") or "stopped"),
-        int(step) if isinstance(step, int) else None,
-        stop.get("at"),
-    )
-
-
-def _metric_value(name: str, value: Any) -> float | str:
-    if isinstance(value, bool):
-        raise TypeError(f"metric {name!r}: a bool is not a measurement")
-    if isinstance(value, str):
-        if value.lower().lstrip("+-") not in {"nan", "inf", "infinity"}:
-            raise TypeError(f"metric {name!r}: a string value must be NaN, Infinity or -Infinity")
-        return value
-    try:
-        # float() also takes numpy scalars and one-element tensors (loss.item() is cheaper).
-        return float(value)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"metric {name!r}: {value!r} is not a number") from exc
-
-
-def _hours(value: Any) -> float | str:
-    """Observed hours as sent: a finite number from 0 to MAX_OBSERVED_HOURS (ValueError else).
-    A Decimal goes as its decimal string, exactly; anything else as a JSON number."""
-    if isinstance(value, bool):
-        raise ValueError("observed_hours is a number of hours, not a bool")
-    if isinstance(value, decimal.Decimal):
-        if not value.is_finite() or not 0 <= value <= MAX_OBSERVED_HOURS:
-            raise ValueError(f"observed_hours must be from 0 to {MAX_OBSERVED_HOURS}, not {value}")
-        return f"{value.copy_abs():f}"  # "-0" would be refused; abs() would round to 28 digits
-    try:
-        hours = float(value)  # numpy scalars and tensors too
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"observed_hours must be a number, not {value!r}") from exc
-    if not math.isfinite(hours) or not 0 <= hours <= MAX_OBSERVED_HOURS:
-        raise ValueError(f"observed_hours must be from 0 to {MAX_OBSERVED_HOURS}, not {value!r}")
-    return hours
-
-
 class Run:
     """One training run: buffered metric points, throughput, checkpoints, stop and finish.
 
@@ -101,12 +56,15 @@ class Run:
             for step in range(steps):
                 run.log(step, loss=loss)
 
-    On leaving the block normally the run is finished as ``completed``. On an exception it is
-    finished as ``failed`` (the exception goes on), except ``KeyboardInterrupt``/``SystemExit``
-    (an interrupted job that may resume): then the buffered points are sent and the run is left
-    running. On its own ``RunStopped`` the block ends quietly and ``run.stopped`` is True. Once
-    ``finish`` was called in the block, leaving it finishes nothing: a refused finish leaves
-    the run as it was, never turned into another (a ``failed`` without the hours).
+    While the run is open a heartbeat thread tells the server it is alive. On leaving the block
+    normally the run is finished as ``completed``, with the hours the server measures (its start
+    to now). On an exception it is finished as ``failed`` (the exception goes on), except
+    ``KeyboardInterrupt``/``SystemExit`` (an interrupted job that may resume): then the buffered
+    points are sent, the heartbeat stops and the run is left open (the server ends it at its
+    last heartbeat once it is silent). On its own ``RunStopped`` the block ends quietly, the
+    run is finished (it stays ``stopped``, its hours measured) and ``run.stopped`` is True.
+    Once ``finish`` was called in the block, leaving it finishes nothing: a refused finish
+    leaves the run as it was, never turned into another.
     """
 
     def __init__(
@@ -120,6 +78,7 @@ class Run:
         flush_seconds: float = 10.0,
         max_pending_points: int = MAX_PENDING_POINTS,
         spill_dir: str | os.PathLike[str] | None = None,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         if max_pending_points < flush_points:
             raise ValueError("max_pending_points must be at least flush_points")
@@ -151,6 +110,10 @@ class Run:
         # Background samplers (system_metrics.GpuSampler) whose points go out with the run's.
         self.samplers: list[Any] = []
         self._learn_status(self.data)
+        # The run's wall time is the server's to measure: a heartbeat while the run is open.
+        self.heartbeat = heartbeat
+        if heartbeat is not None and self.data.get("finished_at") is None:
+            heartbeat.start()
 
     def __repr__(self) -> str:
         state = "stopped" if self.stopped else "finished" if self.finished else "running"
@@ -169,7 +132,7 @@ class Run:
             self._mark_stopped(data.get("stop"))
 
     def _mark_stopped(self, stop: Any) -> None:
-        rule, reason, _, _ = _stop_fields(stop)
+        rule, reason, _, _ = stop_fields(stop)
         self.stopped = True
         self.stop_rule = rule
         self.stop_reason = reason
@@ -181,7 +144,7 @@ class Run:
             self._spill.clear()
 
     def _stopped_error(self) -> RunStopped:
-        _, reason, step, at = _stop_fields(self.stop_info)
+        _, reason, step, at = stop_fields(self.stop_info)
         return RunStopped(
             self.run_id,
             self.stop_rule,
@@ -223,7 +186,7 @@ class Run:
         step = operator.index(step)
         items: Iterable[tuple[str, Any]] = (values or {}).items()
         for name, value in [*items, *metrics.items()]:
-            self._open.append({"name": name, "step": step, "value": _metric_value(name, value)})
+            self._open.append({"name": name, "step": step, "value": metric_value(name, value)})
         if (
             len(self._open) >= self.flush_points
             or time.monotonic() - self._last_flush >= self.flush_seconds
@@ -398,34 +361,44 @@ class Run:
     def finish(
         self, status: str = "completed", *, observed_hours: float | decimal.Decimal | None = None
     ) -> Any:
-        """Send the buffered points, then close the run as ``completed`` or ``failed`` with the
-        ``observed_hours`` it took (they count even when the run did not succeed).
+        """Send the buffered points, then close the run as ``completed`` or ``failed``, ended
+        now: the server measures its hours (now − its start, on this machine's clock, earlier
+        segments added, rounded half-up to 0.01 h). They count even when the run did not
+        succeed; a stopped run keeps its stop. Leaving a ``with`` block calls it for you.
 
-        ``observed_hours`` is any finite number from 0 to ``MAX_OBSERVED_HOURS`` (``elapsed /
-        3600`` as it comes; the server rounds to 0.01 h). A stopped run keeps its stop;
-        finishing records its hours. Call it as the last line of a ``with`` block to give the
-        hours (leaving the block then finishes nothing more). If ``finish`` raises (``ValueError``
-        for hours it cannot send, ``ApiError`` when the server refuses), the run is left as it
-        was, also when the exception leaves a ``with`` block: fix the call and finish again.
-        Finishing a finished run again another way raises ``ApiError`` 409."""
+        ``observed_hours``, when given, are kept as stated instead of the measure: any finite
+        number from 0 to ``MAX_OBSERVED_HOURS``. If ``finish`` raises (``ValueError`` for hours
+        it cannot send, ``ApiError`` when the server refuses), the run is left as it was (its
+        heartbeat goes on), also when the exception leaves a ``with`` block: fix the call and
+        finish again. Finishing a finished run again another way raises ``ApiError`` 409."""
         self._finish_attempted = True
         for sampler in self.samplers:
             sampler.close()
             self._open.extend(sampler.drain())  # its last samples go out with the points below
         if status not in FINISH_STATUSES:
             raise ValueError(f"status must be one of {', '.join(FINISH_STATUSES)}")
-        body: dict[str, Any] = {"status": status}
+        body: dict[str, Any] = {"status": status, "ended_at": now_iso()}
         if observed_hours is not None:
-            body["observed_hours"] = _hours(observed_hours)
+            body["observed_hours"] = hours_value(observed_hours)
         if not self.stopped and (self._open or self._sealed):
             with contextlib.suppress(RunStopped):
                 self.flush()
-        answer = self.desk.post(run_path(self.run_id, "finish"), body)
+        self._stop_heartbeat()
+        try:
+            answer = self.desk.post(run_path(self.run_id, "finish"), body)
+        except BaseException:
+            if self.heartbeat is not None:
+                self.heartbeat.start()
+            raise
         self.finished = True
         if isinstance(answer, dict):
             self.data.update(answer)
             self._learn_status(answer)
         return answer
+
+    def _stop_heartbeat(self) -> None:
+        if self.heartbeat is not None:
+            self.heartbeat.stop()
 
     def refresh(self) -> dict[str, Any]:
         """Read the run back from the server (status, stop, latest figures)."""
@@ -443,19 +416,20 @@ class Run:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> bool:
+        closing = not (self.finished or self._finish_attempted)
         if exc is None:
-            if not (self.finished or self._finish_attempted):
+            if closing:
                 self.finish("completed")
             return False
-        if isinstance(exc, RunStopped) and exc.run_id == self.run_id:
-            return True
+        own_stop = isinstance(exc, RunStopped) and exc.run_id == self.run_id
         try:
-            if isinstance(exc, Exception) and not (
-                self.finished or self.stopped or self._finish_attempted
-            ):
+            if closing and (own_stop or isinstance(exc, Exception)):
+                # A stopped run keeps its stop: the finish records its measured hours.
                 self.finish("failed")
-            elif not self.stopped and self.pending_points:
-                self.flush()
+            else:  # KeyboardInterrupt, SystemExit: left open for a resume, silent from now
+                self._stop_heartbeat()
+                if not self.stopped and self.pending_points:
+                    self.flush()
         except Exception as cleanup:  # the loop's own exception matters more
             log.warning("run %s: could not close after %r: %s", self.run_id, exc, cleanup)
-        return False
+        return own_stop

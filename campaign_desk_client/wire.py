@@ -3,15 +3,18 @@
 
 from __future__ import annotations
 
+import decimal
 import email.utils
 import json
 import logging
+import math
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Final
 
 log = logging.getLogger("campaign_desk_client")
@@ -105,3 +108,56 @@ def api_root(url: str) -> str:
     if not root.endswith("/api/v1"):
         root += "/api/v1"
     return root
+
+
+def stop_fields(stop: Any) -> tuple[int | None, str, int | None, str | None]:
+    """(rule id, reason, step, at) from the server's stop object, tolerant of its spelling."""
+    if not isinstance(stop, Mapping):
+        return None, str(stop or "stopped"), None, None
+    rule = stop.get("rule", stop.get("rule_id"))
+    if isinstance(rule, Mapping):
+        rule = rule.get("id")
+    step = stop.get("step")
+    return (
+        int(rule) if isinstance(rule, int | str) and str(rule).isdigit() else None,
+        str(stop.get("reason") or "stopped"),
+        int(step) if isinstance(step, int) else None,
+        stop.get("at"),
+    )
+
+
+def metric_value(name: str, value: Any) -> float | str:
+    if isinstance(value, bool):
+        raise TypeError(f"metric {name!r}: a bool is not a measurement")
+    if isinstance(value, str):
+        if value.lower().lstrip("+-") not in {"nan", "inf", "infinity"}:
+            raise TypeError(f"metric {name!r}: a string value must be NaN, Infinity or -Infinity")
+        return value
+    try:
+        # float() also takes numpy scalars and one-element tensors (loss.item() is cheaper).
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"metric {name!r}: {value!r} is not a number") from exc
+
+
+def hours_value(value: Any) -> float | str:
+    """Observed hours as sent: a finite number from 0 to MAX_OBSERVED_HOURS (ValueError else).
+    A Decimal goes as its decimal string, exactly; anything else as a JSON number."""
+    if isinstance(value, bool):
+        raise ValueError("observed_hours is a number of hours, not a bool")
+    if isinstance(value, decimal.Decimal):
+        if not value.is_finite() or not 0 <= value <= MAX_OBSERVED_HOURS:
+            raise ValueError(f"observed_hours must be from 0 to {MAX_OBSERVED_HOURS}, not {value}")
+        return f"{value.copy_abs():f}"  # "-0" would be refused; abs() would round to 28 digits
+    try:
+        hours = float(value)  # numpy scalars and tensors too
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"observed_hours must be a number, not {value!r}") from exc
+    if not math.isfinite(hours) or not 0 <= hours <= MAX_OBSERVED_HOURS:
+        raise ValueError(f"observed_hours must be from 0 to {MAX_OBSERVED_HOURS}, not {value!r}")
+    return hours
+
+
+def now_iso() -> str:
+    """Now on this machine's clock, as the server reads a moment (ISO 8601, UTC offset)."""
+    return datetime.now(UTC).isoformat()

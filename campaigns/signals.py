@@ -18,8 +18,9 @@ plan_committed = Signal()
 # Sent by services.close_campaign once the campaign is closed; kwargs: campaign, user.
 campaign_closed = Signal()
 
-# Sent by ingest.finish_run the first time a run is finished (its hours are final); kwargs:
-# run. The ledger posts an hourly run's cost here (docs/domain.md §18).
+# Sent by run_lifecycle.finish_run (and the silence sweep) the first time a run is finished
+# (its hours are final); kwargs: run. The ledger posts an hourly run's cost here
+# (docs/domain.md §18).
 run_finished = Signal()
 
 # Sent by ingest when a run is stopped, by a rule (at a metric batch, a checkpoint, a budget
@@ -30,6 +31,9 @@ run_stopped = Signal()
 # Sent by services.teams.create_team once the team exists; kwargs: team. The ledger gives it
 # its default alert channel (e-mail to its owners, docs/domain.md §19.3).
 team_created = Signal()
+# Sent by run_hours.correct_run_hours once a person corrected an ended run's hours; kwargs:
+# run, correction. The ledger adjusts an hourly run's posted cost (docs/domain.md §5.8).
+run_hours_corrected = Signal()
 
 # Asked by ingest before a budget_overrun rule is applied: each receiver answers the campaign's
 # spend so far (a Decimal in its currency) or None. kwargs: campaign_id, now. The ledger

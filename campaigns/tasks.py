@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from campaigns.models import IdempotencyRecord, Run, Team
 from campaigns.selectors import raw_points
-from campaigns.services import metric_packing, metric_store
+from campaigns.services import metric_packing, metric_store, run_lifecycle
 
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
@@ -84,3 +84,10 @@ def sweep_orphan_artifact_files() -> int:
     from campaigns.services.artifact_files import sweep_orphan_files
 
     return sweep_orphan_files(older_than_seconds=settings.ARTIFACT_UPLOAD_SECONDS + 600)
+
+
+def end_silent_runs() -> int:
+    """Beat: end every unfinished run not heard from for RUN_SILENT_MULTIPLE × its heartbeat
+    interval (and RUN_SILENT_MIN_SECONDS) as failed, its hours ending at its last heartbeat
+    (docs/domain.md §5.8); returns how many. Idempotent: an ended run is not ended again."""
+    return run_lifecycle.end_silent_runs()

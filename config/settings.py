@@ -616,3 +616,23 @@ if OIDC_RP_CLIENT_ID:
         "django.contrib.auth.backends.ModelBackend",
     ]
 # --- end h22 ---------------------------------------------------------------------------------
+
+# --- i30 (issue 30 items 3-4): runs measure their time ---------------------------------------
+# A run is heard from by its heartbeats (the client's every RUN_HEARTBEAT_SECONDS unless it
+# states its own interval) and by every batch, throughput and checkpoint. One not heard from
+# for RUN_SILENT_MULTIPLE × its interval, and at least RUN_SILENT_MIN_SECONDS, has gone silent:
+# the beat task (every RUN_SILENCE_SWEEP_SECONDS) ends it as failed, its hours ending at its
+# last heartbeat (docs/domain.md §5.8).
+RUN_HEARTBEAT_SECONDS = float(os.environ.get("RUN_HEARTBEAT_SECONDS", "60"))
+RUN_SILENT_MULTIPLE = float(os.environ.get("RUN_SILENT_MULTIPLE", "5"))
+RUN_SILENT_MIN_SECONDS = float(os.environ.get("RUN_SILENT_MIN_SECONDS", "900"))
+CELERY_BEAT_SCHEDULE["end-silent-runs"] = {
+    "task": "campaigns.tasks.end_silent_runs",
+    "schedule": float(os.environ.get("RUN_SILENCE_SWEEP_SECONDS", "60")),
+}
+TASK_TIME_LIMITS["campaigns.tasks.end_silent_runs"] = (120, 150)
+CELERY_TASK_ANNOTATIONS["campaigns.tasks.end_silent_runs"] = {
+    "soft_time_limit": 120,
+    "time_limit": 150,
+}
+# --- end i30 ---------------------------------------------------------------------------------

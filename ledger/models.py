@@ -13,7 +13,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from campaigns.models import Campaign, Comparator, LotReservation, Run, Team
+from campaigns.models import Campaign, Comparator, LotReservation, Run, RunHoursCorrection, Team
 from campaigns.models.sealed import SealedTextField
 from catalog.validators import currency_validator, no_bidi_controls
 
@@ -55,6 +55,15 @@ class LedgerEntry(models.Model):
         "segment: a resumed run posts each stretch's hours once).",
     )
     run_segment = models.PositiveSmallIntegerField(default=1)
+    run_correction = models.OneToOneField(
+        RunHoursCorrection,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="ledger_entry",
+        help_text="The correction of a posted hourly run's hours this entry adjusts its cost "
+        "for (once per correction; the amount may be negative).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -3,7 +3,8 @@
 The campaigns app knows nothing of the ledger (docs/domain.md §17); it
 sends `plan_committed`, and here the reserved lots become rental entries, in the commit's own
 transaction: a commit that rolls back posts nothing, and a commit posts each lot once. It sends
-`run_finished`, and a finished hourly run's cost is posted (once); it asks `spend_requested`
+`run_finished`, and a finished hourly run's cost is posted (once; a correction of its hours,
+`run_hours_corrected`, posts the difference); it asks `spend_requested`
 before applying a budget rule, and the ledger answers what the campaign has spent
 (docs/domain.md §18). It sends `run_stopped` and `run_finished`, and the team is told on its
 alert channels (§19.7), and `team_created`, and the new team's owners get the default e-mail
@@ -19,11 +20,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from campaigns.models import Campaign, CommitOverTeamBudget, Run, Team
+from campaigns.models import Campaign, CommitOverTeamBudget, Run, RunHoursCorrection, Team
 from campaigns.signals import (
     plan_commit_requested,
     plan_committed,
     run_finished,
+    run_hours_corrected,
     run_stopped,
     spend_requested,
     team_created,
@@ -33,6 +35,7 @@ from ledger.domain import team_budget as tb
 from ledger.operations import counters
 from ledger.selectors import spend
 from ledger.selectors import team_budget as budgets
+from ledger.services import run_corrections
 from ledger.services.alert_channels import add_owners_email
 from ledger.services.alerts import raise_run_event
 
@@ -59,6 +62,12 @@ def tell_when_stopped(sender: Any, *, run: Run, **kwargs: Any) -> None:
 
 def email_owners_of_new_team(sender: Any, *, team: Team, **kwargs: Any) -> None:
     add_owners_email(team=team)
+
+
+def adjust_cost_when_corrected(
+    sender: Any, *, run: Run, correction: RunHoursCorrection, **kwargs: Any
+) -> None:
+    run_corrections.post_run_correction(correction=correction, acting_user=correction.made_by)
 
 
 def answer_spend(sender: Any, *, campaign_id: int, now: Any = None, **kwargs: Any) -> Decimal:
@@ -91,6 +100,9 @@ def connect() -> None:
     )
     plan_committed.connect(post_lots_when_committed, dispatch_uid="ledger.post_reserved_lots")
     run_finished.connect(post_cost_when_finished, dispatch_uid="ledger.post_run_cost")
+    run_hours_corrected.connect(
+        adjust_cost_when_corrected, dispatch_uid="ledger.post_run_correction"
+    )
     spend_requested.connect(answer_spend, dispatch_uid="ledger.campaign_spend")
     run_finished.connect(tell_when_finished, dispatch_uid="ledger.run_finished_alert")
     run_stopped.connect(tell_when_stopped, dispatch_uid="ledger.run_stopped_alert")

@@ -103,11 +103,13 @@ def run_info(run: Run) -> dict[str, Any]:
         "experiment_id": experiment_id,
         "user_id": str(run.tags.get("mlflow.user", "")),
         "status": STATUS.get(run.status, "RUNNING"),  # type: ignore[call-overload]
-        "start_time": start if start is not None else ms(run.created_at),
+        "start_time": start if start is not None else ms(run.started_at),
         "artifact_uri": artifact_uri(experiment_id, run.run_id),
         "lifecycle_stage": "deleted" if run.deleted_at is not None else "active",
     }
-    end = run.finished_at or (run.stopped_at if run.status == RunStatus.STOPPED else None)
+    end = run.ended_at or run.finished_at
+    if end is None and run.status == RunStatus.STOPPED:
+        end = run.stopped_at
     if end is not None:
         client_end = side.end_time_ms if side is not None else None
         info["end_time"] = client_end if client_end is not None else ms(end)

@@ -25,7 +25,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import PlannedItem, Stage, Team
-from campaigns.services import commit_plan, ingest, record_observed_hours
+from campaigns.services import commit_plan, record_observed_hours, run_lifecycle
 from campaigns.services.run_lifecycle import resume_run
 from campaigns.tests.factories import as_user, celery_eager, make_plannable, make_run, make_user
 from estimates.selectors.forecast_inputs import compute_forecast
@@ -62,9 +62,9 @@ class ObservedHoursHaveOneSource(TestCase):
             commit_plan(campaign=c, user=self.owner)
             make_run(c, "base-1", variant=self.baseline, observed_hours="9.55")
             run = make_run(c, "a-1", variant=self.variant, status="running")
-            ingest.finish_run(run, status="failed", observed_hours=Decimal("4"))
-            run = resume_run(run)
-            ingest.finish_run(run, status="completed", observed_hours=Decimal("12"))
+            run_lifecycle.finish_run(run=run, status="failed", observed_hours=Decimal("4"))
+            run = resume_run(run=run)
+            run_lifecycle.finish_run(run=run, status="completed", observed_hours=Decimal("12"))
             make_run(c, "a-pilot", variant=self.variant, kind="pilot", observed_hours="0.5")
 
     def record(self, stage: Stage, hours: str, **kw: str) -> None:

@@ -130,7 +130,9 @@ def build_team(name: str, campaigns: int, runs: int) -> tuple[Any, Any]:
             )
             for r in range(runs)
         )
-        Run.objects.filter(campaign=campaign).update(created_at=now - timedelta(hours=6))
+        Run.objects.filter(campaign=campaign).update(
+            created_at=now - timedelta(hours=6), started_at=now - timedelta(hours=6)
+        )
         LedgerEntry.objects.bulk_create(
             LedgerEntry(
                 campaign=campaign,

@@ -97,7 +97,9 @@ def build_team(name: str, campaigns: int, entries: int) -> Any:
             status="running", gpus=2)
         for n, c in enumerate(made) if n % 5 == 0
     )  # fmt: skip
-    Run.objects.filter(team=team).update(created_at=now - timedelta(hours=3))
+    Run.objects.filter(team=team).update(
+        created_at=now - timedelta(hours=3), started_at=now - timedelta(hours=3)
+    )
     return team
 
 

@@ -1,4 +1,4 @@
-"""Benchmark: the runs table (docs/domain.md §5.8) at 10,000 runs and 50 metrics a run.
+"""Benchmark: the runs table (docs/domain.md §5.10) at 10,000 runs and 50 metrics a run.
 
 Run from the project root: ``.venv/bin/python bench/runs_table/run.py [--runs 10000]
 [--metrics 50]`` (PostgreSQL on 127.0.0.1; see bench/README.md "The runs table").

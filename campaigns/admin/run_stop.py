@@ -2,7 +2,7 @@
 and, optionally, the rule the stop applies; the stop then carries that rule's grace, so the
 training loop may still reach and save its next checkpoint. The training loop learns of the stop
 at its next write (the client's next log call raises RunStopped). Planners and owners only; the
-same service as the API's POST /runs/{run_id}/stop/ (campaigns.services.ingest.stop_run)."""
+same service as the API's POST /runs/{run_id}/stop/ (campaigns.services.run_lifecycle.stop_run)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ from typing import Any
 from django import forms
 from django.contrib import messages
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from campaigns.admin.tenancy import WRITERS, caller_has_role
 from campaigns.models import Run, RunStatus, StopRule
-from campaigns.services import ingest
+from campaigns.services import ingest, run_lifecycle
 
 
 def rule_label(rule: StopRule) -> str:
@@ -70,7 +71,9 @@ def stop_view(model_admin: Any, request: HttpRequest, object_id: str) -> HttpRes
     if request.method == "POST" and form.is_valid():
         rule = form.cleaned_data["rule"]
         try:
-            stopped = ingest.stop_run(run, reason=form.cleaned_data["reason"], rule=rule)
+            stopped = run_lifecycle.stop_run(
+                run=run, reason=form.cleaned_data["reason"], rule=rule, acting_user=acting(request)
+            )
         except ingest.RunRefused as exc:
             form.add_error(None, str(exc))
         else:
@@ -96,6 +99,12 @@ def _stopped_words(run: Run, rule: StopRule | None) -> str:
         else ""
     )
     return f"Run {run.run_id} is stopped{after}. The training loop sees it at its next write."
+
+
+def acting(request: HttpRequest) -> User | None:
+    """The signed-in person who acts (the admin requires one)."""
+    user = request.user
+    return user if isinstance(user, User) else None
 
 
 def _log_stop(request: HttpRequest, run: Run) -> None:

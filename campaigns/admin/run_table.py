@@ -1,4 +1,4 @@
-"""The runs table in the admin (docs/domain.md §5.8): the runs of one campaign or of every
+"""The runs table in the admin (docs/domain.md §5.10): the runs of one campaign or of every
 campaign of the caller's teams, with the columns the person chose (remembered for them), sorted
 by any column, filtered by status, kind, item, tag and configuration value, and grouped by item
 or a configuration key with a metric's mean ± spread per group. It replaces Django's run

@@ -1,6 +1,7 @@
 """Runs and plan baselines in the admin, read-only: runs come from training loops through the
-API, a baseline is frozen at commit. The run page shows why the run stopped, its curves, its
-checkpoints and its measured throughput; the tables are templates under
+API, a baseline is frozen at commit. The run page shows its clock and hours (started, last
+heard from, ended, measured and counted hours, and any person's correction of them), why it
+stopped, its curves, its checkpoints and its measured throughput; the tables are templates under
 templates/admin/campaigns/run/."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from campaigns.admin.run_table import table_view
 from campaigns.admin.tenancy import TeamScopedAdmin
 from campaigns.charts import interactive
 from campaigns.charts.curves import curve_svg
+from campaigns.domain import run_hours
 from campaigns.models import PlanBaseline, Run
 from campaigns.selectors import run_metrics as readings
 
@@ -76,9 +78,18 @@ class RunAdmin(TeamScopedAdmin):
         "stop_step",
         "stopped_at",
         "observed_hours",
+        "observed_reason",
+        "measured_hours",
+        "hours_source",
         "last_step",
         "created_at",
+        "started_at",
+        "heartbeat_at",
+        "ended_at",
         "finished_at",
+        "correction_table",
+        "gpus_shown",
+        "clock",
         "stop",
         "curves",
         "system_curves",
@@ -93,9 +104,23 @@ class RunAdmin(TeamScopedAdmin):
                 "fields": [
                     ("run_id", "run_name", "campaign", "team"),
                     ("variant", "kind", "status"),
-                    ("last_step", "observed_hours"),
+                    ("last_step", "gpus_shown"),
                     ("created_at", "finished_at"),
                 ]
+            },
+        ),
+        (
+            "Hours",
+            {
+                "description": "Measured by the run's own clock: its start to its end, earlier "
+                "segments added; a run gone silent ends at its last heartbeat. A planner corrects "
+                "them with a reason (POST /api/v1/runs/{run_id}/observed/).",
+                "fields": [
+                    "clock",
+                    ("measured_hours", "observed_hours", "hours_source"),
+                    "observed_reason",
+                    "correction_table",
+                ],
             },
         ),
         ("Stop", {"fields": ["stop"]}),
@@ -174,6 +199,60 @@ class RunAdmin(TeamScopedAdmin):
         if not rows:
             return "one segment (never resumed)"
         head = "<table><tr><th>#</th><th>from</th><th>to</th><th>ended</th><th>hours</th></tr>"
+        return format_html("{}{}</table>", mark_safe(head), rows)
+
+    @admin.display(description="Clock")
+    def clock(self, run: Run) -> str:
+        def moment(at: Any) -> str:
+            return "–" if at is None else at.strftime("%Y-%m-%d %H:%M:%S %Z")
+
+        ended = moment(run.ended_at) if run.ended_at else "not yet"
+        if run.ended_silent:
+            ended += " (it went silent: its last heartbeat)"
+        return format_html(
+            "started {} · last heard from {} · ended {}",
+            moment(run.started_at),
+            moment(run.heartbeat_at),
+            ended,
+        )
+
+    @admin.display(description="GPUs")
+    def gpus_shown(self, run: Run) -> int:
+        return run.gpus
+
+    @admin.display(description="Hours from")
+    def hours_source(self, run: Run) -> str:
+        found = run_hours.source(
+            observed_hours=run.observed_hours,
+            measured=run.measured_hours,
+            reason=run.observed_reason,
+        )
+        return {
+            "measured": "the run's own clock",
+            "stated": "the hours its finish stated",
+            "corrected": "a person's correction",
+        }.get(found or "", "not ended yet")
+
+    @admin.display(description="Corrections of its hours")
+    def correction_table(self, run: Run) -> str:
+        """Before, after, who, when and why (POST /api/v1/runs/{run_id}/observed/)."""
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    c.made_at.strftime("%Y-%m-%d %H:%M %Z"),
+                    c.made_by.get_username() if c.made_by else "–",
+                    "–" if c.before is None else c.before,
+                    c.after,
+                    c.reason,
+                )
+                for c in run.hours_corrections.select_related("made_by")
+            ),
+        )
+        if not rows:
+            return "none: its hours are as it recorded them"
+        head = "<table><tr><th>when</th><th>who</th><th>before</th><th>after</th><th>why</th></tr>"
         return format_html("{}{}</table>", mark_safe(head), rows)
 
     @admin.display(description="Dataset inputs (MLflow)")

@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 
 from campaigns.api import ingest_keys as api_keys
-from campaigns.api import plan_edits
+from campaigns.api import plan_edits, run_actions
 from campaigns.api import teams as teams_api
 from campaigns.api import views as api
 from campaigns.api.serializers import RUN_ID_PATTERN
@@ -71,15 +71,31 @@ urlpatterns = [
         plan_edits.IngestKeyDetail.as_view(),
         name="ingest-key-detail",
     ),
-    path("runs/<run_id:run_id>/", api.RunDetail.as_view(), name="run-detail"),
+    path("runs/<run_id:run_id>/", run_actions.RunDetail.as_view(), name="run-detail"),
     path("runs/<run_id:run_id>/metrics/", api.RunMetrics.as_view(), name="run-metrics"),
-    path("runs/<run_id:run_id>/throughput/", api.RunThroughput.as_view(), name="run-throughput"),
-    path("runs/<run_id:run_id>/checkpoints/", api.RunCheckpoints.as_view(), name="run-checkpoints"),
+    path(
+        "runs/<run_id:run_id>/throughput/",
+        run_actions.RunThroughput.as_view(),
+        name="run-throughput",
+    ),
+    path(
+        "runs/<run_id:run_id>/checkpoints/",
+        run_actions.RunCheckpoints.as_view(),
+        name="run-checkpoints",
+    ),
     path(
         "runs/<run_id:run_id>/checkpoints/<int:id>/retrieved/",
-        api.RetrievedCheckpoint.as_view(),
+        run_actions.RetrievedCheckpoint.as_view(),
         name="run-checkpoint-retrieved",
     ),
-    path("runs/<run_id:run_id>/stop/", api.StopRun.as_view(), name="run-stop"),
-    path("runs/<run_id:run_id>/finish/", api.FinishRun.as_view(), name="run-finish"),
+    path("runs/<run_id:run_id>/stop/", run_actions.StopRun.as_view(), name="run-stop"),
+    path("runs/<run_id:run_id>/finish/", run_actions.FinishRun.as_view(), name="run-finish"),
+    path(
+        "runs/<run_id:run_id>/heartbeat/", run_actions.RunHeartbeat.as_view(), name="run-heartbeat"
+    ),
+    path(
+        "runs/<run_id:run_id>/observed/",
+        run_actions.RunObservedHours.as_view(),
+        name="run-observed",
+    ),
 ]

@@ -10,7 +10,6 @@ only reach the views marked `allow_ingest`, and only their one campaign.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -20,28 +19,25 @@ from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiResponse,
     PolymorphicProxySerializer,
     extend_schema,
 )
-from rest_framework import generics, serializers
-from rest_framework.exceptions import NotFound
+from rest_framework import generics
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaigns import services
-from campaigns.api.permissions import campaign_for, campaigns_for, run_for
+from campaigns.api.permissions import campaign_for, campaigns_for
+from campaigns.api.run_actions import REFUSED, RunView, refused
 from campaigns.api.serializers import (
     CampaignDetailSerializer,
     CampaignSerializer,
-    CheckpointSerializer,
     CloseCampaignSerializer,
     ClosingRefusedSerializer,
     CommitCampaignSerializer,
     CommittedSerializer,
     DecisionSerializer,
-    FinishRunSerializer,
     MetricBatchDocSerializer,
     MetricNamesSerializer,
     MetricsAcceptedSerializer,
@@ -49,16 +45,13 @@ from campaigns.api.serializers import (
     PlannedItemSerializer,
     RunCreateSerializer,
     RunDetailSerializer,
-    RunRefusedSerializer,
     RunSerializer,
     StageSerializer,
     StopRuleSerializer,
-    StopRunSerializer,
-    ThroughputSerializer,
     stop_info,
 )
 from campaigns.domain import downsampling as series
-from campaigns.models import Campaign, Checkpoint, DecisionPoint, PlannedItem, Run, Stage, StopRule
+from campaigns.models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from campaigns.selectors import run_cost as accrual
 from campaigns.selectors import run_metrics as readings
 from campaigns.services import ingest, metric_batch
@@ -67,18 +60,6 @@ from campaigns.views import Conflict
 
 def _json(status: int, body: dict[str, Any]) -> HttpResponse:
     return HttpResponse(orjson.dumps(body), status=status, content_type="application/json")
-
-
-def _refused(exc: ingest.RunRefused) -> Response:
-    """409 for a write the run's state refuses, saying what the state is (and the stop)."""
-    run = exc.run
-    return Response(
-        {"detail": str(exc), "run_id": run.run_id, "status": run.status, "stop": stop_info(run)},
-        status=409,
-    )
-
-
-REFUSED = OpenApiResponse(RunRefusedSerializer, description="The run is stopped or finished.")
 
 
 # --- Campaigns -----------------------------------------------------------------------------
@@ -302,42 +283,6 @@ class CampaignRuns(CampaignChild, generics.ListCreateAPIView[Run]):
 # --- Runs ----------------------------------------------------------------------------------
 
 
-class RunView(APIView):
-    """Base of /runs/{run_id}/…: ingest keys welcome (their campaign's runs only)."""
-
-    allow_ingest = True
-
-    def get_run(self, *, only: tuple[str, ...] = ()) -> Run:
-        run = run_for(self.request, self.kwargs["run_id"], only=only)
-        self.check_object_permissions(self.request, run)
-        return run
-
-    def write(
-        self,
-        body: type[serializers.Serializer[Any]],
-        action: Callable[..., Any],
-        shown: type[serializers.BaseSerializer[Any]],
-        status: int = 200,
-    ) -> Response:
-        """Validate the body, then `action(run, **fields)`; what the run's state refuses is 409
-        (`_refused`), what it made is shown by `shown`."""
-        run = self.get_run()
-        serializer = body(data=self.request.data, context={"run": run})
-        serializer.is_valid(raise_exception=True)
-        try:
-            made = action(run, **serializer.validated_data)
-        except ingest.RunRefused as exc:
-            return _refused(exc)
-        return Response(shown(made).data, status=status)
-
-
-class RunDetail(RunView):
-    @extend_schema(responses={200: RunDetailSerializer})
-    def get(self, request: Request, run_id: str) -> Response:
-        """The run: status, stop (rule, reason, step, at) and latest figures."""
-        return Response(RunDetailSerializer(self.get_run()).data)
-
-
 class RunMetrics(RunView):
     """Read the run's metrics, or append up to 10,000 points and apply the stop rules.
 
@@ -454,61 +399,8 @@ class RunMetrics(RunView):
         try:
             appended = ingest.append_metrics(run, points)
         except ingest.RunRefused as exc:
-            return _refused(exc)
+            return refused(exc)
         stop = stop_info(appended.run)
         return _json(
             201, {"accepted": appended.accepted, "stopped": stop is not None, "stop": stop}
         )
-
-
-class RunThroughput(RunView):
-    @extend_schema(
-        request=ThroughputSerializer, responses={201: ThroughputSerializer, 409: REFUSED}
-    )
-    def post(self, request: Request, run_id: str) -> Response:
-        """Measured throughput: samples or tokens per second over `gpus` GPUs."""
-        return self.write(
-            ThroughputSerializer, ingest.record_throughput, ThroughputSerializer, status=201
-        )
-
-
-class RunCheckpoints(RunView):
-    @extend_schema(
-        request=CheckpointSerializer, responses={201: CheckpointSerializer, 409: REFUSED}
-    )
-    def post(self, request: Request, run_id: str) -> Response:
-        """A checkpoint; one that is no usable resume fires the `no_usable_resume` rule."""
-
-        def record(run: Run, **facts: Any) -> Checkpoint:
-            checkpoint, _firing = ingest.record_checkpoint(run, **facts)
-            return checkpoint
-
-        return self.write(CheckpointSerializer, record, CheckpointSerializer, status=201)
-
-
-class RetrievedCheckpoint(RunView):
-    @extend_schema(request=None, responses={200: CheckpointSerializer})
-    def post(self, request: Request, run_id: str, id: int) -> Response:
-        """Mark the checkpoint copied off the rented machine (no body; marking twice is a
-        no-op): its `checkpoint_not_retrieved` alert resolves at the next scan."""
-        run = self.get_run()
-        try:
-            checkpoint = ingest.mark_checkpoint_retrieved(run, id)
-        except Checkpoint.DoesNotExist as exc:
-            raise NotFound("no such checkpoint on this run") from exc
-        return Response(CheckpointSerializer(checkpoint).data)
-
-
-class StopRun(RunView):
-    @extend_schema(request=StopRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
-    def post(self, request: Request, run_id: str) -> Response:
-        """Stop the run by hand: `reason` (required) and the `rule` applied, if any."""
-        return self.write(StopRunSerializer, ingest.stop_run, RunDetailSerializer)
-
-
-class FinishRun(RunView):
-    @extend_schema(request=FinishRunSerializer, responses={200: RunDetailSerializer, 409: REFUSED})
-    def post(self, request: Request, run_id: str) -> Response:
-        """Close the run as completed or failed with its observed hours (a stopped run stays
-        stopped; its hours still count)."""
-        return self.write(FinishRunSerializer, ingest.finish_run, RunDetailSerializer)

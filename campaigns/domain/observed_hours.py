@@ -8,11 +8,12 @@ Rule:
 - A stage tied to no item (a campaign-wide "Pilot" or "Training" stage) claims the runs of its
   kind that no item's stage claims (the first such stage, lowest id): hours typed on it and the
   runs' hours are then one figure, never both (docs/domain.md §8.6, §7.7).
-- A run counts once it has ended (not `running`): its recorded hours, which for a resumed run
-  already include its earlier segments; a run that ended without recorded hours counts its
-  earlier segments (`prior_hours`) when it has any, else nothing. A running run counts nowhere
-  in the observed figures; its hours so far (`running_hours`) tell the timeline how long its
-  stage has run already.
+- A run counts once it has ended (not `running`): its hours as the finish recorded them
+  (campaigns/domain/run_hours.py: measured by its own clock, unless stated or corrected), which
+  for a resumed run include its earlier segments; a run that ended without recorded hours
+  counts its earlier segments (`prior_hours`) when it has any, else nothing. A running run
+  counts nowhere in the observed figures; its hours so far (`running_hours`) tell the timeline
+  how long its stage has run already.
 - A stage's observed figure is **the runs' figure** (the sum over the runs it claims), unless
   the planner typed one: where no run was claimed, the typed figure is the only one
   ("recorded"); where it equals the runs' figure it is the runs' figure; where it differs, the
@@ -34,9 +35,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Final
 
+from campaigns.domain.run_hours import RUNNING, ended_hours
+
 # Which runs a stage stands for.
 RUN_KIND_FOR_STAGE: Final = {"training": "full", "pilot": "pilot", "inference": "inference"}
-RUNNING: Final = "running"
 
 FROM_RUNS: Final = "runs"
 RECORDED: Final = "recorded"
@@ -62,7 +64,7 @@ class RunRow:
     kind: str
     status: str
     observed_hours: Decimal | None
-    # A resumed run's earlier segments (docs/domain.md §4).
+    # A resumed run's earlier segments (docs/domain.md §11.6).
     prior_hours: Decimal = Decimal(0)
     # While it runs: the hours it has run so far, segments included (0 once it ended).
     running_hours: Decimal = Decimal(0)
@@ -128,12 +130,11 @@ class Reconciled:
 
 
 def run_hours(run: RunRow) -> Decimal | None:
-    """What an ended run took (its segments included); None while it runs or when unknown."""
-    if run.status == RUNNING:
-        return None
-    if run.observed_hours is not None:
-        return max(Decimal(run.observed_hours), Decimal(0))
-    return Decimal(run.prior_hours) if run.prior_hours > 0 else None
+    """What an ended run took (its segments included); None while it runs or when unknown.
+    Read as campaigns/domain/run_hours.py records it (measured, stated or corrected)."""
+    return ended_hours(
+        status=run.status, observed_hours=run.observed_hours, prior_hours=run.prior_hours
+    )
 
 
 def claims_of(stages: Iterable[StageRow]) -> dict[Claim, int]:

@@ -11,8 +11,9 @@ A run's cost is an allocation of money, never a second charge (docs/domain.md §
     the rate. While it runs the amount is accrued (counted in spend, not yet in the ledger); when
     it finishes it is posted once to the ledger as a rental entry, and stops being accrued.
 
-Hours: a finished run's observed hours (or its wall hours from creation to finish/stop when
-none were sent); a running run's elapsed wall hours. GPU-hours = hours × the run's GPUs.
+Hours: the run's hours as campaigns/domain/run_hours.py gives them (a finished run's measured,
+stated or corrected hours; a running run's measured hours up to now), never recomputed here.
+GPU-hours = hours × the run's GPUs.
 
 Units: hours are ``Decimal`` wall hours; money is ``Decimal`` in the campaign's currency,
 quantized to 0.01 with ROUND_HALF_UP only at the end (a rate is kept to 0.0001).
@@ -27,11 +28,12 @@ from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final, Literal
 
+from campaigns.domain.run_hours import RunClock, hours_so_far
+
 Basis = Literal["lot_share", "hourly"]
 
 CENT: Final = Decimal("0.01")
 RATE_PLACES: Final = Decimal("0.0001")
-HOUR_PLACES: Final = Decimal("0.0001")
 ZERO: Final = Decimal("0.00")
 
 
@@ -105,21 +107,6 @@ def effective_rate(
     return None
 
 
-def run_hours(
-    *,
-    observed_hours: Decimal | None,
-    started: datetime,
-    ended: datetime | None,
-    now: datetime,
-) -> Decimal:
-    """The run's hours so far: observed when sent, else wall hours from `started` to `ended`
-    (a finished or stopped run) or to `now` (running); never negative."""
-    if observed_hours is not None:
-        return max(observed_hours, Decimal(0))
-    seconds = ((ended or now) - started).total_seconds()
-    return max(Decimal(repr(seconds)) / 3600, Decimal(0)).quantize(HOUR_PLACES)
-
-
 def run_cost(hours: Decimal, gpus: int, rate: Rate) -> Decimal:
     """GPU-hours × rate, in cents (ROUND_HALF_UP)."""
     return money(hours * max(gpus, 1) * rate.per_gpu_hour)
@@ -157,7 +144,6 @@ def cost_at_step(step: int, last_step: int, total: Decimal) -> Decimal:
     return money(total * fraction)
 
 
-def cost_at_time(at: datetime, started: datetime, gpus: int, rate: Rate) -> Decimal:
-    """A running run's cost when a point was logged: the wall hours it had run then."""
-    hours = run_hours(observed_hours=None, started=started, ended=at, now=at)
-    return run_cost(hours, gpus, rate)
+def cost_at_time(at: datetime, clock: RunClock, gpus: int, rate: Rate) -> Decimal:
+    """A running run's cost when a point was logged: the hours it had run then."""
+    return run_cost(hours_so_far(clock, at), gpus, rate)

@@ -1,4 +1,4 @@
-"""The runs table's columns, sorting and groups (docs/domain.md §5.8). Pure: no Django, no I/O.
+"""The runs table's columns, sorting and groups (docs/domain.md §5.10). Pure: no Django, no I/O.
 
 A column is a key a person picks and the table remembers:
 

@@ -46,7 +46,7 @@ from .plan import (
     StopRule,
 )
 from .run_table import RunTableLayout
-from .runs import Checkpoint, Run, RunArtifact, RunSegment, ThroughputSample
+from .runs import Checkpoint, Run, RunArtifact, RunHoursCorrection, RunSegment, ThroughputSample
 from .teams import WRITER_ROLES, Membership, MembershipQuerySet, Role, Team, team_ids_for
 
 __all__ = [
@@ -84,6 +84,7 @@ __all__ = [
     "Role",
     "Run",
     "RunArtifact",
+    "RunHoursCorrection",
     "RunKind",
     "RunSegment",
     "RunStatus",

@@ -114,7 +114,7 @@ class MetricSummary(models.Model):
             models.UniqueConstraint(fields=["run", "name"], name="metric_summary_run_name")
         ]
         indexes = [
-            # The runs table's metric columns (docs/domain.md §5.8): one metric's summaries
+            # The runs table's metric columns (docs/domain.md §5.10): one metric's summaries
             # across a campaign's runs, read off this index instead of a scan of every summary.
             # Neither column changes once the row exists, so the ingest's upsert of a summary
             # stays a HOT update; only a run's new metric adds an entry.

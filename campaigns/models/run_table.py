@@ -1,4 +1,4 @@
-"""The columns a person chose for the runs table (docs/domain.md §5.8), remembered per user."""
+"""The columns a person chose for the runs table (docs/domain.md §5.10), remembered per user."""
 
 from __future__ import annotations
 

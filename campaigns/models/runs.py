@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.core.validators import MinValueValidator
+from django.conf import settings
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+from django.db.models.functions import Now
+from django.utils import timezone
 
 from catalog.validators import no_bidi_controls
 
@@ -37,9 +41,27 @@ class Run(models.Model):
     stop_reason = models.TextField(blank=True)
     stop_step = models.BigIntegerField(null=True, blank=True)
     stopped_at = models.DateTimeField(null=True, blank=True)
+    # The run's hours, what observed hours and its cost count (docs/domain.md §5.8): the
+    # measured hours, unless the finish stated others or a person corrected them (with a
+    # reason, kept in RunHoursCorrection).
     observed_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
+    # Database defaults too, so a raw insert (bench/report's COPY) needs no new columns.
+    observed_reason = models.TextField(blank=True, default="", db_default="")
+    # What the run's own clock said when it ended (campaigns/domain/run_hours.py).
+    measured_hours = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
     last_step = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The client's start (else the creation), the last time it was heard from, and the end of
+    # its wall time (the client's end, else the finish; a silent run's last heartbeat).
+    started_at = models.DateTimeField(default=timezone.now, db_default=Now())
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_seconds = models.PositiveIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1), MaxValueValidator(86_400)]
+    )
+    ended_at = models.DateTimeField(null=True, blank=True)
+    # Ended by the sweep for silence: a heartbeat from it later resumes it (a new segment).
+    ended_silent = models.BooleanField(default=False, db_default=False)
+    # When the server recorded the end (None: not finished).
     finished_at = models.DateTimeField(null=True, blank=True)
     # Free-form labels (MLflow's run tags, `mlflow.*` system tags included): kept, not
     # interpreted.
@@ -54,8 +76,8 @@ class Run(models.Model):
     inputs = models.JSONField(default=list, blank=True)
     # MLflow's soft delete (runs/delete, runs/restore): hidden from search, kept with its data.
     deleted_at = models.DateTimeField(null=True, blank=True)
-    # Resumed runs (docs/domain.md §4): the current segment started here (None: at
-    # created_at), and the hours of the earlier segments (RunSegment) add up to prior_hours.
+    # Resumed runs (docs/domain.md §11.6): the current segment started here (None: at
+    # started_at), and the hours of the earlier segments (RunSegment) add up to prior_hours.
     segment_started_at = models.DateTimeField(null=True, blank=True)
     prior_hours = models.DecimalField(**HOURS, default=Decimal("0"))  # type: ignore[arg-type]
     # The last time data arrived after the run had finished (docs/domain.md §5.9: MLflow's
@@ -68,6 +90,14 @@ class Run(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["team", "run_id"], name="run_id_unique_in_team")
         ]
+        # The silence sweep reads the runs not finished yet, by their last heartbeat.
+        indexes = [
+            models.Index(
+                fields=["heartbeat_at"],
+                condition=models.Q(finished_at__isnull=True),
+                name="run_unfinished_heartbeat",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.run_id
@@ -77,6 +107,11 @@ class Run(models.Model):
         """What people read (docs/domain.md §25): MLflow's run name, else the run id (an MLflow
         run's id is 32 hex digits nobody recognises)."""
         return self.run_name or self.run_id
+
+    @property
+    def segment_start(self) -> datetime:
+        """Where the run's current stretch began: its start, or its last resumption."""
+        return self.segment_started_at or self.started_at
 
     @staticmethod
     def digest_config(config: Any) -> str:
@@ -90,7 +125,7 @@ class Run(models.Model):
 class RunSegment(models.Model):
     """An ended stretch of a resumed run: a run that failed (not completed, not stopped by a
     rule) can be set running again; each stretch keeps its own hours, so its cost counts
-    once (docs/domain.md §4)."""
+    once (docs/domain.md §11.6)."""
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="segments")
     number = models.PositiveIntegerField()
@@ -108,6 +143,26 @@ class RunSegment(models.Model):
 
     def __str__(self) -> str:
         return f"segment {self.number} of {self.run_id}: {self.hours} h"
+
+
+class RunHoursCorrection(models.Model):
+    """A person's correction of a run's hours, kept like an amendment: before, after, who,
+    when and why (docs/domain.md §5.8). The run's `observed_hours` holds the corrected figure."""
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="hours_corrections")
+    before = models.DecimalField(**HOURS, null=True, blank=True)  # type: ignore[arg-type]
+    after = models.DecimalField(**HOURS)  # type: ignore[arg-type]
+    reason = models.TextField()
+    made_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    made_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["made_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.run_id}: {self.before} h → {self.after} h"
 
 
 class ThroughputSample(models.Model):

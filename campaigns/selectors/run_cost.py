@@ -14,6 +14,7 @@ from typing import Any
 from django.utils import timezone
 
 from campaigns.domain import run_cost as costs
+from campaigns.domain.run_hours import RunClock, hours_so_far
 from campaigns.models import Campaign, LotReservation, Run
 
 
@@ -54,19 +55,19 @@ def pricing(campaign: Campaign) -> Pricing:
     return Pricing(tuple(lots), campaign.hourly_rate_per_gpu, campaign.currency)
 
 
+def clock_of(run: Run) -> RunClock:
+    """The run's clock as campaigns/domain/run_hours.py reads it: its current segment's start
+    and end, its earlier segments' hours, and the hours its finish stated or a person set."""
+    ended = run.ended_at or run.finished_at
+    if ended is not None and ended < run.segment_start:
+        ended = None  # the end belongs to an earlier stretch
+    return RunClock(run.segment_start, ended, run.prior_hours, run.observed_hours)
+
+
 def hours_of_run(run: Run, now: datetime | None = None) -> Decimal:
-    """Observed hours when recorded; else the earlier segments of a resumed run plus the wall
-    hours of its current stretch (campaigns/services/run_lifecycle.py)."""
-    ended = run.finished_at or run.stopped_at
-    if run.observed_hours is not None:
-        return max(run.observed_hours, Decimal(0))
-    started = run.segment_started_at or run.created_at
-    if ended is not None and ended < started:
-        ended = None  # the stop belongs to an earlier stretch
-    stretch = costs.run_hours(
-        observed_hours=None, started=started, ended=ended, now=now or timezone.now()
-    )
-    return run.prior_hours + stretch
+    """The run's hours (campaigns/domain/run_hours.py): recorded once it ended, else measured
+    up to now."""
+    return hours_so_far(clock_of(run), now or timezone.now())
 
 
 def cost_of_run(
@@ -105,4 +106,5 @@ def point_costs(
         total = costs.run_cost(hours_of_run(run, now), run.gpus, rate)
         last = run.last_step or 0
         return [costs.cost_at_step(step, last, total) for step, _at in points]
-    return [costs.cost_at_time(at, run.created_at, run.gpus, rate) for _step, at in points]
+    clock = clock_of(run)
+    return [costs.cost_at_time(at, clock, run.gpus, rate) for _step, at in points]

@@ -1,4 +1,4 @@
-"""The runs table's reads (docs/domain.md §5.8): one page of the caller's runs with the columns
+"""The runs table's reads (docs/domain.md §5.10): one page of the caller's runs with the columns
 a person chose, sorted and filtered in the database, and the groups' mean ± spread.
 
 What it costs does not grow with the runs or the metrics: a metric column is a join on the

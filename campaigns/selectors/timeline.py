@@ -19,6 +19,7 @@ from typing import Any
 from django.utils import timezone
 
 from campaigns.domain.observed_hours import RunRow
+from campaigns.domain.run_hours import measured_hours
 from campaigns.domain.plan_figures import PlanFigures
 from campaigns.domain.timeline import (
     ItemPlan,
@@ -94,9 +95,12 @@ def run_row(row: Mapping[str, Any], now: datetime) -> RunRow:
     """A run as the timeline reads it; a running one with the hours it has run so far."""
     running = Decimal(0)
     if row["status"] == RunStatus.RUNNING:
-        began = row["segment_started_at"] or row["created_at"]
-        seconds = max((now - began).total_seconds(), 0.0)
-        running = Decimal(row["prior_hours"] or 0) + Decimal(str(round(seconds / HOUR, 4)))
+        # Measured by the run's own clock (campaigns/domain/run_hours.py), up to now.
+        running = measured_hours(
+            started=row["segment_started_at"] or row["started_at"],
+            ended=now,
+            prior_hours=row["prior_hours"] or Decimal(0),
+        )
     return RunRow(
         row["variant_id"],
         row["kind"],

@@ -15,21 +15,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from decimal import Decimal
+from datetime import datetime
 from typing import Any, NamedTuple
 
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Max
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from campaigns import signals
 from campaigns.domain import stop_rules as rules
 from campaigns.models import (
     Campaign,
     CampaignClosed,
     CampaignStatus,
-    Checkpoint,
-    MetricPoint,
     PlannedItem,
     Run,
     RunArtifact,
@@ -37,8 +33,9 @@ from campaigns.models import (
     StopRule,
     ThroughputSample,
 )
-from campaigns.services import metric_store
+from campaigns.services import metric_rows, metric_store, run_clock
 from campaigns.services.artifact_quota import check_artifact_quota
+from campaigns.services.stop_checks import budget_firing, record_stop, rule_specs
 
 log = logging.getLogger(__name__)
 
@@ -93,22 +90,22 @@ def open_run(
     config: dict[str, Any] | None = None,
     gpus: int = 1,
     run_name: str = "",
+    started_at: datetime | None = None,
+    heartbeat_seconds: int | None = None,
 ) -> tuple[Run, bool]:
     """Create run `run_id`, or take up the same run again (False); another config → RunIdTaken.
 
     A run id names one configuration for good (docs/domain.md §4): a restarted job that sends
-    the same configuration gets its run back, a fixed configuration needs a new id.
+    the same configuration gets its run back, a fixed configuration needs a new id. A run that
+    ended failed is resumed: a new segment from `started_at` (the restarted job's start, else
+    now). `started_at` is the client's start, checked by the caller (else now).
     """
-    if campaign.status == CampaignStatus.DRAFT:
-        raise CampaignNotOpen(
-            "commit the plan before logging runs: stop rules are written before the runs"
-        )
-    if campaign.status == CampaignStatus.CLOSED:
-        raise CampaignNotOpen("the campaign is closed: it takes no new runs")
+    _refuse_unless_open(campaign)
     config = config or {}
     digest = Run.digest_config(config)
     existing = Run.objects.filter(team_id=campaign.team_id, run_id=run_id).first()
     if existing is None:
+        now = timezone.now()
         try:
             with transaction.atomic():
                 run = Run.objects.create(
@@ -121,6 +118,9 @@ def open_run(
                     config=config,
                     config_digest=digest,
                     run_name=run_name or run_id,
+                    started_at=started_at or now,
+                    heartbeat_at=now,
+                    heartbeat_seconds=heartbeat_seconds,
                 )
         except IntegrityError:
             # Another request created it between our look and our insert: compare with it.
@@ -128,6 +128,31 @@ def open_run(
         else:
             _mark_running(campaign)
             return run, True
+    _refuse_another_run(existing, campaign, digest=digest, kind=kind, variant=variant, gpus=gpus)
+    if existing.status == RunStatus.FAILED:
+        return _resumed(existing, started_at), False
+    return existing, False
+
+
+def _refuse_unless_open(campaign: Campaign) -> None:
+    if campaign.status == CampaignStatus.DRAFT:
+        raise CampaignNotOpen(
+            "commit the plan before logging runs: stop rules are written before the runs"
+        )
+    if campaign.status == CampaignStatus.CLOSED:
+        raise CampaignNotOpen("the campaign is closed: it takes no new runs")
+
+
+def _refuse_another_run(
+    existing: Run,
+    campaign: Campaign,
+    *,
+    digest: str,
+    kind: str,
+    variant: PlannedItem | None,
+    gpus: int,
+) -> None:
+    run_id = existing.run_id
     if existing.campaign_id != campaign.pk:
         raise RunIdTaken(f"run id {run_id!r} is already used in another campaign of this team")
     if existing.config_digest != digest:
@@ -146,7 +171,17 @@ def open_run(
             f"run {run_id!r} exists on {existing.gpus} GPU(s), not {gpus}: "
             "a new run needs a new run id"
         )
-    return existing, False
+
+
+def _resumed(run: Run, started_at: datetime | None) -> Run:
+    """A failed run taken up again by a restarted job: a new segment (docs/domain.md §11.6)."""
+    run = locked(run)
+    if run.status != RunStatus.FAILED:
+        return run
+    now = timezone.now()
+    fields = run_clock.add_segment(run, resume_at=started_at or now, now=now)
+    run.save(update_fields=fields)
+    return run
 
 
 def _mark_running(campaign: Campaign) -> None:
@@ -161,7 +196,7 @@ def _mark_running(campaign: Campaign) -> None:
         campaign.status = locked.status
 
 
-def _locked(run: Run) -> Run:
+def locked(run: Run) -> Run:
     """The run, locked, in a campaign that still takes run data."""
     return _locked_with_commit(run)[0]
 
@@ -217,87 +252,9 @@ def refuse_unless_taking_points(run: Run, last_step: int | None, now: Any) -> No
     refuse_unless_running(run)
 
 
-def _refuse_if_finished(run: Run) -> None:
+def refuse_if_finished(run: Run) -> None:
     if run.status in FINISHED:
         raise RunRefused(f"run {run.run_id!r} is finished ({run.status})", run)
-
-
-# A committed campaign's stop rules never change (docs/domain.md §4.2), so each process keeps
-# them once per (campaign, commit moment) and a log call spares the statement. The commit
-# moment is in the key because a campaign is only committed once, and so that a reused id (a
-# test database rolled back) is never mistaken for the campaign it once named.
-_COMMITTED_RULES: dict[tuple[int, Any], list[rules.StopRuleSpec]] = {}
-_COMMITTED_RULES_MAX = 1024
-
-
-def rule_specs(campaign_id: int, committed_at: Any = None) -> list[rules.StopRuleSpec]:
-    """The campaign's stop rules as rules.py takes them; an unusable one is logged and skipped
-    (the API refuses those, but an old row must not stop every batch with a 500). Given the
-    campaign's commit moment, read once per process."""
-    if committed_at is None:
-        return _load_rule_specs(campaign_id)
-    key = (campaign_id, committed_at)
-    specs = _COMMITTED_RULES.get(key)
-    if specs is None:
-        if len(_COMMITTED_RULES) >= _COMMITTED_RULES_MAX:
-            _COMMITTED_RULES.clear()
-        specs = _COMMITTED_RULES[key] = _load_rule_specs(campaign_id)
-    return specs
-
-
-def _load_rule_specs(campaign_id: int) -> list[rules.StopRuleSpec]:
-    specs = []
-    for rule in StopRule.objects.filter(campaign_id=campaign_id).order_by("id"):
-        try:
-            specs.append(
-                rules.StopRuleSpec(
-                    id=rule.pk,
-                    kind=rule.kind,  # type: ignore[arg-type]
-                    metric=rule.metric,
-                    comparator=rule.comparator or None,  # type: ignore[arg-type]
-                    threshold=rule.threshold,
-                    description=rule.description,
-                    grace=rule.grace,
-                )
-            )
-        except ValueError as exc:
-            log.warning("stop rule %s is unusable and was skipped: %s", rule.pk, exc)
-    return specs
-
-
-def budget_firing(run: Run, specs: Sequence[rules.StopRuleSpec], now: Any) -> rules.Firing | None:
-    """The budget_overrun rule on the campaign's spend so far (docs/domain.md §18).
-
-    The spend is asked of the layers above (signals.spend_requested: the ledger answers with
-    its incurred total plus the hourly accrual not yet posted); this app never reads the ledger.
-    Only asked when the campaign has such a rule and a budget: the hot path stays one query.
-    """
-    if not any(spec.kind == "budget_overrun" for spec in specs):
-        return None
-    campaign = Campaign.objects.only("budget", "currency").get(pk=run.campaign_id)
-    if campaign.budget is None:
-        return None
-    answers: list[Decimal] = []
-    for _receiver, answer in signals.spend_requested.send(
-        sender=Campaign, campaign_id=run.campaign_id, now=now
-    ):
-        spent: object = answer
-        if isinstance(spent, Decimal):
-            answers.append(spent)
-    if not answers:
-        return None
-    return rules.evaluate_spend(specs, sum(answers, Decimal(0)), campaign.budget, campaign.currency)
-
-
-def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
-    run.status = RunStatus.STOPPED
-    run.stop_rule_id = firing.rule_id
-    run.stop_reason = firing.reason
-    # A budget firing has no step of its own: the run stops where it had got to.
-    run.stop_step = firing.step if firing.step is not None else run.last_step
-    run.stopped_at = now
-    # The ledger tells the team, in this transaction (docs/domain.md §19.7).
-    signals.run_stopped.send(sender=Run, run=run)
 
 
 # --- Metrics -------------------------------------------------------------------------------
@@ -308,10 +265,14 @@ def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     """Store a batch of points (all or nothing) and apply the metric stop rules to it."""
     run, committed_at = _locked_with_commit(run)
     now = timezone.now()
+    revived = run_clock.revive_if_silent(run, now)
     refuse_unless_taking_points(run, max((p.step for p in points), default=None), now)
-    if not points:
-        return Appended(run, 0, None)
-    fields, firing = store_points(run, points, now, committed_at=committed_at)
+    fields, firing = revived, None
+    if points:
+        stored, firing = store_points(run, points, now, committed_at=committed_at)
+        fields = fields + stored
+    # Every batch is a heartbeat (docs/domain.md §5.8), on the save it makes anyway.
+    fields += run_clock.beat(run, now, now, saving=bool(fields))
     if fields:
         run.save(update_fields=fields)
     return Appended(run, len(points), firing)
@@ -326,10 +287,10 @@ def store_points(
     taken from `run.campaign` when that is loaded), so the frozen rules come from memory."""
     # The summaries first: their ids are the points' keys, their counts the points' seq.
     keys = metric_store.record_points(run.pk, [(p.name, p.step, p.value) for p in points], now)
-    _insert_points(run, points, keys, now)
+    metric_rows.insert_points(run.pk, points, keys, now)
     if run.status == RunStatus.STOPPED or run.status in FINISHED:
         # Points within a rule's grace: stored, the first firing stays the run's stop. Late
-        # data of a finished run (docs/domain.md §5.8): stored, its status stays.
+        # data of a finished run (docs/domain.md §5.9): stored, its status stays.
         return _advance_last_step(run, points), None
     # The MLflow path has the campaign read after the lock (run_log.lock_run), /api/v1/'s
     # append_metrics its commit moment: either lets the frozen rules come from this process's
@@ -359,200 +320,27 @@ def _advance_last_step(run: Run, points: Sequence[Point]) -> list[str]:
     return []
 
 
-def _insert_points(
-    run: Run, points: Sequence[Point], keys: dict[str, tuple[int, int]], now: Any
-) -> None:
-    """Store the batch under its metrics' keys, each point numbered (``seq``) after the
-    points of its metric logged before (``keys``: from metric_store.record_points)."""
-    if connection.vendor == "postgresql":
-        # COPY: one round trip for the whole batch. double precision keeps NaN and ±Inf as
-        # they are; the token column says so in words as well.
-        opts = MetricPoint._meta
-        columns = ", ".join(
-            connection.ops.quote_name(opts.get_field(f).column)  # type: ignore[union-attr,arg-type]
-            for f in _COPY_FIELDS
-        )
-        sql = f"COPY {connection.ops.quote_name(opts.db_table)} ({columns}) FROM STDIN"
-        with connection.cursor() as cursor, cursor.cursor.copy(sql) as copy:
-            copy.write(_copy_text(run.pk, points, keys, now))
-        return
-    # SQLite cannot store NaN (it reads back as NULL): the token column carries non-finite
-    # values there, and the float stays NULL rather than a made-up number.
-    seqs = {name: seq for name, (_key, seq) in keys.items()}
-    rows = []
-    for p in points:
-        rows.append(
-            MetricPoint(
-                run_id=run.pk,
-                key_id=keys[p.name][0],
-                step=p.step,
-                seq=seqs[p.name],
-                value=None if p.token else p.value,
-                non_finite=p.token,
-                created_at=now,
-                timestamp_ms=p.timestamp_ms,
-                model_id=p.model_id,
-            )
-        )
-        seqs[p.name] += 1
-    MetricPoint.objects.bulk_create(rows, batch_size=2000)
-
-
-_COPY_FIELDS = (
-    "run",
-    "key",
-    "step",
-    "seq",
-    "value",
-    "non_finite",
-    "created_at",
-    "timestamp_ms",
-    "model_id",
-)
-
-
-def _copy_text(
-    run_pk: int, points: Sequence[Point], keys: dict[str, tuple[int, int]], now: Any
-) -> bytes:
-    """The batch in COPY's text format, built in one go (a third of the time of write_row).
-
-    The metric is its key (an integer), so nothing in a row needs escaping but the values:
-    floats use repr(), which round-trips exactly; non-finite values use the tokens PostgreSQL
-    reads (NaN, Infinity).
-    """
-    suffix = f"\t{now.isoformat()}\t"
-    prefixes = {name: f"{run_pk}\t{key}\t" for name, (key, _seq) in keys.items()}
-    seqs = {name: seq for name, (_key, seq) in keys.items()}
-    rows = []
-    null = "\\N"  # COPY's NULL
-    # Unpacked, not read by attribute: this loop runs for every point of every batch.
-    for name, step, value, token, stamp, model_id in points:
-        seq = seqs[name]
-        seqs[name] = seq + 1
-        # Model ids are "m-" and hex (the facade checks): nothing to escape.
-        rows.append(
-            f"{prefixes[name]}{step}\t{seq}\t{token or repr(value)}\t{token}{suffix}"
-            f"{null if stamp is None else stamp}\t{model_id}\n"
-        )
-    return "".join(rows).encode()
-
-
 # --- Throughput and checkpoints ------------------------------------------------------------
 
 
 @transaction.atomic
 def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
-    run = _locked(run)
-    _refuse_if_finished(run)
+    run = locked(run)
+    now = timezone.now()
+    fields = run_clock.revive_if_silent(run, now)
+    refuse_if_finished(run)
     sample = ThroughputSample.objects.create(run=run, **measured)
     if run.status == RunStatus.RUNNING:
         # A throughput report says the run is still renting time: check the budget too.
-        now = timezone.now()
         firing = budget_firing(run, rule_specs(run.campaign_id), now)
         if firing is not None:
             record_stop(run, firing, now)
-            run.save(
-                update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
-            )
-    sample.run = run
-    return sample
-
-
-@transaction.atomic
-def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing | None]:
-    """Store a checkpoint and stop the run when it is not a usable resume.
-
-    Unusable: a component the campaign requires is missing, the reload was not verified in a
-    new process, or its step is behind the previous checkpoint's (resuming from it would replay
-    or lose work). The metric steps are not compared: a loop logs past a checkpoint's step
-    while that checkpoint is still being written.
-    """
-    run = _locked(run)
-    _refuse_if_finished(run)
-    previous = Checkpoint.objects.filter(run=run).aggregate(step=Max("step"))["step"]
-    checkpoint = Checkpoint.objects.create(run=run, **facts)
-    firing = None
-    if run.status == RunStatus.RUNNING:
-        campaign = Campaign.objects.only("required_checkpoint_components").get(pk=run.campaign_id)
-        required = frozenset(campaign.required_checkpoint_components or []) & rules.COMPONENTS
-        firing = rules.evaluate_checkpoint(
-            rule_specs(run.campaign_id),
-            rules.CheckpointFacts(
-                step=checkpoint.step,
-                components=frozenset(checkpoint.components),
-                resume_verified=checkpoint.resume_verified,
-            ),
-            required_components=required,
-            last_logged_step=previous,
-        )
-    fields = []
-    if run.last_step is None or checkpoint.step > run.last_step:
-        run.last_step = checkpoint.step
-        fields.append("last_step")
-    if firing is not None:
-        record_stop(run, firing, timezone.now())
-        fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+            fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+    fields += run_clock.beat(run, now, now, saving=bool(fields))
     if fields:
         run.save(update_fields=fields)
-    checkpoint.run = run
-    return checkpoint, firing
-
-
-@transaction.atomic
-def mark_checkpoint_retrieved(run: Run, checkpoint_id: int) -> Checkpoint:
-    """Mark one of the run's checkpoints copied off the rented machine (docs/domain.md §19: the
-    `checkpoint_not_retrieved` alert resolves at the next scan). Taken after the run ended too:
-    a checkpoint is usually copied once training stops; marking it twice changes nothing.
-    Raises Checkpoint.DoesNotExist when the run has no such checkpoint."""
-    checkpoint = Checkpoint.objects.select_for_update().get(run=run, pk=checkpoint_id)
-    if not checkpoint.retrieved:
-        checkpoint.retrieved = True
-        checkpoint.save(update_fields=["retrieved"])
-    return checkpoint
-
-
-# --- Stop and finish -----------------------------------------------------------------------
-
-
-@transaction.atomic
-def stop_run(
-    run: Run, *, reason: str, rule: StopRule | None = None, step: int | None = None
-) -> Run:
-    """Stop a run by hand (or by a rule applied by a person); the reason is kept with the run."""
-    run = _locked(run)
-    refuse_unless_running(run)
-    run.status = RunStatus.STOPPED
-    run.stop_rule = rule
-    run.stop_reason = reason.strip()
-    run.stop_step = step if step is not None else run.last_step
-    run.stopped_at = timezone.now()
-    run.save(update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"])
-    signals.run_stopped.send(sender=Run, run=run)
-    return run
-
-
-@transaction.atomic
-def finish_run(run: Run, *, status: str, observed_hours: Decimal | None = None) -> Run:
-    """Close a run with the hours it took (they count even when it failed or was stopped).
-
-    A stopped run keeps its stop: finishing it records its hours, it never becomes completed.
-    Finishing twice the same way answers the same run; finishing it another way is refused.
-    """
-    run = _locked(run)
-    if run.finished_at is not None:
-        same_status = run.status == status or run.status == RunStatus.STOPPED
-        if same_status and (observed_hours is None or run.observed_hours == observed_hours):
-            return run
-        raise RunRefused(f"run {run.run_id!r} is already finished ({run.status})", run)
-    if run.status != RunStatus.STOPPED:
-        run.status = status
-    if observed_hours is not None:
-        run.observed_hours = observed_hours
-    run.finished_at = timezone.now()
-    run.save(update_fields=["status", "observed_hours", "finished_at"])
-    # Its hours are final: the ledger posts an hourly run's cost, in this transaction.
-    signals.run_finished.send(sender=Run, run=run)
-    return run
+    sample.run = run
+    return sample
 
 
 # --- Params, tags and artifacts (the MLflow facade, docs/mlflow.md) ---------------------------
@@ -565,7 +353,7 @@ def add_params(run: Run, params: dict[str, str]) -> Run:
     A key already set to another value is refused (RunRefused): a new configuration needs a new
     run. The digest follows the configuration, so /api/v1/ recognises the same run again.
     """
-    run = _locked(run)
+    run = locked(run)
     refuse_unless_running(run)
     changed = {k: (run.config[k], v) for k, v in params.items() if k in run.config}
     changed = {k: pair for k, pair in changed.items() if pair[0] != pair[1]}
@@ -587,7 +375,7 @@ def add_params(run: Run, params: dict[str, str]) -> Run:
 @transaction.atomic
 def set_tags(run: Run, tags: dict[str, str], *, delete: Sequence[str] = ()) -> Run:
     """Set (or delete) free-form tags of a running run; they are kept, not interpreted."""
-    run = _locked(run)
+    run = locked(run)
     refuse_unless_running(run)
     merged = {**run.tags, **tags}
     for key in delete:
@@ -607,7 +395,7 @@ def record_artifact(
 
     Taken in any state: a stopped or finished run's files are its evidence and deliverables.
     """
-    run = _locked(run)
+    run = locked(run)
     previous = RunArtifact.objects.select_for_update().filter(run=run, path=path).first()
     # Under the run's lock, with the size actually stored (docs/domain.md §23).
     check_artifact_quota(run, path=path, size_bytes=size_bytes)

@@ -25,6 +25,7 @@ one of the blocks holding such points (metric_packing.link_models), whichever it
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db import transaction
@@ -33,7 +34,7 @@ from django.utils import timezone
 
 from campaigns.models import Campaign, CampaignClosed, Run
 from campaigns.selectors import raw_points
-from campaigns.services import ingest, metric_packing
+from campaigns.services import ingest, metric_packing, run_clock
 
 PointKey = tuple[str, int, int | None, str]
 
@@ -80,12 +81,12 @@ def log_to_run(
     run = lock_run(runs, run_id)
     refuse_if_deleted(run)
     now = timezone.now()
+    fields = run_clock.revive_if_silent(run, now)
     # A completed or failed run takes late data (docs/domain.md §5.9); a stopped one answers
     # with its stop, past its grace.
     late = run.status in ingest.FINISHED
     if not late:
         ingest.refuse_unless_taking_points(run, max((p.step for p in points), default=None), now)
-    fields: list[str] = []
     if params:
         fields += _merge_params(run, params)
     if tags or delete_tags:
@@ -100,12 +101,28 @@ def log_to_run(
         if fresh:
             changed, firing = ingest.store_points(run, fresh, now)
             fields += changed
-    if late and (fields or fresh):
-        run.late_data_at = now
-        fields.append("late_data_at")
+    if late:
+        # Late data leaves the run's status, hours and clock as they were.
+        if fields or fresh:
+            run.late_data_at = now
+            fields.append("late_data_at")
+    else:
+        # Every logging call is a heartbeat, at the client's latest timestamp (§5.8).
+        fields += run_clock.beat(run, _heard_at(points, now), now, saving=bool(fields))
     if fields:
         run.save(update_fields=sorted(set(fields)))
     return ingest.Appended(run, len(fresh), firing)
+
+
+def _heard_at(points: Sequence[ingest.Point], now: datetime) -> datetime:
+    """When the loop last spoke: its points' latest timestamp (the client's clock, as the
+    run's start_time and end_time are), else now."""
+    stamps = [p.timestamp_ms for p in points if p.timestamp_ms is not None]
+    if not stamps:
+        return now
+    # Any int64 is a valid MLflow timestamp: held within 1970 and now before it is a moment.
+    latest = min(max(max(stamps), 0), int(now.timestamp() * 1000))
+    return datetime.fromtimestamp(latest / 1000, tz=UTC)
 
 
 def _merge_params(run: Run, params: dict[str, str]) -> list[str]:

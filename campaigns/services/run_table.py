@@ -1,4 +1,4 @@
-"""Remembering the runs table's columns per person (docs/domain.md §5.8)."""
+"""Remembering the runs table's columns per person (docs/domain.md §5.10)."""
 
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from django.test import TestCase
 
 from campaigns.models import Run, RunArtifact, Team
-from campaigns.services import ingest
+from campaigns.services import ingest, run_lifecycle
 from campaigns.tests.factories import as_user, committed_campaign, make_user, post, rule_ids
 
 
@@ -50,7 +50,7 @@ class IngestMlflowWritesTestCase(TestCase):
         run = ingest.set_tags(self.open(), {"a": "1", "b": "2"})
         run = ingest.set_tags(run, {"b": "3"}, delete=["a"])
         self.assertEqual(run.tags, {"b": "3"})
-        ingest.stop_run(run, reason="by hand")
+        run_lifecycle.stop_run(run=run, reason="by hand")
         with self.assertRaises(ingest.RunRefused):
             ingest.set_tags(run, {"c": "4"})
 
@@ -60,7 +60,7 @@ class IngestMlflowWritesTestCase(TestCase):
             run, path="notes.txt", size_bytes=3, sha256="a" * 64, storage_name="x/1/notes.txt"
         )
         self.assertIsNone(replaced)
-        ingest.stop_run(run, reason="by hand")  # a stopped run's files are still taken
+        run_lifecycle.stop_run(run=run, reason="by hand")  # a stopped run's files are still taken
         second, replaced = ingest.record_artifact(
             run, path="notes.txt", size_bytes=5, sha256="b" * 64, storage_name="x/2/notes.txt"
         )

@@ -21,7 +21,7 @@ from campaigns.domain import metric_rollups as mr
 from campaigns.domain.downsampling import token
 from campaigns.models import Campaign, IngestKey, MetricBlock, MetricPoint, MetricSummary, Run, Team
 from campaigns.selectors import run_metrics
-from campaigns.services import ingest, metric_packing, metric_store
+from campaigns.services import ingest, metric_packing, metric_store, run_lifecycle
 from campaigns.tasks import pack_metric_points, pack_run_points
 from campaigns.tests.factories import add_points, celery_eager, committed_campaign, make_run
 
@@ -255,7 +255,7 @@ class RetentionAndTasks(TestCase):
         run = make_run(committed_campaign(Team.objects.create(name="nlp")), "r", status="running")
         add_points(run, [("loss", s, 0.5) for s in range(5)])
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            ingest.finish_run(run, status="completed")
+            run_lifecycle.finish_run(run=run, status="completed")
         assert not MetricPoint.objects.filter(run=run).exists()
         assert MetricBlock.objects.get(run=run).count == 5
 

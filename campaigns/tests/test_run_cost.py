@@ -17,10 +17,10 @@ from campaigns.domain.run_cost import (
     lot_rate,
     money,
     run_cost,
-    run_hours,
     same_gpu,
     unposted_accrual,
 )
+from campaigns.domain.run_hours import RunClock
 from campaigns.domain.stop_rules import StopRuleSpec, evaluate_spend, rule_problems
 
 RTX_3_DAYS = LotPrice(Decimal("47.14"), 1, Decimal("72"), 1, "RTX-4090")
@@ -46,15 +46,6 @@ def test_lots_win_over_an_hourly_rate_and_nothing_prices_nothing() -> None:
     assert effective_rate([RTX_3_DAYS], Decimal("2.00")) == Rate(Decimal("0.6547"), "lot_share")
     assert effective_rate([], Decimal("2.00")) == Rate(Decimal("2.00"), "hourly")
     assert effective_rate([], None) is None
-
-
-def test_hours_are_observed_when_sent_else_the_wall_clock() -> None:
-    later = T0 + timedelta(hours=1, minutes=30)
-    assert run_hours(observed_hours=Decimal("3"), started=T0, ended=None, now=later) == 3
-    assert run_hours(observed_hours=None, started=T0, ended=None, now=later) == Decimal("1.5")
-    assert run_hours(observed_hours=None, started=T0, ended=T0, now=later) == 0
-    # A clock that went backwards never makes a negative cost.
-    assert run_hours(observed_hours=None, started=later, ended=None, now=T0) == 0
 
 
 def test_spend_adds_only_unposted_hourly_accrual_to_the_ledger() -> None:
@@ -155,7 +146,10 @@ def test_a_finished_runs_cost_is_spread_over_its_steps() -> None:
 
 def test_a_running_runs_point_costs_the_time_it_had_run() -> None:
     rate = Rate(Decimal("2.00"), "hourly")
-    assert cost_at_time(T0 + timedelta(minutes=90), T0, 2, rate) == Decimal("6.00")
+    assert cost_at_time(T0 + timedelta(minutes=90), RunClock(T0), 2, rate) == Decimal("6.00")
+    # A resumed run's earlier segments count too: 1 h before, 1.5 h since.
+    resumed = RunClock(T0, prior_hours=Decimal("1"))
+    assert cost_at_time(T0 + timedelta(minutes=90), resumed, 2, rate) == Decimal("10.00")
 
 
 @given(steps=st.lists(st.integers(0, 10_000), min_size=1), last=st.integers(1, 10_000))

@@ -1,4 +1,4 @@
-"""The runs table (docs/domain.md §5.8): its columns and groups as pure rules, then its reads on
+"""The runs table (docs/domain.md §5.10): its columns and groups as pure rules, then its reads on
 the real database: sorted by a metric's best in the metric's own direction, filtered, scoped to
 the caller's teams, and a page's statements the same at 3 and 30 runs and 1 and 6 metrics."""
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from campaigns import services
 from campaigns.models import Campaign, PlannedItem, Run, Stage, Team
-from campaigns.services import ingest
+from campaigns.services import ingest, run_lifecycle
 from catalog.models import RentalPlan
 from ledger import reports
 from ledger import services as ledger_services
@@ -186,7 +186,7 @@ def _completed_run(
     )
     if run.last_step is None:
         ingest.append_metrics(run, curve(past.f1[min(index, 1)], seed=len(past.slug) + index))
-    return ingest.finish_run(run, status="completed", observed_hours=hours)
+    return run_lifecycle.finish_run(run=run, status="completed", observed_hours=hours)
 
 
 def curve(final_f1: float, *, seed: int) -> list[ingest.Point]:

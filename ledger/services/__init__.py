@@ -20,6 +20,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Sum
 
 from campaigns.domain.formatting import format_hours, format_money
 from campaigns.enqueue import enqueue_on_commit
@@ -194,7 +195,10 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
     if any(number >= segment for number, _amount in posted):
         return None
     total, rate = priced
-    amount = max(total - sum((a for _n, a in posted), Decimal(0)), Decimal(0))
+    # Corrections of its hours adjusted its cost too (ledger/services/run_corrections.py).
+    corrected = LedgerEntry.objects.filter(run_correction__run=run).aggregate(s=Sum("amount"))["s"]
+    held = sum((a for _n, a in posted), corrected or Decimal(0))
+    amount = max(total - held, Decimal(0))
     hours = accrual.hours_of_run(run) - run.prior_hours
     stretch = f" (segment {segment})" if segment > 1 else ""
     try:

@@ -15,7 +15,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from campaigns.models import Campaign, Run, RunStatus
-from campaigns.services import ingest
+from campaigns.services import ingest, run_lifecycle
 from ledger.domain import alerts
 from ledger.models import Alert
 from ledger.selectors.alerts import campaign_facts, idle_rule
@@ -88,7 +88,7 @@ def _stop_idle_runs(campaign: Campaign, idle: list[alerts.Condition]) -> None:
         message = next(c.message for c in idle if c.key == f"run:{run.run_id}:idle")
         reason = f"{message} (rule #{rule.pk}: idle GPU)"
         try:
-            ingest.stop_run(run, reason=reason, rule=rule)
+            run_lifecycle.stop_run(run=run, reason=reason, rule=rule)
         except ingest.RunRefused:
             continue  # stopped or finished meanwhile: nothing left to stop
 

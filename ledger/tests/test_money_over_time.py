@@ -26,7 +26,9 @@ from ledger.selectors.spend import load_campaign_spend
 
 
 def _started_hours_ago(run_id: str, hours: float) -> None:
-    Run.objects.filter(run_id=run_id).update(created_at=timezone.now() - timedelta(hours=hours))
+    """The run began `hours` ago (its start: what its hours are measured from)."""
+    began = timezone.now() - timedelta(hours=hours)
+    Run.objects.filter(run_id=run_id).update(created_at=began, started_at=began)
 
 
 @pytest.mark.postgres

@@ -9,7 +9,7 @@ from decimal import Decimal
 from django.test import TestCase
 
 from campaigns.models import Campaign, Team
-from campaigns.services import ingest
+from campaigns.services import run_lifecycle
 from campaigns.services.run_lifecycle import resume_run
 from campaigns.tests.factories import committed_campaign, make_run, make_user
 from ledger import reports
@@ -22,9 +22,9 @@ class ResumedRunInTheReport(TestCase):
         owner = make_user("olga", team=team, role="owner")
         campaign = committed_campaign(team, owner, lots=0, hourly_rate_per_gpu=Decimal("2.50"))
         run = make_run(campaign, "crashy", status="running")
-        ingest.finish_run(run, status="failed", observed_hours=Decimal("2.00"))
-        resume_run(run)
-        ingest.finish_run(run, status="completed", observed_hours=Decimal("5.00"))
+        run_lifecycle.finish_run(run=run, status="failed", observed_hours=Decimal("2.00"))
+        resume_run(run=run)
+        run_lifecycle.finish_run(run=run, status="completed", observed_hours=Decimal("5.00"))
         make_run(campaign, "steady", observed_hours="1.00")
         campaign = Campaign.objects.select_related("team", "committed_by").get(pk=campaign.pk)
         cls.data = reports.collect(campaign)

@@ -74,7 +74,7 @@ class IntegrationCase(MlflowLiveCase):
         return Run.objects.get(campaign=self.campaign)
 
 
-def _hf_trainer(out: str, max_steps: int, callbacks: list[Any]) -> Any:
+def _hf_trainer(out: str, max_steps: int, callbacks: list[Any], **arguments: Any) -> Any:
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel, Trainer, TrainingArguments
 
@@ -94,6 +94,7 @@ def _hf_trainer(out: str, max_steps: int, callbacks: list[Any]) -> Any:
         report_to=["mlflow"],
         use_cpu=True,
         disable_tqdm=True,
+        **arguments,
     )
     return Trainer(model=model, args=args, train_dataset=data, callbacks=callbacks)
 

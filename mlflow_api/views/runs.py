@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime
-from decimal import Decimal
 from typing import Any
 
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
 
 from campaigns.api.serializers import run_id_is_valid
+from campaigns.domain import run_hours
 from campaigns.models import (
     Campaign,
     ItemStatus,
@@ -98,6 +99,15 @@ def _kind(caller: Caller, tags: dict[str, str]) -> str:
     return kind
 
 
+def _gpus(tags: dict[str, str]) -> int:
+    """The GPUs the run occupies (its cost is its hours × GPUs; its throughput is over them):
+    the tag `desk.gpus`, default 1."""
+    text = tags.get("desk.gpus", "").strip() or "1"
+    if not is_id(text) or not 1 <= int(text) <= 2**31 - 1:
+        raise MlflowError("INVALID_PARAMETER_VALUE", "tag desk.gpus is a whole number >= 1")
+    return int(text)
+
+
 def _run_id(tags: dict[str, str]) -> str:
     run_id = tags.get("desk.run_id", "").strip() or uuid.uuid4().hex
     if not run_id_is_valid(run_id):
@@ -168,7 +178,14 @@ def run_create(request: HttpRequest, caller: Caller) -> HttpResponse:
     else:
         try:
             run, _created = ingest.open_run(
-                campaign, run_id=run_id, variant=item, kind=kind, config={}, run_name=name
+                campaign,
+                run_id=run_id,
+                variant=item,
+                kind=kind,
+                config={},
+                run_name=name,
+                gpus=_gpus(tags),
+                started_at=_start(campaign, data.get("start_time")),
             )
         except ingest.CampaignNotOpen as exc:
             raise MlflowError("INVALID_PARAMETER_VALUE", str(exc)) from exc
@@ -187,38 +204,51 @@ def run_get(request: HttpRequest, caller: Caller) -> HttpResponse:
     return answer({"run": shapes.run(run_of(caller, read_body(request)))})
 
 
-def _hours(run: Run, end_ms: Any) -> Decimal | None:
-    """Observed hours: the earlier segments plus this stretch up to MLflow's end_time (now
-    when not sent); None when the run has them already."""
-    if run.observed_hours is not None:
-        return None
-    return run_lifecycle.hours_until(run, end_time(end_ms))
-
-
 # The latest end_time a datetime holds (year 9999), in ms: MLflow's int64 goes far beyond it.
 END_TIME_MAX = 253_402_300_799_000
 
 
-def end_time(end_ms: Any) -> datetime:
-    """MLflow's end_time (ms since 1970, an int or its text) as a moment; now when not sent."""
-    if end_ms is None or end_ms == "":
-        return timezone.now()
-    text = str(end_ms)
-    if isinstance(end_ms, bool) or not isinstance(end_ms, int | str) or not is_id(text):
-        raise MlflowError("INVALID_PARAMETER_VALUE", "end_time is milliseconds since 1970")
+def moment(ms: Any, name: str) -> datetime | None:
+    """MLflow's start_time or end_time (ms since 1970, an int or its text) as a moment; None
+    when not sent."""
+    if ms is None or ms == "":
+        return None
+    text = str(ms)
+    if isinstance(ms, bool) or not isinstance(ms, int | str) or not is_id(text):
+        raise MlflowError("INVALID_PARAMETER_VALUE", f"{name} is milliseconds since 1970")
     if int(text) > END_TIME_MAX:
         raise MlflowError(
-            "INVALID_PARAMETER_VALUE", f"end_time is at most {END_TIME_MAX} (the year 9999)"
+            "INVALID_PARAMETER_VALUE", f"{name} is at most {END_TIME_MAX} (the year 9999)"
         )
     return datetime.fromtimestamp(int(text) / 1000, tz=UTC)
 
 
+def _start(campaign: Campaign, start_ms: Any) -> datetime | None:
+    """The client's start_time, the run's start (docs/domain.md §5.8): checked as /api/v1/'s
+    started_at is (not before the commit, at most a few minutes ahead of this server)."""
+    started = moment(start_ms, "start_time")
+    if started is None:
+        return None
+    not_before = campaign.committed_at or datetime.min.replace(tzinfo=UTC)
+    try:
+        return run_hours.checked_moment(
+            started, now=timezone.now(), not_before=not_before, name="start_time"
+        )
+    except ValueError as exc:
+        raise MlflowError("INVALID_PARAMETER_VALUE", f"{exc} (the plan's commit)") from exc
+
+
 def _finish(run: Run, status: str, end_ms: Any) -> Run:
-    """FINISHED → completed, FAILED/KILLED → failed. A run already finished answers as it is,
-    as MLflow's set_terminated would succeed (its hours and cost are final here)."""
+    """FINISHED → completed, FAILED/KILLED → failed, ended at the client's end_time: the run's
+    measured hours (docs/domain.md §5.8). A run already finished answers as it is, as MLflow's
+    set_terminated would succeed (its hours and cost are final here)."""
     if run.finished_at is not None:
         return run
-    return ingest.finish_run(run, status=status, observed_hours=_hours(run, end_ms))
+    ended = moment(end_ms, "end_time")
+    try:
+        return run_lifecycle.finish_run(run=run, status=status, ended_at=ended)
+    except ValidationError as exc:
+        raise MlflowError("INVALID_PARAMETER_VALUE", " ".join(exc.messages)) from exc
 
 
 @endpoint("POST")
@@ -240,7 +270,7 @@ def run_update(request: HttpRequest, caller: Caller) -> HttpResponse:
             run = run_lifecycle.rename_run(run, name=name)
         if status == "RUNNING":
             refuse_if_deleted(run)
-            run = run_lifecycle.resume_run(run)
+            run = run_lifecycle.resume_run(run=run)
         elif status in FINISHED_STATUSES:
             run = _finish(run, FINISHED_STATUSES[status], data.get("end_time"))
             if end_ms is not None:

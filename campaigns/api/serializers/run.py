@@ -5,8 +5,10 @@ artifacts, cost so far, MLflow tags and segments), and its finish.
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 from typing import Any
 
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -14,6 +16,7 @@ from campaigns.api.fields import (
     HoursField,
     JSONObjectField,
     MetricValueField,
+    StrictCharField,
     StrictIntegerField,
     StrictModelSerializer,
     StrictPrimaryKeyRelatedField,
@@ -24,12 +27,14 @@ from campaigns.api.serializers.base import INT_MAX, scope
 from campaigns.api.serializers.checkpoint import CheckpointSerializer
 from campaigns.api.serializers.stop import RunStopFigures
 from campaigns.api.serializers.throughput import ThroughputSerializer
+from campaigns.domain import run_hours
 from campaigns.models import (
     Campaign,
     ItemStatus,
     PlannedItem,
     Run,
     RunArtifact,
+    RunHoursCorrection,
     RunKind,
     RunSegment,
 )
@@ -65,6 +70,18 @@ class RunCreateSerializer(serializers.Serializer[Any]):
         help_text="GPUs the run occupies: its cost is its hours × GPUs × the campaign's rate.",
     )
     config = JSONObjectField(required=False, default=dict)
+    started_at = serializers.DateTimeField(
+        required=False,
+        help_text="When the run began, on the client's clock (ISO 8601 with its offset); "
+        "default: now. Not before the plan's commit; at most 5 minutes ahead of the server.",
+    )
+    heartbeat_seconds = StrictIntegerField(
+        min_value=1,
+        max_value=86_400,
+        required=False,
+        help_text="How often the client sends a heartbeat: the run is ended as silent after "
+        "a multiple of it (docs/domain.md §5.8).",
+    )
 
     def get_fields(self) -> dict[str, Any]:
         fields = super().get_fields()
@@ -78,6 +95,16 @@ class RunCreateSerializer(serializers.Serializer[Any]):
         if not run_id_is_valid(value):
             raise serializers.ValidationError(self.fields["run_id"].error_messages["invalid"])
         return value
+
+    def validate_started_at(self, value: datetime) -> datetime:
+        campaign = self.context.get("campaign")
+        not_before = getattr(campaign, "committed_at", None) or datetime.min.replace(tzinfo=UTC)
+        try:
+            return run_hours.checked_moment(
+                value, now=timezone.now(), not_before=not_before, name="started_at"
+            )
+        except ValueError as exc:
+            raise serializers.ValidationError(f"{exc} (the plan's commit).") from exc
 
     def validate_variant(self, item: PlannedItem | None) -> PlannedItem | None:
         if item is not None and item.status == ItemStatus.CUT:
@@ -94,6 +121,7 @@ class RunSerializer(RunStopFigures, StrictModelSerializer[Run]):
     )
     stopped = serializers.SerializerMethodField()
     stop = serializers.SerializerMethodField()
+    hours_source = serializers.SerializerMethodField()
 
     class Meta:
         model = Run
@@ -108,14 +136,34 @@ class RunSerializer(RunStopFigures, StrictModelSerializer[Run]):
             "stopped",
             "stop",
             "observed_hours",
+            "observed_reason",
+            "measured_hours",
+            "hours_source",
             "last_step",
             "created_at",
+            "started_at",
+            "heartbeat_at",
+            "heartbeat_seconds",
+            "ended_at",
             "finished_at",
         ]
         read_only_fields = fields
 
     def _run(self, run: Run) -> Run:
         return run
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=["measured", "stated", "corrected"], allow_null=True)
+    )
+    def get_hours_source(self, run: Run) -> str | None:
+        """Where `observed_hours` come from: the run's own clock (`measured`), the hours its
+        finish stated, or a person's correction (`observed_reason` says why); null while it
+        runs."""
+        return run_hours.source(
+            observed_hours=run.observed_hours,
+            measured=run.measured_hours,
+            reason=run.observed_reason,
+        )
 
 
 class LatestMetricSerializer(serializers.Serializer[Any]):
@@ -156,6 +204,19 @@ class RunSegmentSerializer(StrictModelSerializer[RunSegment]):
         read_only_fields = fields
 
 
+class RunHoursCorrectionSerializer(StrictModelSerializer[RunHoursCorrection]):
+    """A person's correction of the run's hours: before, after, who, when and why."""
+
+    made_by: serializers.SlugRelatedField[Any] = serializers.SlugRelatedField(
+        slug_field="username", read_only=True
+    )
+
+    class Meta:
+        model = RunHoursCorrection
+        fields = ["before", "after", "reason", "made_by", "made_at"]
+        read_only_fields = fields
+
+
 class RunDetailSerializer(RunSerializer):
     latest = serializers.SerializerMethodField()
     # Files logged for the run (MLflow artifacts), with the server's own size and sha256.
@@ -166,6 +227,7 @@ class RunDetailSerializer(RunSerializer):
     tags = serializers.DictField(child=serializers.CharField(), read_only=True)
     inputs = serializers.ListField(child=serializers.DictField(), read_only=True)
     segments = RunSegmentSerializer(many=True, read_only=True)
+    hours_corrections = RunHoursCorrectionSerializer(many=True, read_only=True)
 
     class Meta(RunSerializer.Meta):
         fields = [
@@ -174,6 +236,7 @@ class RunDetailSerializer(RunSerializer):
             "tags",
             "inputs",
             "segments",
+            "hours_corrections",
             "deleted_at",
             "latest",
             "artifacts",
@@ -207,4 +270,45 @@ class RunDetailSerializer(RunSerializer):
 
 class FinishRunSerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=["completed", "failed"])
-    observed_hours = HoursField(required=False, allow_null=True)
+    observed_hours = HoursField(
+        required=False,
+        allow_null=True,
+        help_text="Hours the run took, when the client states them (kept as stated); left "
+        "out, the run's hours are measured: ended_at − its start, earlier segments added, "
+        "rounded half-up to 0.01 h.",
+    )
+    ended_at = serializers.DateTimeField(
+        required=False,
+        help_text="When the run ended, on the client's clock (ISO 8601 with its offset); "
+        "default: now. Not before this stretch's start; at most 5 minutes ahead of the server.",
+    )
+
+
+class HeartbeatSerializer(serializers.Serializer[Any]):
+    gpus = StrictIntegerField(
+        min_value=1,
+        max_value=INT_MAX,
+        required=False,
+        help_text="GPUs the loop runs on: the run's own count (another is a 400).",
+    )
+
+
+class HeartbeatAnswerSerializer(RunStopFigures, StrictModelSerializer[Run]):
+    stopped = serializers.SerializerMethodField()
+    stop = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = ["run_id", "status", "stopped", "stop", "heartbeat_at", "gpus"]
+        read_only_fields = fields
+
+    def _run(self, run: Run) -> Run:
+        return run
+
+
+class CorrectHoursSerializer(serializers.Serializer[Any]):
+    observed_hours = HoursField(help_text="The run's hours as they should count.")
+    observed_reason = StrictCharField(
+        max_length=2000,
+        help_text="Why the run's hours are not what it recorded (kept with the correction).",
+    )
