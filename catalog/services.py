@@ -37,6 +37,8 @@ def seed_catalog(apps: Any = None) -> None:
             "card_to_card_bytes_per_second": spec.card_to_card_bytes_per_second,
             "node_to_node_bytes_per_second": spec.node_to_node_bytes_per_second,
             "interconnect_source": spec.interconnect_source[:300],
+            "bus_bandwidth": {} if spec.links is None else spec.links.as_json(),
+            "memory_bandwidth_bytes_per_second": spec.memory_bandwidth_bytes_per_second,
         }
         gpus[spec.name], _ = GpuModel.objects.update_or_create(
             name=spec.name, defaults={k: v for k, v in gpu_values.items() if k in gpu_fields}
@@ -63,15 +65,18 @@ def seed_catalog(apps: Any = None) -> None:
     # Before catalog 0004 an hourly rate has no instance size.
     has_instances = "gpus_per_instance" in {f.name for f in HourlyRate._meta.get_fields()}
     for rate in catalog.HOURLY_RATES:
+        if not has_instances and rate.gpus_per_instance != 8:
+            continue  # before 0004 a provider had one rate per GPU: the 8-GPU instances'
+        key = {"gpus_per_instance": rate.gpus_per_instance} if has_instances else {}
         HourlyRate.objects.update_or_create(
             provider=rate.provider,
             gpu=gpus[rate.gpu],
+            **key,
             defaults={
                 "rate_per_gpu_hour": rate.rate_per_gpu_hour,
                 "currency": rate.currency,
                 "source": rate.source[:300],
                 "as_of": rate.as_of,
                 "illustrative": rate.illustrative,
-            }
-            | ({"gpus_per_instance": rate.gpus_per_instance} if has_instances else {}),
+            },
         )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal, TypeVar
 
@@ -31,6 +31,8 @@ from catalog.domain.catalog import GpuModel
 from catalog.domain.gpu_names import normalize_gpu
 from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
+from estimates.domain.formulas.projection import speedup
+from estimates.domain.rate_offers import RateOffer, cheapest_offer, offers_by_gpu
 
 TimeSource = Literal["pilot", "projected", "assumed", "observed"]
 _V = TypeVar("_V")
@@ -94,7 +96,8 @@ def _hours_on(work: Work, own: GpuModel | None, candidate: GpuModel) -> float | 
         return work.wall_hours
     if not own.supports(work.precision):
         return work.wall_hours
-    return work.wall_hours * own.peak_flops[work.precision] / candidate.peak_flops[work.precision]
+    # A measured per-GPU ratio where one is published, else the roofline (§24.11).
+    return work.wall_hours / speedup(own, candidate, work.precision).ratio
 
 
 def _fits(work: Work, own: GpuModel | None, candidate: GpuModel) -> bool:
@@ -158,6 +161,7 @@ class _Pricing:
     offers: Sequence[plans.RentalPlanOffer]
     rate_notes: Mapping[str, str]
     rate_instances: Mapping[str, int]
+    offers_by_gpu: Mapping[str, tuple[RateOffer, ...]] = field(default_factory=dict)
 
 
 def rank_options(
@@ -172,6 +176,7 @@ def rank_options(
     measured_on: Mapping[str, str] | None = None,
     rate_notes: Mapping[str, str] | None = None,
     rate_instances: Mapping[str, int] | None = None,
+    rate_offers: Sequence[RateOffer] = (),
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
 
@@ -182,7 +187,10 @@ def rank_options(
     together at it); ``measured_on`` maps a work
     key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
     works run one after another: wall hours add up, and ``fits_window`` compares them with the
-    window (for lots, the selection's own feasibility).
+    window (for lots, the selection's own feasibility). ``rate_offers`` are published rates
+    by instance size: a GPU without a rate in ``rates`` is billed at the offer that costs its
+    works least, the GPUs rounded up to that offer's instances (a one-GPU job takes the plan
+    that sells one GPU).
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
     pricing = _Pricing(
@@ -193,6 +201,7 @@ def rank_options(
         offers=offers,
         rate_notes=_by_gpu(rate_notes),
         rate_instances=_by_gpu(rate_instances),
+        offers_by_gpu=offers_by_gpu(rate_offers),
     )
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []
@@ -279,11 +288,27 @@ def _assumption(
         }
     )
     origin = f" measured on the {', '.join(elsewhere)}" if elsewhere else ""
-    return (
-        f"Projected: the utilization{origin} is assumed to carry over to the "
-        f"{candidate.name}'s peak FLOP/s at the same precision (memory bandwidth, "
-        "interconnect and kernels may differ)."
+    bases = sorted(
+        {_basis(measured.get(w.key) or w.gpu, w.precision, candidate) for w, _ in placed}
     )
+    how = "; ".join(b for b in bases if b) or "the peaks' ratio"
+    return (
+        f"Projected: the time{origin} carried to the {candidate.name} by {how} (docs/domain.md "
+        "§24.11; kernels and interconnect may still differ)."
+    )
+
+
+def _basis(origin: str | None, precision: str, candidate: GpuModel) -> str:
+    """How a time measured on ``origin`` was carried to ``candidate``, in words."""
+    own = catalog.GPUS.get(catalog.canonical_name(origin or "") or "")
+    if own is None or own.name == candidate.name:
+        return ""
+    if not (own.supports(precision) and candidate.supports(precision)):
+        return ""
+    found = speedup(own, candidate, precision)
+    if found.basis == "measured":
+        return f"a measured x{found.ratio:.2f} ({found.source})"
+    return f"the peaks' ratio x{found.ratio:.2f} (no measured pair published)"
 
 
 def _option(
@@ -348,11 +373,16 @@ def _hourly_price(
     gpu_hours: float,
     pricing: _Pricing,
 ) -> list[tuple[PlanChoice, formulas.Money, bool | None]]:
-    own_rate = pricing.rates.get(normalize_gpu(candidate.name))
+    key = normalize_gpu(candidate.name)
+    own_rate = pricing.rates.get(key)
+    offers = pricing.offers_by_gpu.get(key, ()) if own_rate is None else ()
+    if offers:
+        found = _offer_price(offers, placed, wall, pricing)
+        return [] if found is None else [found]
     rate = own_rate if own_rate is not None else pricing.fallback_rate
     if rate is None:
         return []
-    instance = pricing.rate_instances.get(normalize_gpu(candidate.name), 1) if own_rate else 1
+    instance = pricing.rate_instances.get(key, 1) if own_rate else 1
     billed = _billed_gpu_hours(placed, instance) if placed and instance > 1 else gpu_hours
     try:
         choice, money = _hourly(billed, rate, pricing.currency)
@@ -374,6 +404,31 @@ def _hourly_price(
         choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
     window = pricing.window_hours
     return [(choice, money, None if window is None else wall <= window)]
+
+
+def _offer_price(
+    offers: Sequence[RateOffer],
+    placed: Sequence[tuple[Work, float]],
+    wall: float,
+    pricing: _Pricing,
+) -> tuple[PlanChoice, formulas.Money, bool | None] | None:
+    """The published offer that bills the works least, with its provenance and billing said."""
+    found = cheapest_offer(offers, [(w.gpus, h) for w, h in placed])
+    if found is None:
+        return None
+    offer, amount, billed = found
+    note = offer.note
+    if billed > sum(h * w.gpus for w, h in placed):
+        billing = f"rented {offer.gpus_per_instance} GPUs at a time: {billed:,.4g} GPU-hours billed"
+        note = f"{note}; {billing}" if note else billing
+    description = f"hourly at {offer.rate_per_gpu_hour} {pricing.currency} per GPU-hour"
+    choice = PlanChoice(
+        "hourly",
+        f"{description} ({note})" if note else description,
+        rate_per_gpu_hour=offer.rate_per_gpu_hour,
+    )
+    window = None if pricing.window_hours is None else wall <= pricing.window_hours
+    return choice, formulas.Money(amount, pricing.currency), window
 
 
 def ranking(option: HardwareOption) -> tuple[bool, Decimal, float, str]:

@@ -18,6 +18,7 @@ from campaigns.models import Campaign, ItemStatus
 from catalog.domain import catalog
 from catalog.models import GpuModel, HourlyRate, RentalPlan
 from estimates.domain import hardware_options as options
+from estimates.domain.rate_offers import RateOffer
 from estimates.forecasts import current_estimate
 from estimates.models import plan_offer
 
@@ -93,14 +94,11 @@ def campaign_hardware_options(
         plan_offer(plan)
         for plan in RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
     ]
-    rates, notes, instances = published_rates(campaign.currency)
     return options.rank_options(
         found,
         gpus,
         offers=offers,
-        rates=rates,
-        rate_notes=notes,
-        rate_instances=instances,
+        rate_offers=published_rate_offers(campaign.currency),
         currency=campaign.currency,
         window_hours=float(campaign.window_hours),
         measured_on=measured_on,
@@ -128,3 +126,16 @@ def published_rates(
             f"; {warning}" if warning else ""
         )
     return rates, notes, instances
+
+
+def published_rate_offers(currency: str) -> list[RateOffer]:
+    """Every published hourly rate in ``currency``, by instance size, with its provenance in
+    words: the pricing picks per GPU the offer that bills the jobs least (docs/domain.md §24.8)."""
+    today = timezone.now().date()
+    found: list[RateOffer] = []
+    for rate in HourlyRate.objects.select_related("gpu").filter(currency=currency):
+        when = "undated" if rate.as_of is None else f"as of {rate.as_of.isoformat()}"
+        warning = catalog.price_note(rate.illustrative, rate.as_of, today)
+        note = f"{rate.provider}'s published rate, {when}" + (f"; {warning}" if warning else "")
+        found.append(RateOffer(rate.gpu.name, rate.rate_per_gpu_hour, rate.gpus_per_instance, note))
+    return found

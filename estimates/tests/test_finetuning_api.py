@@ -142,10 +142,12 @@ class FineTuningApiTests(TestCase):
         body = copy.deepcopy(LORA_8B)
         result = self.ok(OPTIONS, body)
         h100 = next(o for o in result["options"] if o["gpu"] == "H100-SXM")
-        self.assertEqual(h100["plan"]["rate_per_gpu_hour"], "2.9900")
-        self.assertIn("Lambda", h100["plan"]["description"])
-        self.assertIn("over a year ago", h100["plan"]["description"])
+        # A one-GPU job: the plan that sells one GPU (issue 31), with its provider and date.
+        self.assertEqual(h100["plan"]["rate_per_gpu_hour"], "3.7800")
+        self.assertIn("Lambda's published rate, as of 2026-05-07", h100["plan"]["description"])
         gpus = {g["name"]: g for g in self.listing("/api/v1/estimates/hardware/?page_size=100")}
+        notes = {r["gpus_per_instance"]: r["price_note"] for r in gpus["H100-SXM"]["hourly_rates"]}
+        self.assertIn("over a year ago", notes[8])
         self.assertEqual(gpus["RTX-4090"]["card_to_card_bytes_per_second"], 32e9)
         self.assertTrue(gpus["H200"]["hourly_rates"][0]["source"])
         for name in ("B300", "GB200", "RTX-5090", "MI355X"):
@@ -239,13 +241,16 @@ class ItemEstimateSpecTests(OnTheDemoCampaign, TestCase):
         assert row.calculator is not None
         self.assertTrue(row.calculator["fits_in_memory"], row.calculator)
 
-    def test_the_campaigns_which_gpu_panel_ranks_the_4090_lot_first(self) -> None:
+    def test_the_campaigns_which_gpu_panel_prices_the_4090_lot_and_one_h100_by_the_hour(
+        self,
+    ) -> None:
         answer = self.client.get(
             f"/api/v1/campaigns/{self.campaign.pk}/hardware-options/", **token_header(self.owner)
         )
         self.assertEqual(answer.status_code, 200, answer.content)
-        first = answer.json()["options"][0]
-        self.assertEqual((first["gpu"], first["total_cost"]["amount"]), ("RTX-4090", "47.14"))
+        options = {o["gpu"]: o for o in answer.json()["options"]}
+        self.assertEqual(options["RTX-4090"]["total_cost"]["amount"], "47.14")
+        self.assertEqual(options["H100-SXM"]["plan"]["rate_per_gpu_hour"], "3.7800")
 
     def test_a_bad_spec_on_a_variant_is_a_400_naming_the_nested_field(self) -> None:
         url = f"/api/v1/campaigns/{self.campaign.pk}/variants/"

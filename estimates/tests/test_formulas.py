@@ -540,7 +540,10 @@ def test_it_assumes_utilization_without_a_pilot_and_says_to_measure_one() -> Non
     assert result.time_source == "assumed"
     # PaLM appendix B: 6N + 12 L h s FLOPs per token once the architecture is known.
     per_token = 6 * 7e9 + 12 * 32 * 4096 * 4096
-    assert result.wall_hours == pytest.approx(1e12 * per_token / (8 * A100_BF16 * 0.4) / 3600)
+    # Within 0.1%: DDP's last 25 MiB gradient bucket cannot hide behind the backward (§24.6).
+    assert result.wall_hours == pytest.approx(
+        1e12 * per_token / (8 * A100_BF16 * 0.4) / 3600, rel=1e-3
+    )
     assert any("measure a short pilot before launching" in r for r in result.recommendations)
     assert result.pilot_utilization is None
 
@@ -550,7 +553,8 @@ def test_it_charges_recomputation_one_extra_forward_pass_in_assumed_time() -> No
     training = TrainingSpec(tokens=1e12, sequence_length=4096, activation_checkpointing=True)
     recomputed = estimate(api_example(pilot=None, training=training))
     assert recomputed.training_flops == plain.training_flops
-    assert recomputed.wall_hours == pytest.approx(plain.wall_hours * 4 / 3)
+    # Within 0.1%: only the compute grows by 4/3, not the last bucket's exposed all-reduce.
+    assert recomputed.wall_hours == pytest.approx(plain.wall_hours * 4 / 3, rel=1e-3)
 
 
 def test_it_says_overheads_were_assumed_zero_when_none_are_given() -> None:
@@ -582,8 +586,9 @@ def test_it_offers_lower_precision_where_the_gpu_supports_it() -> None:
     training = TrainingSpec(tokens=1e12, sequence_length=4096, precision="fp32")
     result = estimate(api_example(training=training, pilot=None))
     lower = next(lever for lever in result.levers if lever.name == "lower_precision")
-    # A100: bf16 312 TFLOPS vs fp32 19.5 TFLOPS -> 16x less time at the same utilization.
-    assert lower.wall_hours == pytest.approx(result.wall_hours / 16)
+    # A100: bf16 312 TFLOPS vs fp32 19.5 TFLOPS -> 16x less compute at the same utilization
+    # (within 0.1%: the last gradient bucket's exposed all-reduce does not shrink with it).
+    assert lower.wall_hours == pytest.approx(result.wall_hours / 16, rel=1e-3)
 
 
 def test_it_treats_samples_times_tokens_per_sample_like_tokens() -> None:
@@ -671,15 +676,16 @@ def test_more_gpus_over_the_same_link_never_take_more_wall_hours_or_cost_below_z
     assert more_hours <= fewer_hours
 
 
-def test_a_ninth_gpu_on_a_second_node_can_make_a_zero_3_run_slower() -> None:
-    """Eight H100s talk over NVLink (450 GB/s); a ninth puts the run on two nodes, every
-    ZeRO-3 all-gather then crosses the 50 GB/s network link and most of it is exposed (§24.6):
-    the estimate says so instead of promising that more GPUs are always faster."""
+def test_a_ninth_gpu_on_a_second_node_does_not_slow_a_zero_3_run_down() -> None:
+    """Eight H100s talk over NVLink; a ninth puts the run on two nodes. NCCL's rings then run
+    through every NIC of the node, and FSDP prefetches each layer's gather behind the previous
+    layer's compute (§24.6): the run is not slower, as MosaicML's tables measure (13B on 8 and
+    16 H100: 4,792 and 4,767 tokens/s per GPU)."""
     eight_hours, _, eight_link = _hours_cost_and_link(8, 0.5, 3, False)
     nine_hours, _, nine_link = _hours_cost_and_link(9, 0.5, 3, False)
     assert (eight_link, nine_link) == ("card-to-card", "node-to-node")
-    assert nine_hours > eight_hours
-    assert _hours_cost_and_link(16, 0.5, 3, False)[0] < nine_hours  # and more on two nodes helps
+    assert nine_hours <= eight_hours
+    assert _hours_cost_and_link(16, 0.5, 3, False)[0] < nine_hours
 
 
 @settings(max_examples=200)

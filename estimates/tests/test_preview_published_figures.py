@@ -148,7 +148,8 @@ class PreviewCompleteTests(TestCase):
         as_hfu = self.ok(body)
         body["hardware"]["utilization_kind"] = "mfu"
         as_mfu = self.ok(body)
-        self.assertAlmostEqual(as_hfu["wall_hours"] / as_mfu["wall_hours"], 4 / 3)
+        # Within 0.1%: the last gradient bucket's exposed all-reduce does not grow by 4/3.
+        self.assertAlmostEqual(as_hfu["wall_hours"] / as_mfu["wall_hours"], 4 / 3, delta=1.4e-3)
         self.assertAlmostEqual(as_mfu["mfu"], 0.4)
         self.assertAlmostEqual(as_mfu["hfu"], 0.4 * 4 / 3)
         self.assertAlmostEqual(as_hfu["hfu"], 0.4)

@@ -1,0 +1,123 @@
+"""POST /estimates/compute-optimal/: the compute-optimal split by a published scaling law, from
+FLOPs, parameters or a money budget, with the Kaplan levers (docs/domain.md §10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from catalog.domain import catalog
+from estimates.api.calculator import (
+    SignedInPerson,
+    calculator_schema,
+    catalog_gpu,
+    field_error,
+    nested_error,
+)
+from estimates.api.serializers import ComputeOptimalRequestSerializer, ComputeOptimalSerializer
+from estimates.domain import formulas
+from estimates.domain.formulas.levers import precision_speedup
+
+
+class ComputeOptimalView(APIView):
+    """Chinchilla's compute-optimal split from FLOPs, parameters or a money budget, with the
+    Kaplan levers (formulas.chinchilla_fit, formulas.scaling_levers; docs/api.md)."""
+
+    permission_classes = [SignedInPerson]
+
+    @calculator_schema(
+        ComputeOptimalRequestSerializer,
+        ComputeOptimalSerializer,
+        "Compute-optimal parameters and tokens (Chinchilla table 3), and scaling levers",
+    )
+    def post(self, request: Request) -> Response:
+        body = ComputeOptimalRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        budget, budget_json, gpu = data.get("budget"), None, None
+        flops = data.get("flops")
+        if budget is not None:
+            gpu = _budget_gpu(budget)
+            hours_amount = budget["amount"] / budget["hourly_rate_per_gpu"]
+            gpu_hours = float(hours_amount)
+            flops = gpu_hours * 3600.0 * gpu.peak_flops[budget["precision"]] * budget["utilization"]
+            budget_json = {
+                "gpu": gpu.name,
+                "precision": budget["precision"],
+                "gpu_hours": gpu_hours,
+                "cost": {"amount": str(budget["amount"]), "currency": budget["currency"]},
+            }
+            lower = formulas.lower_precision(gpu, budget["precision"])
+        else:
+            lower = None
+        try:
+            if budget is not None and flops is not None and flops > 1e32:
+                raise formulas.EstimateInputError(
+                    "budget.amount", f"buys {flops:.3g} FLOPs, beyond the 1e32 handled"
+                )
+            split = formulas.chinchilla_fit(flops=flops, parameters=data.get("parameters"))
+            speedup, basis = None, ""
+            if gpu is not None and lower is not None and budget is not None:
+                # The measured speed-up where there is one (docs/domain.md §24.7).
+                speedup, basis = precision_speedup(gpu, budget["precision"], lower)
+            levers = formulas.scaling_levers(
+                split.parameters,
+                split.tokens,
+                epochs=data["epochs"],
+                precision_speedup=speedup,
+                lower_precision=lower,
+                speedup_basis=basis,
+            )
+        except formulas.EstimateInputError as error:
+            raise field_error(error) from None
+        total = 6.0 * split.parameters * split.tokens
+        return Response(
+            {
+                "parameters": split.parameters,
+                "tokens": split.tokens,
+                "flops": total,
+                "tokens_per_parameter": split.tokens / split.parameters,
+                "pf_days": total / 8.64e19,
+                "budget": budget_json,
+                "source": (
+                    "Hoffmann et al. (2022), Chinchilla, table 3 (N_opt = 0.0993 C^0.498, fitted); "
+                    "levers: Kaplan et al. (2020), L ~ N^-0.076, D^-0.095 (projections)"
+                ),
+                "levers": [
+                    {
+                        "name": lever.name,
+                        "description": lever.description,
+                        "flops": lever.flops,
+                        "cost_ratio": lever.cost_ratio,
+                        "cost": None
+                        if budget is None
+                        else {
+                            "amount": str(
+                                formulas.scaled_amount(budget["amount"], lever.cost_ratio)
+                            ),
+                            "currency": budget["currency"],
+                        },
+                        "loss_ratio": lever.loss_ratio,
+                        "projection": lever.projection,
+                    }
+                    for lever in levers
+                ],
+            }
+        )
+
+
+def _budget_gpu(budget: dict[str, Any]) -> catalog.GpuModel:
+    spec = catalog_gpu(budget["gpu"], "budget.gpu")
+    if not spec.supports(budget["precision"]):
+        raise serializers.ValidationError(
+            nested_error(
+                "budget.precision",
+                f"the {spec.name} has no {budget['precision']} figure; it offers "
+                f"{', '.join(spec.peak_flops)}",
+            )
+        )
+    return spec
