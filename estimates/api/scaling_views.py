@@ -20,7 +20,8 @@ from estimates.api.calculator import (
 )
 from estimates.api.serializers import ComputeOptimalRequestSerializer, ComputeOptimalSerializer
 from estimates.domain import formulas
-from estimates.domain.formulas.levers import precision_speedup
+from estimates.domain.formulas.precision import precision_speedup
+from estimates.domain.formulas.scaling import SCALING_LAW_SOURCES, compute_optimal
 
 
 class ComputeOptimalView(APIView):
@@ -59,7 +60,8 @@ class ComputeOptimalView(APIView):
                 raise formulas.EstimateInputError(
                     "budget.amount", f"buys {flops:.3g} FLOPs, beyond the 1e32 handled"
                 )
-            split = formulas.chinchilla_fit(flops=flops, parameters=data.get("parameters"))
+            law = data["scaling_law"]
+            split = compute_optimal(law, flops=flops, parameters=data.get("parameters"))
             speedup, basis = None, ""
             if gpu is not None and lower is not None and budget is not None:
                 # The measured speed-up where there is one (docs/domain.md §24.7).
@@ -83,9 +85,10 @@ class ComputeOptimalView(APIView):
                 "tokens_per_parameter": split.tokens / split.parameters,
                 "pf_days": total / 8.64e19,
                 "budget": budget_json,
+                "scaling_law": law,
                 "source": (
-                    "Hoffmann et al. (2022), Chinchilla, table 3 (N_opt = 0.0993 C^0.498, fitted); "
-                    "levers: Kaplan et al. (2020), L ~ N^-0.076, D^-0.095 (projections)"
+                    f"{SCALING_LAW_SOURCES[law]}; levers: Kaplan et al. (2020), L ~ N^-0.076, "
+                    "D^-0.095 (projections)"
                 ),
                 "levers": [
                     {

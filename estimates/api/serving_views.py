@@ -3,6 +3,7 @@ needs in a tensor split the model's heads allow (docs/domain.md §10, §24.8).""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from decimal import Decimal
 from typing import Any
@@ -20,6 +21,7 @@ from estimates.api.calculator import (
 )
 from estimates.api.serializers import ServingRequestSerializer, ServingSerializer
 from estimates.domain import formulas
+from estimates.domain.formulas.serving import tensor_split
 
 
 class ServingView(APIView):
@@ -137,28 +139,52 @@ def _serving_extras(data: dict[str, Any], money: Any) -> tuple[dict[str, Any], l
         "kv_cache_bytes": None,
         "weight_bytes": None,
         "gpus_per_replica": None,
+        "tensor_parallel": None,
+        "replica_memory_interval": None,
     }
     model, replica_spec = data.get("model"), data.get("replica")
     if model is None or replica_spec is None:
         return extras, words
+    replica, line = _replica(model, replica_spec)
+    words.append(line)
+    return {**extras, **replica}, words
+
+
+def _replica(model: dict[str, Any], spec: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """KV cache, weights and GPUs per replica in a tensor split the heads allow (§24.8)."""
     heads = model["attention_heads"]
+    kv_heads = model.get("key_value_heads") or heads
+    width = model.get("attention_width") or model["hidden_size"]
     kv = formulas.kv_cache_bytes(
         model["layers"],
-        model.get("key_value_heads") or heads,
-        model["hidden_size"] / heads,
-        replica_spec["context_length"],
-        replica_spec["batch_size"],
+        kv_heads,
+        width / heads,
+        spec["context_length"],
+        spec["batch_size"],
         model["kv_precision"],
     )
     weights = math.ceil(
         model["parameters"] * formulas.bits_per_weight(model["weight_precision"], False) / 8
     )
-    gpu = hardware_spec({"gpu": replica_spec["gpu"]}, field="replica.gpu")
-    replica = formulas.gpus_per_replica(weights, kv, gpu.memory_bytes)
-    extras = {**extras, "kv_cache_bytes": kv, "weight_bytes": weights, "gpus_per_replica": replica}
-    words.append(
-        f"One replica holds {weights / 2**30:,.1f} GiB of weights and {kv / 2**30:,.1f} GiB of KV "
-        f"cache ({replica_spec['batch_size']} x {replica_spec['context_length']:,} tokens): "
-        f"{replica} {gpu.name} per replica (90% of each GPU's memory)."
+    gpu = hardware_spec({"gpu": spec["gpu"]}, field="replica.gpu")
+    needed = formulas.gpus_per_replica(weights, kv, gpu.memory_bytes)
+    split = tensor_split(needed, heads, kv_heads)
+    gpus = split or needed
+    how = (
+        f"a tensor split of {gpus} (it divides the {heads} heads)"
+        if split is not None
+        else f"{needed} GPUs: no tensor split up to {heads} divides the heads, so pipeline stages"
     )
-    return extras, words
+    line = (
+        f"One replica holds {weights / 2**30:,.1f} GiB of weights and {kv / 2**30:,.1f} GiB of KV "
+        f"cache ({spec['batch_size']} x {spec['context_length']:,} tokens): memory needs "
+        f"{needed} {gpu.name} (90% of each GPU's memory), served as {how}."
+    )
+    held = formulas.interval(float(weights + kv), "memory")
+    return {
+        "kv_cache_bytes": kv,
+        "weight_bytes": weights,
+        "gpus_per_replica": gpus,
+        "tensor_parallel": split,
+        "replica_memory_interval": dataclasses.asdict(held),
+    }, line

@@ -32,6 +32,7 @@ from catalog.domain.gpu_names import normalize_gpu
 from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
 from estimates.domain.formulas.projection import speedup
+from estimates.domain.projection_words import basis_words, range_kind
 from estimates.domain.rate_offers import RateOffer, cheapest_offer, offers_by_gpu
 
 TimeSource = Literal["pilot", "projected", "assumed", "observed"]
@@ -80,6 +81,8 @@ class HardwareOption:
     plan: PlanChoice
     total_cost: formulas.Money | None
     fits_window: bool | None
+    # docs/domain.md §24.12: the interval kind the time rests on (its basis, its node scope).
+    range_kind: str = "time.assumed"
 
 
 @dataclass(frozen=True)
@@ -289,26 +292,13 @@ def _assumption(
     )
     origin = f" measured on the {', '.join(elsewhere)}" if elsewhere else ""
     bases = sorted(
-        {_basis(measured.get(w.key) or w.gpu, w.precision, candidate) for w, _ in placed}
+        {basis_words(measured.get(w.key) or w.gpu, w.precision, candidate) for w, _ in placed}
     )
     how = "; ".join(b for b in bases if b) or "the peaks' ratio"
     return (
         f"Projected: the time{origin} carried to the {candidate.name} by {how} (docs/domain.md "
         "§24.11; kernels and interconnect may still differ)."
     )
-
-
-def _basis(origin: str | None, precision: str, candidate: GpuModel) -> str:
-    """How a time measured on ``origin`` was carried to ``candidate``, in words."""
-    own = catalog.GPUS.get(catalog.canonical_name(origin or "") or "")
-    if own is None or own.name == candidate.name:
-        return ""
-    if not (own.supports(precision) and candidate.supports(precision)):
-        return ""
-    found = speedup(own, candidate, precision)
-    if found.basis == "measured":
-        return f"a measured x{found.ratio:.2f} ({found.source})"
-    return f"the peaks' ratio x{found.ratio:.2f} (no measured pair published)"
 
 
 def _option(
@@ -322,9 +312,10 @@ def _option(
     gpu_hours = sum(h * w.gpus for w, h in placed)
     source = _time_source(sources)
     plan, total, fits_window = _cheapest(candidate, placed, wall, gpu_hours, pricing)
+    gpus = max((w.gpus for w, _ in placed), default=1)
     return HardwareOption(
         candidate.name,
-        max((w.gpus for w, _ in placed), default=1),
+        gpus,
         True,
         wall,
         gpu_hours,
@@ -333,6 +324,9 @@ def _option(
         plan,
         total,
         fits_window,
+        range_kind(
+            source, candidate, [(w.key, w.gpu, w.precision) for w, _ in placed], measured, gpus
+        ),
     )
 
 

@@ -81,7 +81,10 @@ class PreviewTests(TestCase):
         self.assertAlmostEqual(body["wall_hours"], 1e12 / 25000 / 3600, places=6)
         self.assertAlmostEqual(body["gpu_hours"], 8 * 1e12 / 25000 / 3600, places=5)
         memory = body["memory_per_device_bytes"]
-        self.assertEqual(set(memory), {"weights", "gradients", "optimizer", "activations", "total"})
+        self.assertEqual(
+            set(memory),
+            {"weights", "gradients", "optimizer", "activations", "total", "framework"},
+        )
         # Mixed-precision Adam at ZeRO stage 0: 2 + 2 + 12 bytes per parameter.
         self.assertEqual(memory["weights"], 14_000_000_000)
         self.assertEqual(memory["optimizer"], 84_000_000_000)

@@ -72,7 +72,7 @@ class FineTuningApiTests(TestCase):
         self.assertEqual(result["checkpoint_size_bytes"]["adapter"], 2 * 19_660_800)
         self.assertEqual(
             set(result["memory_per_device_bytes"]),
-            {"weights", "gradients", "optimizer", "activations", "total"},
+            {"weights", "gradients", "optimizer", "activations", "total", "framework"},
         )
         self.assertTrue(any("LORA" in r and "frozen" in r for r in result["recommendations"]))
         self.assertTrue(any("chunked" in r for r in result["recommendations"]))
@@ -94,11 +94,20 @@ class FineTuningApiTests(TestCase):
             ("hardware.expert_parallel", "HardwareSpecRequest"),
             ("hardware.context_parallel", "HardwareSpecRequest"),
             ("pilot.sequence_length", "PilotSpecRequest"),
+            ("pilot.micro_batch_size", "PilotSpecRequest"),
+            ("model.experts_per_token", "ModelSpecRequest"),
+            ("model.attention_width", "ModelSpecRequest"),
         ):
             field = components[component]["properties"][dotted.rsplit(".", 1)[-1]]
             self.assertEqual((field["minimum"], field["maximum"]), LIMITS[dotted], dotted)
         targets = components["LoraRequest"]["properties"]["target_modules"]["oneOf"]
-        self.assertEqual(targets[1]["items"]["enum"], ["q", "k", "v", "o", "gate", "up", "down"])
+        names, shape = targets[1]["items"]["oneOf"]
+        self.assertEqual(
+            names["enum"][:9], ["q", "k", "v", "o", "gate", "up", "down", "qkv", "gate_up"]
+        )
+        self.assertIn("q_proj", names["enum"])
+        self.assertEqual(shape["properties"]["in_features"]["maximum"], 10_000_000)
+        self.assertFalse(shape["additionalProperties"])
         self.assertIn("WeightPrecisionEnum", str(components["ModelSpecRequest"]))
 
     def test_unknown_fields_and_bad_choices_are_400_naming_them(self) -> None:
@@ -106,7 +115,7 @@ class FineTuningApiTests(TestCase):
         body["training"]["lora"]["alpha"] = 16
         self.assertIn("alpha", self.post(PREVIEW, body).json()["training"]["lora"])
         body = copy.deepcopy(LORA_8B)
-        body["training"]["lora"]["target_modules"] = ["q", "qkv"]
+        body["training"]["lora"]["target_modules"] = ["q", "qkv_weird"]
         self.assertIn("target_modules", self.post(PREVIEW, body).json()["training"]["lora"])
         body = copy.deepcopy(LORA_8B)
         body["model"]["weight_precision"] = "int3"
@@ -302,4 +311,6 @@ class ServingPerTokenTests(TestCase):
         self.assertEqual(result["cost_per_million_input_tokens"]["amount"], "0.10")
         # 2 x 80 x 8 x 128 x 2 bytes = 320 KiB per token, x 4096 x 16 = 20 GiB.
         self.assertEqual(result["kv_cache_bytes"], 20 * 2**30)
-        self.assertEqual(result["gpus_per_replica"], 3)
+        # 140 GB of weights and 20 GiB of cache need 3 H100s by memory; 64 heads (8 for keys
+        # and values) admit no 3-way tensor split: 4 (issue 31).
+        self.assertEqual((result["gpus_per_replica"], result["tensor_parallel"]), (4, 4))

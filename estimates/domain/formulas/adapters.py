@@ -12,8 +12,11 @@ Rules (docs/domain.md §24.1, §24.2):
   double quantization stores those constants in 8 bits with one fp32 constant per 256 of them,
   4 + 8/64 + 32/(64 x 256) = 4.127 bits (Dettmers et al. 2023, QLoRA, section 3). int8
   (LLM.int8) keeps 8 bits plus one fp32 scale per row, counted as 8 bits. The embedding and
-  the output layer (2 x vocab x hidden when both are known) stay in 16 bits: bitsandbytes
-  replaces ``nn.Linear`` layers only and skips the output head.
+  the output layer (2 x vocab x hidden when both are known) stay unquantized: bitsandbytes
+  replaces ``nn.Linear`` layers only and skips the output head; QLoRA's recipe (PEFT's
+  ``prepare_model_for_kbit_training``) then casts them to fp32 (4 bytes), a LoRA on a quantized
+  base (``method: lora`` with ``weight_precision``, torchtune's QLoRA) keeps them 16-bit.
+  int4 (GPTQ, AWQ) stores groups of 128 with an fp16 scale and a 4-bit zero: 4.156 bits.
 * An adapter checkpoint holds the trainable parameters only, at 2 bytes (16-bit) each, as PEFT
   saves them (``adapter_model.safetensors``); resuming needs the optimizer states too.
 
@@ -194,7 +197,11 @@ def frozen_base_bytes(model: ModelSpec, training: TrainingSpec, parameters: floa
     share = parameters / model.parameters
     kept = unquantized_parameters(model, precision) * share
     quantized = parameters - kept
-    return math.ceil(quantized * bits_per_weight(precision, model.double_quant) / 8 + kept * 2)
+    # QLoRA's recipe (PEFT's prepare_model_for_kbit_training, the QLoRA repository) casts every
+    # module it did not quantize to fp32 "for stability": the embedding and the head at 4 bytes.
+    kept_bytes = 4 if training.method == "qlora" else 2
+    bits = bits_per_weight(precision, model.double_quant)
+    return math.ceil(quantized * bits / 8 + kept * kept_bytes)
 
 
 def adapter_checkpoint_bytes(inp: EstimateInput) -> int | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from estimates.domain.formulas.activations import logits_bytes, loss_kind
 from estimates.domain.formulas.adapters import (
     bits_per_weight,
     lora_targets,
@@ -16,7 +17,6 @@ from estimates.domain.formulas.adapters import (
     trainable_parameters,
 )
 from estimates.domain.formulas.communication import Communication
-from estimates.domain.formulas.memory import logits_bytes
 from estimates.domain.formulas.specs import EstimateInput, LoraSpec
 from estimates.domain.formulas.wording import count_text, gib
 from estimates.domain.formulas.work import active_parameters, sequence_rescale
@@ -43,9 +43,13 @@ def method_notes(inp: EstimateInput) -> list[str]:
         )
     logits = logits_bytes(inp, training.micro_batch_size)
     if logits:
-        kind = "chunked (8 chunks)" if training.chunked_loss else "full (all logits in fp32)"
+        words = {
+            "standard": "the standard loss (16 bytes a logit; a fused or chunked loss cuts it)",
+            "chunked": "a chunked loss (8 chunks, 5.25 bytes a logit)",
+        }
         notes.append(
-            f"The logits at vocabulary {model.vocab_size:,} take {gib(logits)}: {kind} loss."
+            f"The logits at vocabulary {model.vocab_size:,} take {gib(logits)}: "
+            f"{words[loss_kind(inp)]}."
         )
     return notes
 

@@ -232,11 +232,35 @@ def kv_cache_bytes(
     )
 
 
-def gpus_per_replica(weight_bytes: int, cache_bytes: int, device_bytes: int) -> int:
+def gpus_per_replica(
+    weight_bytes: int,
+    cache_bytes: int,
+    device_bytes: int,
+    attention_heads: int | None = None,
+    key_value_heads: int | None = None,
+) -> int:
     """GPUs one serving replica needs: weights plus KV cache within 90% of each GPU's memory,
-    split evenly by tensor parallelism (docs/domain.md §24.8)."""
+    in a tensor split the model's heads allow (docs/domain.md §24.8)."""
     usable = positive_int(device_bytes, "device_bytes") * SERVING_MEMORY_FRACTION
-    return max(1, math.ceil((weight_bytes + cache_bytes) / usable))
+    needed = max(1, math.ceil((weight_bytes + cache_bytes) / usable))
+    if attention_heads is None:
+        return needed
+    return tensor_split(needed, attention_heads, key_value_heads) or needed
+
+
+def tensor_split(
+    needed: int, attention_heads: int, key_value_heads: int | None = None
+) -> int | None:
+    """The smallest tensor-parallel size of at least ``needed`` that vLLM and Megatron accept:
+    it divides the attention heads, and the key/value heads divide by it or it by them (they are
+    then replicated). None when no size up to the heads' count does: pipeline stages must
+    take the rest."""
+    heads = positive_int(attention_heads, "attention_heads")
+    kv = key_value_heads or heads
+    for size in range(max(1, needed), heads + 1):
+        if heads % size == 0 and (kv % size == 0 or size % kv == 0):
+            return size
+    return None
 
 
 def cost_per_million_tokens(

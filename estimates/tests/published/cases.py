@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -16,13 +17,15 @@ from estimates.domain.formulas import (
     estimate,
 )
 
-# The kinds an interval is derived for (docs/domain.md §24); "check" cases only hold.
+# The kinds an interval is derived for (docs/domain.md §24.12); "check" cases only hold.
 INTERVAL_KINDS: Final = (
     "time.assumed",
     "time.pilot.one_node",
     "time.pilot.many_nodes",
-    "time.projected",
+    "time.projected.measured",
+    "time.projected.roofline",
     "memory",
+    "memory.quantized",
 )
 
 
@@ -40,6 +43,13 @@ class Case:
     # A figure a constant of the formulas was read from: it holds by construction and is no
     # out-of-sample residual.
     anchor: bool = False
+    # A throughput (tokens/s): the time it implies is its inverse.
+    rate: bool = False
+
+    def residual(self) -> float:
+        """ln(published / estimated) of the quantity the interval bounds (time or bytes)."""
+        ratio = self.published / self.estimate()
+        return math.log(1.0 / ratio if self.rate else ratio)
 
 
 def run(

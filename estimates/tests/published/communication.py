@@ -232,6 +232,7 @@ CASES: tuple[Case, ...] = (
             ),
             0.05,
             _SCALING,
+            rate=True,
         )
         for model, gpu, first, pilot, target, micro, published in (
             ("13b", "H100-SXM", 8, 38336, 16, 2, 4767),
@@ -257,6 +258,7 @@ CASES: tuple[Case, ...] = (
             lambda g=gpu, p=pilot, n=length: _lengthened(g, p, n),
             0.12 if length <= 4 * 4096 else 0.45,
             _NEAR if length <= 4 * 4096 else _FAR,
+            rate=True,
         )
         for gpu, pilot, length, published in (
             ("A100-80GB", 3684, 8192, 3206),
