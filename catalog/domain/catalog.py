@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final
 
+from catalog.domain.bandwidth import INTERCONNECT, MEMORY_BANDWIDTH
 from catalog.domain.gpu_names import normalize_gpu
 from catalog.domain.links import LINKS, LinkProfile, profile_from_spec
 from catalog.domain.prices import (
@@ -108,7 +109,7 @@ def _gpu(
     name: str, memory_gib: int, source: str, tdp: float | None = None, **peak_tflops: float
 ) -> GpuModel:
     # Datasheets print TFLOPS; store FLOP/s.
-    link = _INTERCONNECT.get(name)
+    link = INTERCONNECT.get(name)
     return GpuModel(
         name=name,
         memory_bytes=memory_gib * GIB,
@@ -121,71 +122,6 @@ def _gpu(
         links=LINKS.get(name),
         memory_bandwidth_bytes_per_second=MEMORY_BANDWIDTH.get(name),
     )
-
-
-_GB: Final = 1e9
-# Memory bandwidth per GPU, GB/s, from the same datasheets as the peaks (HGX and NVL72 figures
-# divided by their GPUs; TPUs from Google's Cloud TPU pages).
-MEMORY_BANDWIDTH_GB_S: Final[Mapping[str, float]] = MappingProxyType(
-    {
-        "V100-32GB": 900,
-        "T4": 320,
-        "A10": 600,
-        "A10G": 600,
-        "L4": 300,
-        "L40S": 864,
-        "A100-40GB": 1555,
-        "A100-80GB": 2039,
-        "H100-SXM": 3350,
-        "H100-PCIe": 2000,
-        "H200": 4800,
-        "H800": 3350,
-        "B200": 8000,
-        "B300": 8000,
-        "GB200": 8000,
-        "RTX-3090": 936,
-        "RTX-4090": 1008,
-        "RTX-5090": 1792,
-        "MI300X": 5300,
-        "MI355X": 8000,
-        "TPU-v4": 1200,
-        "TPU-v5e": 819,
-        "TPU-v5p": 2765,
-    }
-)
-MEMORY_BANDWIDTH: Final = MappingProxyType({k: v * _GB for k, v in MEMORY_BANDWIDTH_GB_S.items()})
-_PCIE4 = "PCIe Gen4 x16: 64 GB/s bidirectional, 32 GB/s each way"
-_PCIE5 = "PCIe Gen5 x16: 128 GB/s bidirectional, 64 GB/s each way"
-# (card-to-card, node-to-node per GPU, source), unidirectional bytes/s. Node-to-node is the
-# vendor's reference system (DGX/HGX: one 200 or 400 Gb/s NIC per GPU); PCIe cards have none.
-_INTERCONNECT: Final[Mapping[str, tuple[float, float | None, str]]] = MappingProxyType(
-    {
-        "V100-32GB": (
-            150 * _GB,
-            6.25 * _GB,
-            "V100 SXM2 datasheet: NVLink 300 GB/s; DGX-1 4x 100 Gb/s EDR IB per 8 GPUs",
-        ),
-        "T4": (16 * _GB, None, "T4 datasheet: PCIe Gen3 x16, 32 GB/s bidirectional"),
-        "A10": (32 * _GB, None, f"A10 datasheet: {_PCIE4}"),
-        "A10G": (32 * _GB, None, f"AWS G5: {_PCIE4}"),
-        "L4": (32 * _GB, None, f"L4 datasheet: {_PCIE4}"),
-        "L40S": (32 * _GB, None, f"L40S datasheet: {_PCIE4}"),
-        "A100-40GB": (300 * _GB, 25 * _GB, "A100 datasheet: NVLink 600 GB/s; DGX A100 8x 200 Gb/s"),
-        "A100-80GB": (300 * _GB, 25 * _GB, "A100 datasheet: NVLink 600 GB/s; DGX A100 8x 200 Gb/s"),
-        "H100-SXM": (450 * _GB, 50 * _GB, "H100 datasheet: NVLink 900 GB/s; DGX H100 8x 400 Gb/s"),
-        "H100-PCIe": (64 * _GB, None, f"H100 PCIe datasheet: {_PCIE5} (NVLink bridge pairs only)"),
-        "H200": (450 * _GB, 50 * _GB, "H200 datasheet: NVLink 900 GB/s; HGX H200 8x 400 Gb/s"),
-        "H800": (200 * _GB, 50 * _GB, "H800 datasheet: NVLink 400 GB/s; 8x 400 Gb/s IB"),
-        "B200": (900 * _GB, 50 * _GB, "HGX B200 datasheet: NVLink 5 1.8 TB/s; 8x 400 Gb/s"),
-        "B300": (900 * _GB, 100 * _GB, "HGX B300 datasheet: NVLink 5 1.8 TB/s; 8x 800 Gb/s"),
-        "GB200": (900 * _GB, 50 * _GB, "GB200 NVL72 datasheet: NVLink 5 1.8 TB/s per GPU, 72 GPUs"),
-        "RTX-3090": (32 * _GB, None, f"GA102 whitepaper: {_PCIE4} (NVLink bridge pairs only)"),
-        "RTX-4090": (32 * _GB, None, f"AD102 whitepaper: {_PCIE4}; no NVLink"),
-        "RTX-5090": (64 * _GB, None, f"GB202 whitepaper: {_PCIE5}; no NVLink"),
-        "MI300X": (448 * _GB, 50 * _GB, "MI300X datasheet: 7 Infinity Fabric links, 896 GB/s"),
-        "MI355X": (537.6 * _GB, 50 * _GB, "MI355X datasheet: 7 Infinity Fabric links, 1,075 GB/s"),
-    }
-)
 
 
 _A100_SOURCE = (

@@ -109,11 +109,8 @@ NVLINK3: Final = _tier(
     235 * _GB,
     f"{_STAS}: nccl-tests all_reduce on an 8x A100 node, 235 GB/s (80% of 300 GB/s one way)",
 )
-NVLINK2: Final = _tier(
-    "NVLink 2 (hybrid cube mesh)",
-    150 * _GB * 235 / 300,
-    "V100 SXM2's 150 GB/s one way x the A100 node's measured 235/300 (no V100 figure found)",
-)
+# No V100 figure found: its 150 GB/s one way at the A100 node's measured 235/300.
+NVLINK2: Final = _tier("NVLink 2 (cube mesh)", 150 * _GB * 235 / 300, f"carried: {NVLINK3.source}")
 NVLINK5: Final = _tier(
     "NVLink 5 (NVSwitch)",
     740.64 * _GB,

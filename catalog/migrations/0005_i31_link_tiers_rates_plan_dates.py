@@ -27,16 +27,17 @@ GPUS = {
         "bus_bandwidth": {
             "gpus_per_node": 8,
             "card_to_card": {
-                "name": "NVLink 2 (hybrid cube mesh)",
+                "name": "NVLink 2 (cube mesh)",
                 "all_reduce": 117500000000.0,
                 "all_gather": 117500000000.0,
                 "reduce_scatter": 117500000000.0,
                 "all_to_all": 117500000000.0,
                 "latency_seconds": 4e-05,
                 "peer_bytes_per_second": None,
-                "source": "V100 SXM2's 150 GB/s one way x the "
-                "A100 node's measured 235/300 (no V100 "
-                "figure found)",
+                "source": "carried: stas00/ml-engineering, "
+                "network/README.md: nccl-tests "
+                "all_reduce on an 8x A100 node, 235 "
+                "GB/s (80% of 300 GB/s one way)",
             },
             "node_to_node": {
                 "name": "DGX-1: 4x 100 Gb/s EDR per 8 GPUs",

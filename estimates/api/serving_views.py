@@ -39,58 +39,14 @@ class ServingView(APIView):
         body = ServingRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
-        local = data.get("local") or {}
-        try:
-            result = formulas.serving_projection(
-                requests_per_month=data["requests_per_month"],
-                tokens_per_request=data["tokens_per_request"],
-                tokens_per_second_per_gpu=data["tokens_per_second_per_gpu"],
-                months=data["months"],
-                hourly_rate_per_gpu=data["hourly_rate_per_gpu"],
-                billing=data["billing"],
-                gpus=data["gpus"],
-                training_cost=data.get("training_cost"),
-                purchase_price=local.get("purchase_price"),
-                power_watts=local.get("power_watts"),
-                electricity_per_kwh=local.get("electricity_per_kwh"),
-                lifetime_months=local.get("lifetime_months"),
-            )
-        except formulas.EstimateInputError as error:
-            field = error.field
-            if field in ("purchase_price", "power_watts"):
-                field = f"local.{field}"
-            raise serializers.ValidationError(nested_error(field, error.message)) from None
+        result = _projection(data)
         currency = data["currency"]
 
         def money(amount: Decimal) -> dict[str, str]:
             return {"amount": str(amount), "currency": currency}
 
         extras, extra_words = _serving_extras(data, money)
-
-        words = [
-            f"{result.tokens_per_month:,.0f} tokens a month take {result.gpu_hours_per_month:,.1f} "
-            f"busy GPU-hours; billed {result.billed_hours_per_month:,.1f} h: "
-            f"{result.monthly_cost} {currency} a month."
-        ]
-        if data["billing"] == "always_on" and result.load > 1:
-            words.append(
-                f"The load needs {result.load:.2f}x the GPUs kept on: add GPUs, or requests queue."
-            )
-        if result.month_exceeding_training is not None:
-            words.append(
-                f"Serving passes the training cost in month {result.month_exceeding_training}: "
-                "train once, serve many."
-            )
-        if result.local is not None:
-            even = result.local.break_even_month
-            words.append(
-                "Owning never pays off at this load."
-                if even is None
-                else f"Owning pays off from month {even}"
-                + ("" if result.local.within_lifetime else ", after the hardware's lifetime")
-                + "."
-            )
-        words.extend(extra_words)
+        local = result.local
         return Response(
             {
                 "tokens_per_month": result.tokens_per_month,
@@ -102,16 +58,67 @@ class ServingView(APIView):
                 "month_exceeding_training": result.month_exceeding_training,
                 **extras,
                 "local": None
-                if result.local is None
+                if local is None
                 else {
-                    "monthly_cost": money(result.local.monthly_cost),
-                    "cumulative": [money(a) for a in result.local.cumulative],
-                    "break_even_month": result.local.break_even_month,
-                    "within_lifetime": result.local.within_lifetime,
+                    "monthly_cost": money(local.monthly_cost),
+                    "cumulative": [money(a) for a in local.cumulative],
+                    "break_even_month": local.break_even_month,
+                    "within_lifetime": local.within_lifetime,
                 },
-                "recommendations": words,
+                "recommendations": _words(data, result) + extra_words,
             }
         )
+
+
+def _projection(data: dict[str, Any]) -> formulas.ServingProjection:
+    local = data.get("local") or {}
+    try:
+        return formulas.serving_projection(
+            requests_per_month=data["requests_per_month"],
+            tokens_per_request=data["tokens_per_request"],
+            tokens_per_second_per_gpu=data["tokens_per_second_per_gpu"],
+            months=data["months"],
+            hourly_rate_per_gpu=data["hourly_rate_per_gpu"],
+            billing=data["billing"],
+            gpus=data["gpus"],
+            training_cost=data.get("training_cost"),
+            purchase_price=local.get("purchase_price"),
+            power_watts=local.get("power_watts"),
+            electricity_per_kwh=local.get("electricity_per_kwh"),
+            lifetime_months=local.get("lifetime_months"),
+        )
+    except formulas.EstimateInputError as error:
+        field = error.field
+        if field in ("purchase_price", "power_watts"):
+            field = f"local.{field}"
+        raise serializers.ValidationError(nested_error(field, error.message)) from None
+
+
+def _words(data: dict[str, Any], result: formulas.ServingProjection) -> list[str]:
+    words = [
+        f"{result.tokens_per_month:,.0f} tokens a month take {result.gpu_hours_per_month:,.1f} "
+        f"busy GPU-hours; billed {result.billed_hours_per_month:,.1f} h: "
+        f"{result.monthly_cost} {data['currency']} a month."
+    ]
+    if data["billing"] == "always_on" and result.load > 1:
+        words.append(
+            f"The load needs {result.load:.2f}x the GPUs kept on: add GPUs, or requests queue."
+        )
+    if result.month_exceeding_training is not None:
+        words.append(
+            f"Serving passes the training cost in month {result.month_exceeding_training}: "
+            "train once, serve many."
+        )
+    if result.local is not None:
+        even = result.local.break_even_month
+        words.append(
+            "Owning never pays off at this load."
+            if even is None
+            else f"Owning pays off from month {even}"
+            + ("" if result.local.within_lifetime else ", after the hardware's lifetime")
+            + "."
+        )
+    return words
 
 
 def _serving_extras(data: dict[str, Any], money: Any) -> tuple[dict[str, Any], list[str]]:

@@ -276,18 +276,7 @@ def result_json(
             "tdp_watts": gpu.tdp_watts,
             "source": gpu.source,
         },
-        "levers": [
-            {
-                "name": lever.name,
-                "description": lever.description,
-                "training_flops": lever.training_flops,
-                "wall_hours": lever.wall_hours,
-                "gpu_hours": lever.gpu_hours,
-                "cost": money_json(lever.cost),
-                "loss_ratio": lever.loss_ratio,
-            }
-            for lever in result.levers
-        ],
+        "levers": [lever_json(lever) for lever in result.levers],
         "recommendations": list(result.recommendations),
     }
 
@@ -302,4 +291,16 @@ def intervals_json(result: formulas.EstimateResult) -> dict[str, Any]:
         "wall_hours": interval_json(result.time_interval),
         "memory_per_device_bytes": interval_json(result.memory_interval),
         "cost": None if cost is None else {"low": money_json(cost[0]), "high": money_json(cost[1])},
+    }
+
+
+def lever_json(lever: formulas.Lever) -> dict[str, Any]:
+    return {
+        "name": lever.name,
+        "description": lever.description,
+        "training_flops": lever.training_flops,
+        "wall_hours": lever.wall_hours,
+        "gpu_hours": lever.gpu_hours,
+        "cost": money_json(lever.cost),
+        "loss_ratio": lever.loss_ratio,
     }

@@ -252,33 +252,25 @@ def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
         return layer_activation_bytes(
             inp, local, cfg.micro_batch, recompute=cfg.recompute, flash=cfg.flash
         )
-    kept = activation_bytes(
-        local,
-        cfg.micro_batch,
-        model.hidden_size,
-        model.attention_heads,
-        model.layers,
-        precision=cfg.precision,
-        recompute=cfg.recompute,
-        flash_attention=cfg.flash,
-        tensor_parallel=hardware.tensor_parallel,
-        pipeline_parallel=hardware.pipeline_parallel,
-    )
-    if not cfg.recompute:
-        return kept
+
+    def layers_of(count: int, recompute: bool) -> int:
+        return activation_bytes(
+            local,
+            cfg.micro_batch,
+            model.hidden_size or 1,
+            model.attention_heads or 1,
+            count,
+            precision=cfg.precision,
+            recompute=recompute,
+            flash_attention=cfg.flash,
+            tensor_parallel=hardware.tensor_parallel,
+            pipeline_parallel=hardware.pipeline_parallel if count > 1 else 1,
+        )
+
+    kept = layers_of(model.layers, cfg.recompute)
     # While a layer is recomputed for its backward, its whole activations live beside the
     # checkpoints (docs/domain.md §24.2).
-    working = activation_bytes(
-        local,
-        cfg.micro_batch,
-        model.hidden_size,
-        model.attention_heads,
-        1,
-        precision=cfg.precision,
-        flash_attention=cfg.flash,
-        tensor_parallel=hardware.tensor_parallel,
-    )
-    return kept + working
+    return kept + layers_of(1, False) if cfg.recompute else kept
 
 
 def _adapter_memory(

@@ -121,6 +121,20 @@ def compute_optimal(
     return chinchilla_fit(flops=flops, parameters=parameters)
 
 
+def _precision_lever(
+    flops: float, precision_speedup: float, lower_precision: str, basis: str
+) -> ScalingLever:
+    speedup = positive(precision_speedup, "precision_speedup")
+    return ScalingLever(
+        "lower_precision",
+        f"{lower_precision} ({basis or 'assuming throughput follows peak FLOP/s'}, x{speedup:.3g})",
+        flops,
+        1.0 / speedup,
+        None,
+        "Kaplan's law projects nothing for precision; check the loss curve on a pilot.",
+    )
+
+
 def kaplan_loss_ratio(factor: float, alpha: float) -> float:
     """Loss ratio after scaling parameters or data by ``factor``: factor ** -alpha.
 
@@ -204,16 +218,5 @@ def scaling_levers(
             )
         )
     if precision_speedup is not None and lower_precision is not None:
-        speedup = positive(precision_speedup, "precision_speedup")
-        levers.append(
-            ScalingLever(
-                "lower_precision",
-                f"{lower_precision} ({speedup_basis or 'assuming throughput follows peak FLOP/s'}, "
-                f"x{speedup:.3g})",
-                flops,
-                1.0 / speedup,
-                None,
-                "Kaplan's law projects nothing for precision; check the loss curve on a pilot.",
-            )
-        )
+        levers.append(_precision_lever(flops, precision_speedup, lower_precision, speedup_basis))
     return tuple(levers)

@@ -65,35 +65,44 @@ CASES: tuple[Case, ...] = (
             ("760m", "A100-80GB", 8, 512, 96, False, 45.07, 29446),
         )
     ),
-    Case(
-        "assumed-narayanan-175b",
-        "time.assumed",
-        f"{NARAYANAN}: 175B, 300B tokens on 1,024 A100 at 140 TFLOP/s: 33.9 days",
-        33.9,
-        lambda: _days(
-            {"parameters": 175e9},
-            300e9,
-            {"gpu": "A100-80GB", "count": 1024, "tensor_parallel": 8, "pipeline_parallel": 16},
-            activation_checkpointing=True,
-            gradient_accumulation_steps=192,
-        ),
-        1.0,
-        _WHY,
-    ),
-    Case(
-        "assumed-narayanan-1t",
-        "time.assumed",
-        f"{NARAYANAN}: 1T, 450B tokens on 3,072 A100 at 163 TFLOP/s: 83.2 days",
-        83.2,
-        lambda: _days(
-            {"parameters": 1e12},
-            450e9,
-            {"gpu": "A100-80GB", "count": 3072, "tensor_parallel": 8, "pipeline_parallel": 64},
-            activation_checkpointing=True,
-            gradient_accumulation_steps=512,
-        ),
-        1.0,
-        _WHY,
+    *(
+        Case(
+            f"assumed-narayanan-{name}",
+            "time.assumed",
+            f"{NARAYANAN}: {words}",
+            days,
+            lambda p=parameters, t=tokens, n=gpus, pp=stages, a=accumulation: _days(
+                {"parameters": p},
+                t,
+                {"gpu": "A100-80GB", "count": n, "tensor_parallel": 8, "pipeline_parallel": pp},
+                activation_checkpointing=True,
+                gradient_accumulation_steps=a,
+            ),
+            1.0,
+            _WHY,
+        )
+        for name, words, days, parameters, tokens, gpus, stages, accumulation in (
+            (
+                "175b",
+                "175B, 300B tokens on 1,024 A100 at 140 TFLOP/s: 33.9 days",
+                33.9,
+                175e9,
+                300e9,
+                1024,
+                16,
+                192,
+            ),
+            (
+                "1t",
+                "1T, 450B tokens on 3,072 A100 at 163 TFLOP/s: 83.2 days",
+                83.2,
+                1e12,
+                450e9,
+                3072,
+                64,
+                512,
+            ),
+        )
     ),
     Case(
         "assumed-llama-2-7b",

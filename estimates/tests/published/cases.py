@@ -5,17 +5,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from estimates.domain.formulas import (
-    EstimateInput,
-    EstimateResult,
-    HardwareSpec,
-    ModelSpec,
-    PilotSpec,
-    TrainingSpec,
-    estimate,
-)
+from estimates.domain.formulas import EstimateResult
+from estimates.tests.test_finetuning import run
+
+__all__ = ["DAY", "INTERVAL_KINDS", "LLM_FOUNDRY", "MPT", "Case", "per_gpu", "run"]
 
 # The kinds an interval is derived for (docs/domain.md §24.12); "check" cases only hold.
 INTERVAL_KINDS: Final = (
@@ -50,22 +45,6 @@ class Case:
         """ln(published / estimated) of the quantity the interval bounds (time or bytes)."""
         ratio = self.published / self.estimate()
         return math.log(1.0 / ratio if self.rate else ratio)
-
-
-def run(
-    model: dict[str, Any],
-    training: dict[str, Any],
-    hardware: dict[str, Any],
-    pilot: PilotSpec | None = None,
-) -> EstimateResult:
-    return estimate(
-        EstimateInput(
-            model=ModelSpec(**model),
-            training=TrainingSpec(**training),
-            hardware=HardwareSpec(**hardware),
-            pilot=pilot,
-        )
-    )
 
 
 def per_gpu(result: EstimateResult, gpus: int) -> float:

@@ -115,6 +115,66 @@ def _lengthened(gpu: str, pilot: float, length: int) -> float:
     return per_gpu(result, 8)
 
 
+_A3 = LinkProfile(8, NVLINK4, NIC_200G)
+_P6 = LinkProfile(8, NVLINK5, NIC_400G)
+# (case, source, what it says, microseconds, GiB, ranks, links, tolerance, why).
+_NCCL: tuple[tuple[str, str, str, float, int, int, LinkProfile, float, str], ...] = (
+    (
+        "a3-mega-16-h100-8gib",
+        A3_MEGA,
+        "16 H100 on two A3 Mega nodes, 8 GiB all-reduce in 47,535 us",
+        47_535,
+        8,
+        16,
+        _A3,
+        0.01,
+        "anchor: the 200 Gb/s NIC's per-GPU rate is read from this row",
+    ),
+    (
+        "a3-mega-16-h100-1gib",
+        A3_MEGA,
+        "the same run, 1 GiB in 6,759 us",
+        6_759,
+        1,
+        16,
+        _A3,
+        0.15,
+        "a bandwidth + latency model misses NCCL's protocol overheads at 1 GiB (10% here)",
+    ),
+    (
+        "a3-mega-16-h100-2gib",
+        A3_MEGA,
+        "the same run, 2 GiB in 12,646 us",
+        12_646,
+        2,
+        16,
+        _A3,
+        0.10,
+        "as at 1 GiB, smaller (5%) as the size grows",
+    ),
+    (
+        "p6-b200-32-gpus-4gib",
+        STAS,
+        "32 B200 on four P6-B200 nodes, 4 GiB all-reduce at 377.34 GB/s busbw",
+        4 * 2**30 * 2 * 31 / 32 / 377.34e9 * 1e6,
+        4,
+        32,
+        _P6,
+        0.01,
+        "anchor: the 400 Gb/s NIC's per-GPU rate is read from this row",
+    ),
+    (
+        "p6-b200-32-gpus-16gib",
+        STAS,
+        "the same run, 16 GiB at 381.80 GB/s busbw",
+        16 * 2**30 * 2 * 31 / 32 / 381.80e9 * 1e6,
+        16,
+        32,
+        _P6,
+        0.03,
+        "the 4 GiB row's rate carried to 16 GiB: the table's own busbw moves 1.2%",
+    ),
+)
 _SCALING = "the table's own rows spread 3.5% across counts (1B: 46,037 on 16, 44,402 on 64)"
 _NEAR = (
     "within 4x the length (§24.4: 'close enough for planning'); the table's own MFU at twice "
@@ -173,52 +233,18 @@ CASES: tuple[Case, ...] = (
         0.02,
         "the same claim with ZeRO-3's gathers prefetched",
     ),
-    Case(
-        "nccl-a3-mega-16-h100-8gib",
-        "check",
-        f"{A3_MEGA}: 16 H100 on two A3 Mega nodes, 8 GiB all-reduce in 47,535 us",
-        47_535,
-        lambda: _all_reduce_us(8 * 2**30, 16, LinkProfile(8, NVLINK4, NIC_200G)),
-        0.01,
-        "anchor: the 200 Gb/s NIC's per-GPU rate is read from this row",
-        anchor=True,
-    ),
-    Case(
-        "nccl-a3-mega-16-h100-1gib",
-        "check",
-        f"{A3_MEGA}: the same run, 1 GiB in 6,759 us",
-        6_759,
-        lambda: _all_reduce_us(2**30, 16, LinkProfile(8, NVLINK4, NIC_200G)),
-        0.15,
-        "a bandwidth + latency model misses NCCL's protocol overheads at 1 GiB (10% here)",
-    ),
-    Case(
-        "nccl-a3-mega-16-h100-2gib",
-        "check",
-        f"{A3_MEGA}: the same run, 2 GiB in 12,646 us",
-        12_646,
-        lambda: _all_reduce_us(2 * 2**30, 16, LinkProfile(8, NVLINK4, NIC_200G)),
-        0.10,
-        "as at 1 GiB, smaller (5%) as the size grows",
-    ),
-    Case(
-        "nccl-p6-b200-32-gpus-4gib",
-        "check",
-        f"{STAS}: 32 B200 on four P6-B200 nodes, 4 GiB all-reduce at 377.34 GB/s busbw",
-        4 * 2**30 * 2 * 31 / 32 / 377.34e9 * 1e6,
-        lambda: _all_reduce_us(4 * 2**30, 32, LinkProfile(8, NVLINK5, NIC_400G)),
-        0.01,
-        "anchor: the 400 Gb/s NIC's per-GPU rate is read from this row",
-        anchor=True,
-    ),
-    Case(
-        "nccl-p6-b200-32-gpus-16gib",
-        "check",
-        f"{STAS}: the same run, 16 GiB at 381.80 GB/s busbw",
-        16 * 2**30 * 2 * 31 / 32 / 381.80e9 * 1e6,
-        lambda: _all_reduce_us(16 * 2**30, 32, LinkProfile(8, NVLINK5, NIC_400G)),
-        0.03,
-        "the 4 GiB row's rate carried to 16 GiB: the table's own busbw moves 1.2%",
+    *(
+        Case(
+            f"nccl-{name}",
+            "check",
+            f"{source}: {words}",
+            microseconds,
+            lambda size=gib * 2**30, n=ranks, links=profile: _all_reduce_us(size, n, links),
+            tolerance,
+            why,
+            anchor=tolerance == 0.01,
+        )
+        for name, source, words, microseconds, gib, ranks, profile, tolerance, why in _NCCL
     ),
     *(
         Case(

@@ -10,6 +10,7 @@ from estimates.domain.formulas.adapters import trainable_parameters
 from estimates.domain.formulas.scaling import compute_optimal
 from estimates.domain.formulas.specs import LoraSpec, ModelSpec, TrainingSpec
 from estimates.tests.published.cases import Case, run
+from estimates.tests.published.communication import LLAMA_65B
 from estimates.tests.published.memory import LLAMA31_8B, LLAMA33_70B, UNSLOTH, hf_qlora
 
 DEEPSPEED = (
@@ -63,15 +64,7 @@ def _offload_10b() -> Any:
 
 def _qlora_65b() -> Any:
     return run(
-        {
-            "parameters": 65.2e9,
-            "layers": 80,
-            "hidden_size": 8192,
-            "attention_heads": 64,
-            "intermediate_size": 22016,
-            "vocab_size": 32000,
-            "double_quant": True,
-        },
+        {**LLAMA_65B, "double_quant": True},
         {
             "tokens": 1e6,
             "sequence_length": 512,

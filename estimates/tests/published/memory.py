@@ -9,6 +9,7 @@ from catalog.domain.catalog import GIB
 from estimates.domain.formulas.activations import LOSS_BYTES_PER_LOGIT
 from estimates.domain.formulas.specs import LoraSpec
 from estimates.tests.published.cases import Case, run
+from estimates.tests.test_finetuning import LLAMA31_8B
 
 UNSLOTH = (
     "unslothai/unsloth README, 'Context length benchmarks' (Llama 3.1 8B and Llama 3.3 70B "
@@ -19,15 +20,6 @@ TORCHTUNE = (
     "pytorch/torchtune README, 'Memory and training speed' (Llama 3.1 8B, batch 2, packed 2,048, "
     "torch.compile), https://github.com/pytorch/torchtune"
 )
-LLAMA31_8B: dict[str, Any] = {
-    "parameters": 8.03e9,
-    "layers": 32,
-    "hidden_size": 4096,
-    "attention_heads": 32,
-    "key_value_heads": 8,
-    "intermediate_size": 14336,
-    "vocab_size": 128256,
-}
 LLAMA33_70B: dict[str, Any] = {
     "parameters": 70.55e9,
     "layers": 80,
