@@ -4,6 +4,7 @@ follows from it (docs/domain.md §24.11, §24.12). Pure: no Django, no I/O.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 from catalog.domain import catalog
@@ -12,6 +13,7 @@ from estimates.domain import formulas
 from estimates.domain.formulas.projection import speedup
 
 
+@functools.lru_cache(maxsize=4096)
 def basis_words(origin: str | None, precision: str, candidate: GpuModel) -> str:
     """How a time measured on ``origin`` was carried to ``candidate``, in words."""
     own = catalog.GPUS.get(catalog.canonical_name(origin or "") or "")
@@ -34,11 +36,11 @@ def range_kind(
 ) -> str:
     """The interval kind of an option's time (docs/domain.md §24.12): a projection is
     "measured" only when every work (key, gpu, precision) was carried by a measured pair."""
-    carried = [
+    carried = {
         (origin, precision)
         for key, gpu, precision in works
         if (origin := measured.get(key) or gpu) not in (None, candidate.name)
-    ]
+    }
     pairs = all(basis_words(o, p, candidate).startswith("a measured") for o, p in carried)
     basis = "measured" if carried and pairs else "roofline"
     profile = candidate.link_profile()

@@ -16,6 +16,7 @@ Units: ratios (other / own throughput), FLOPs per byte.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -72,6 +73,7 @@ def _direct(own: str, other: str) -> tuple[float, str] | None:
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def measured_ratio(own: str, other: str) -> tuple[float, str] | None:
     """A published pair, its inverse, or two pairs through one card both were measured
     against (4090 to H200 through the H100: 3.24 x 1.13)."""
@@ -95,6 +97,7 @@ def delivered_flops(gpu: GpuModel, precision: str, intensity: float | None) -> f
     return min(peak, intensity * bandwidth)
 
 
+@functools.lru_cache(maxsize=4096)
 def speedup(
     own: GpuModel, other: GpuModel, precision: str, intensity: float | None = None
 ) -> Speedup:
