@@ -21,6 +21,7 @@ from estimates.domain.formulas.intervals import (
 )
 from estimates.domain.formulas.projection import speedup
 from estimates.domain.formulas.serving import gpus_per_replica, tensor_split
+from estimates.tests.published.memory import LLAMA33_70B, hf_qlora
 
 
 def test_the_chance_of_overrunning_the_ranges_ends_is_a_tenth_and_the_centre_a_half() -> None:
@@ -97,3 +98,14 @@ def test_measured_pairs_carry_through_one_card_and_back() -> None:
     chained = speedup(get_gpu("RTX-4090"), get_gpu("H200"), "bf16")
     assert chained.basis == "measured" and "through the H100-SXM" in chained.source
     assert speedup(get_gpu("L40S"), h100, "bf16").basis == "roofline"
+
+
+def test_a_job_that_fits_only_at_the_estimate_says_it_does_not_fit_at_the_high_end() -> None:
+    # unsloth's 70B QLoRA at 8,192 tokens: out of memory on 80 GB; the estimate is under 80 GiB,
+    # the memory.quantized range's high end is not, and the words give that high end.
+    found = hf_qlora(LLAMA33_70B, 8192, "H100-SXM")
+    assert found.fits_at_estimate and not found.fits_in_memory
+    headline = next(words for words in found.recommendations if words.startswith("Does not"))
+    assert headline.startswith("Does not fit at the 80% range's high end: ")
+    assert "at the estimate" in headline
+    assert not any(words.endswith("still too much.") for words in found.recommendations)

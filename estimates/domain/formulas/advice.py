@@ -26,7 +26,7 @@ from estimates.domain.formulas.memory import (
     memory_config,
 )
 from estimates.domain.formulas.notes import communication_notes, method_notes, sequence_notes
-from estimates.domain.formulas.ranges import fits_with_range, range_notes
+from estimates.domain.formulas.ranges import fits_with_range, memory_range, range_notes
 from estimates.domain.formulas.reliability import Checkpointing
 from estimates.domain.formulas.specs import EstimateInput
 from estimates.domain.formulas.wording import gib, join_and
@@ -80,11 +80,19 @@ def fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> li
     """Plain-word ways to fit, each with its computed bytes per device."""
     device = gpu.memory_bytes
     base = memory_config(inp)
-    advice = [
-        f"Does not fit: {gib(memory.total)} per device (weights {gib(memory.weights)}, "
-        f"gradients {gib(memory.gradients)}, optimizer {gib(memory.optimizer)}, activations "
-        f"{gib(memory.activations)}) but the {gpu.name} has {gib(device)}."
-    ]
+    parts = (
+        f"weights {gib(memory.weights)}, gradients {gib(memory.gradients)}, optimizer "
+        f"{gib(memory.optimizer)}, activations {gib(memory.activations)}"
+    )
+    # Fitting at the estimate is not enough: the verdict is the range's high end (§24.12).
+    headline = f"Does not fit: {gib(memory.total)} per device ({parts})"
+    if memory.total <= device:
+        high = math.ceil(memory_range(inp, memory).high)
+        headline = (
+            f"Does not fit at the 80% range's high end: {gib(high)} per device "
+            f"({gib(memory.total)} at the estimate: {parts})"
+        )
+    advice = [f"{headline} but the {gpu.name} has {gib(device)}."]
     act_levers = activation_levers(inp, memory)
     zero_fits = _next_zero_stage(inp, base, device, advice)
     singles_fit = _single_levers(inp, gpu, base, act_levers, advice)
@@ -100,7 +108,12 @@ def fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> li
 
 
 def _verdict(inp: EstimateInput, memory: MemoryBreakdown, device: int) -> str:
-    return "fits" if fits_with_range(inp, memory, device) else "still too much"
+    if fits_with_range(inp, memory, device):
+        return "fits"
+    if memory.total <= device:
+        high = math.ceil(memory_range(inp, memory).high)
+        return f"still too much at the 80% range's high end ({gib(high)})"
+    return "still too much"
 
 
 def activation_levers(inp: EstimateInput, memory: MemoryBreakdown) -> list[tuple[str, Change]]:
@@ -313,11 +326,6 @@ def _memory_notes(inp: EstimateInput, found: Findings) -> list[str]:
     memory, device = found.memory, found.gpu.memory_bytes
     high = found.memory_range.high
     notes: list[str] = []
-    if not found.fits and memory.total <= device:
-        notes.append(
-            f"Fits at the estimate ({gib(memory.total)}), but its 80% range reaches "
-            f"{gib(math.ceil(high))} on the {found.gpu.name}'s {gib(device)}: it may not fit."
-        )
     if not found.fits:
         notes.extend(fit_advice(inp, found.gpu, memory))
     elif high > (1 - TIGHT_HEADROOM) * device:
