@@ -9,7 +9,6 @@ date, docs/domain.md §24.8). Writes nothing.
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -103,29 +102,6 @@ def campaign_hardware_options(
         window_hours=float(campaign.window_hours),
         measured_on=measured_on,
     )
-
-
-def published_rates(
-    currency: str,
-) -> tuple[dict[str, Decimal], dict[str, str], dict[str, int]]:
-    """The catalog's cheapest published hourly rate per GPU in ``currency``, its provenance in
-    words, and the GPUs the provider rents together at it (docs/domain.md §24.8)."""
-    rates: dict[str, Decimal] = {}
-    notes: dict[str, str] = {}
-    instances: dict[str, int] = {}
-    today = timezone.now().date()
-    for rate in HourlyRate.objects.select_related("gpu").filter(currency=currency):
-        name = rate.gpu.name
-        if name in rates and rates[name] <= rate.rate_per_gpu_hour:
-            continue
-        rates[name] = rate.rate_per_gpu_hour
-        instances[name] = rate.gpus_per_instance
-        when = "undated" if rate.as_of is None else f"as of {rate.as_of.isoformat()}"
-        warning = catalog.price_note(rate.illustrative, rate.as_of, today)
-        notes[name] = f"{rate.provider}'s published rate, {when}" + (
-            f"; {warning}" if warning else ""
-        )
-    return rates, notes, instances
 
 
 def published_rate_offers(currency: str) -> list[RateOffer]:
