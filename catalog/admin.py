@@ -35,7 +35,15 @@ class CatalogAdmin(admin.ModelAdmin[Any]):
 class GpuModelAdmin(CatalogAdmin):
     list_display = ["name", "memory_gib", "peak_tflops", "tdp_watts", "source"]
     search_fields = ["name", "source"]
-    fields = ["name", "memory_bytes", "peak_flops", "tdp_watts", "source"]
+    fields = [
+        "name",
+        "memory_bytes",
+        "peak_flops",
+        "tdp_watts",
+        "source",
+        "memory_bandwidth_bytes_per_second",
+        "bus_bandwidth",
+    ]
 
     @admin.display(description="memory (GiB)", ordering="memory_bytes")
     def memory_gib(self, obj: GpuModel) -> str:

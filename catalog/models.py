@@ -12,7 +12,7 @@ from decimal import Decimal
 from django.core.validators import MinValueValidator
 from django.db import models
 
-from catalog.domain import catalog
+from catalog.domain import catalog, links
 from catalog.domain.gpu_names import normalize_gpu
 from catalog.validators import currency_validator
 
@@ -50,6 +50,17 @@ class GpuModel(models.Model):
         null=True, blank=True, help_text="The reference system's network per GPU, one direction."
     )
     interconnect_source = models.CharField(max_length=300, blank=True)
+    # docs/domain.md §24.6: measured nccl-tests bus bandwidth per collective on each tier, with
+    # sources (catalog.domain.links.LinkProfile.as_json); empty: only the specs above are known.
+    bus_bandwidth = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Per tier (card_to_card, node_to_node): bus bandwidth per collective in bytes/s, "
+        "latency_seconds, source; and gpus_per_node.",
+    )
+    memory_bandwidth_bytes_per_second = models.FloatField(
+        null=True, blank=True, help_text="HBM/GDDR bandwidth from the datasheet (roofline)."
+    )
 
     objects = GpuModelQuerySet.as_manager()
 
@@ -79,6 +90,8 @@ class GpuModel(models.Model):
             card_to_card_bytes_per_second=self.card_to_card_bytes_per_second,
             node_to_node_bytes_per_second=self.node_to_node_bytes_per_second,
             interconnect_source=self.interconnect_source,
+            links=links.profile_from_json(self.bus_bandwidth),
+            memory_bandwidth_bytes_per_second=self.memory_bandwidth_bytes_per_second,
         )
 
 
@@ -152,8 +165,12 @@ class HourlyRate(models.Model):
 
     class Meta:
         ordering = ["gpu__name", "rate_per_gpu_hour"]
+        # One rate per provider, GPU and instance size: Lambda sells the H100 by the 8-GPU
+        # instance and by the single GPU, at different rates (docs/domain.md §24.8).
         constraints = [
-            models.UniqueConstraint(fields=["provider", "gpu"], name="hourly_rate_unique")
+            models.UniqueConstraint(
+                fields=["provider", "gpu", "gpus_per_instance"], name="hourly_rate_unique"
+            )
         ]
 
     def __str__(self) -> str:

@@ -8,7 +8,7 @@ from catalog.domain import catalog
 
 
 def seed_catalog(apps: Any = None) -> None:
-    """Upsert every catalog GPU and plan; rows added by people are left alone.
+    """Upsert every catalog GPU, plan and hourly rate; rows added by people are left alone.
 
     With `apps` (a migration's app registry) it uses the historical models.
     """
@@ -24,12 +24,22 @@ def seed_catalog(apps: Any = None) -> None:
             HourlyRate = apps.get_model("catalog", "HourlyRate")
         except LookupError:
             HourlyRate = None  # a migration before 0003 has no hourly rates
+    gpus = _seed_gpus(GpuModel)
+    _seed_plans(RentalPlan, gpus)
+    if HourlyRate is not None:
+        _seed_rates(HourlyRate, gpus)
+
+
+def _fields(model: Any) -> set[str]:
     # An early migration's historical models lack the columns later ones add: set only those.
-    gpu_fields = {f.name for f in GpuModel._meta.get_fields()}
-    plan_fields = {f.name for f in RentalPlan._meta.get_fields()}
+    return {f.name for f in model._meta.get_fields()}
+
+
+def _seed_gpus(GpuModel: Any) -> dict[str, Any]:
+    known = _fields(GpuModel)
     gpus = {}
     for spec in catalog.GPUS.values():
-        gpu_values: dict[str, Any] = {
+        values: dict[str, Any] = {
             "memory_bytes": spec.memory_bytes,
             "peak_flops": dict(spec.peak_flops),
             "source": spec.source[:300],
@@ -37,12 +47,19 @@ def seed_catalog(apps: Any = None) -> None:
             "card_to_card_bytes_per_second": spec.card_to_card_bytes_per_second,
             "node_to_node_bytes_per_second": spec.node_to_node_bytes_per_second,
             "interconnect_source": spec.interconnect_source[:300],
+            "bus_bandwidth": {} if spec.links is None else spec.links.as_json(),
+            "memory_bandwidth_bytes_per_second": spec.memory_bandwidth_bytes_per_second,
         }
         gpus[spec.name], _ = GpuModel.objects.update_or_create(
-            name=spec.name, defaults={k: v for k, v in gpu_values.items() if k in gpu_fields}
+            name=spec.name, defaults={k: v for k, v in values.items() if k in known}
         )
+    return gpus
+
+
+def _seed_plans(RentalPlan: Any, gpus: dict[str, Any]) -> None:
+    known = _fields(RentalPlan)
     for plan in catalog.RENTAL_PLANS:
-        plan_values: dict[str, Any] = {
+        values: dict[str, Any] = {
             "gpu": gpus[plan.gpu],
             "gpus_per_lot": plan.gpus_per_lot,
             "duration_hours": plan.duration_hours,
@@ -56,22 +73,26 @@ def seed_catalog(apps: Any = None) -> None:
         RentalPlan.objects.update_or_create(
             provider=plan.provider,
             name=plan.name,
-            defaults={k: v for k, v in plan_values.items() if k in plan_fields},
+            defaults={k: v for k, v in values.items() if k in known},
         )
-    if HourlyRate is None:
-        return
-    # Before catalog 0004 an hourly rate has no instance size.
-    has_instances = "gpus_per_instance" in {f.name for f in HourlyRate._meta.get_fields()}
+
+
+def _seed_rates(HourlyRate: Any, gpus: dict[str, Any]) -> None:
+    # Before catalog 0004 an hourly rate has no instance size (one rate per provider and GPU).
+    has_instances = "gpus_per_instance" in _fields(HourlyRate)
     for rate in catalog.HOURLY_RATES:
+        if not has_instances and rate.gpus_per_instance != 8:
+            continue
+        key = {"gpus_per_instance": rate.gpus_per_instance} if has_instances else {}
         HourlyRate.objects.update_or_create(
             provider=rate.provider,
             gpu=gpus[rate.gpu],
+            **key,
             defaults={
                 "rate_per_gpu_hour": rate.rate_per_gpu_hour,
                 "currency": rate.currency,
                 "source": rate.source[:300],
                 "as_of": rate.as_of,
                 "illustrative": rate.illustrative,
-            }
-            | ({"gpus_per_instance": rate.gpus_per_instance} if has_instances else {}),
+            },
         )

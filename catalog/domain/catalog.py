@@ -23,12 +23,38 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import date
-from decimal import Decimal
 from types import MappingProxyType
 from typing import Final
 
+from catalog.domain.bandwidth import INTERCONNECT, MEMORY_BANDWIDTH
 from catalog.domain.gpu_names import normalize_gpu
+from catalog.domain.links import LINKS, LinkProfile, profile_from_spec
+from catalog.domain.prices import (
+    HOURLY_RATES,
+    RENTAL_PLANS,
+    SEED_READ_ON,
+    STALE_PRICE_DAYS,
+    HourlyRateSpec,
+    RentalPlanSpec,
+    price_note,
+)
+
+__all__ = [
+    "ALIASES",
+    "GIB",
+    "GPUS",
+    "HOURLY_RATES",
+    "PRECISIONS",
+    "RENTAL_PLANS",
+    "SEED_READ_ON",
+    "STALE_PRICE_DAYS",
+    "GpuModel",
+    "HourlyRateSpec",
+    "RentalPlanSpec",
+    "canonical_name",
+    "get_gpu",
+    "price_note",
+]
 
 GIB: Final = 2**30
 PRECISIONS: Final = ("fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
@@ -50,6 +76,12 @@ class GpuModel:
     card_to_card_bytes_per_second: float | None = field(default=None, compare=False)
     node_to_node_bytes_per_second: float | None = field(default=None, compare=False)
     interconnect_source: str = field(default="", compare=False)
+    # docs/domain.md §24.6: the measured bus bandwidth per collective on each tier (None: only
+    # the specs above are known, and the collectives use them at a measured tier's efficiency).
+    links: LinkProfile | None = field(default=None, compare=False)
+    # HBM/GDDR bandwidth in bytes per second from the datasheet, for the roofline that projects
+    # a pilot to another card where no measured pair exists (docs/domain.md §24.11).
+    memory_bandwidth_bytes_per_second: float | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         unknown = set(self.peak_flops) - set(PRECISIONS)
@@ -62,12 +94,22 @@ class GpuModel:
         """Whether the card has a (tensor-core or native) peak figure for ``precision``."""
         return precision in self.peak_flops
 
+    def link_profile(self) -> LinkProfile | None:
+        """The measured tiers, else a profile from the links' specs, else None."""
+        if self.links is not None:
+            return self.links
+        return profile_from_spec(
+            self.card_to_card_bytes_per_second,
+            self.node_to_node_bytes_per_second,
+            self.interconnect_source,
+        )
+
 
 def _gpu(
     name: str, memory_gib: int, source: str, tdp: float | None = None, **peak_tflops: float
 ) -> GpuModel:
     # Datasheets print TFLOPS; store FLOP/s.
-    link = _INTERCONNECT.get(name)
+    link = INTERCONNECT.get(name)
     return GpuModel(
         name=name,
         memory_bytes=memory_gib * GIB,
@@ -77,42 +119,9 @@ def _gpu(
         card_to_card_bytes_per_second=None if link is None else link[0],
         node_to_node_bytes_per_second=None if link is None else link[1],
         interconnect_source="" if link is None else link[2],
+        links=LINKS.get(name),
+        memory_bandwidth_bytes_per_second=MEMORY_BANDWIDTH.get(name),
     )
-
-
-_GB: Final = 1e9
-_PCIE4 = "PCIe Gen4 x16: 64 GB/s bidirectional, 32 GB/s each way"
-_PCIE5 = "PCIe Gen5 x16: 128 GB/s bidirectional, 64 GB/s each way"
-# (card-to-card, node-to-node per GPU, source), unidirectional bytes/s. Node-to-node is the
-# vendor's reference system (DGX/HGX: one 200 or 400 Gb/s NIC per GPU); PCIe cards have none.
-_INTERCONNECT: Final[Mapping[str, tuple[float, float | None, str]]] = MappingProxyType(
-    {
-        "V100-32GB": (
-            150 * _GB,
-            12.5 * _GB,
-            "V100 SXM2 datasheet: NVLink 300 GB/s; DGX-1 100 Gb/s IB",
-        ),
-        "T4": (16 * _GB, None, "T4 datasheet: PCIe Gen3 x16, 32 GB/s bidirectional"),
-        "A10": (32 * _GB, None, f"A10 datasheet: {_PCIE4}"),
-        "A10G": (32 * _GB, None, f"AWS G5: {_PCIE4}"),
-        "L4": (32 * _GB, None, f"L4 datasheet: {_PCIE4}"),
-        "L40S": (32 * _GB, None, f"L40S datasheet: {_PCIE4}"),
-        "A100-40GB": (300 * _GB, 25 * _GB, "A100 datasheet: NVLink 600 GB/s; DGX A100 8x 200 Gb/s"),
-        "A100-80GB": (300 * _GB, 25 * _GB, "A100 datasheet: NVLink 600 GB/s; DGX A100 8x 200 Gb/s"),
-        "H100-SXM": (450 * _GB, 50 * _GB, "H100 datasheet: NVLink 900 GB/s; DGX H100 8x 400 Gb/s"),
-        "H100-PCIe": (64 * _GB, None, f"H100 PCIe datasheet: {_PCIE5} (NVLink bridge pairs only)"),
-        "H200": (450 * _GB, 50 * _GB, "H200 datasheet: NVLink 900 GB/s; HGX H200 8x 400 Gb/s"),
-        "H800": (200 * _GB, 50 * _GB, "H800 datasheet: NVLink 400 GB/s; 8x 400 Gb/s IB"),
-        "B200": (900 * _GB, 50 * _GB, "HGX B200 datasheet: NVLink 5 1.8 TB/s; 8x 400 Gb/s"),
-        "B300": (900 * _GB, 100 * _GB, "HGX B300 datasheet: NVLink 5 1.8 TB/s; 8x 800 Gb/s"),
-        "GB200": (900 * _GB, 50 * _GB, "GB200 NVL72 datasheet: NVLink 5 1.8 TB/s per GPU, 72 GPUs"),
-        "RTX-3090": (32 * _GB, None, f"GA102 whitepaper: {_PCIE4} (NVLink bridge pairs only)"),
-        "RTX-4090": (32 * _GB, None, f"AD102 whitepaper: {_PCIE4}; no NVLink"),
-        "RTX-5090": (64 * _GB, None, f"GB202 whitepaper: {_PCIE5}; no NVLink"),
-        "MI300X": (448 * _GB, 50 * _GB, "MI300X datasheet: 7 Infinity Fabric links, 896 GB/s"),
-        "MI355X": (537.6 * _GB, 50 * _GB, "MI355X datasheet: 7 Infinity Fabric links, 1,075 GB/s"),
-    }
-)
 
 
 _A100_SOURCE = (
@@ -399,140 +408,3 @@ def get_gpu(name: str) -> GpuModel:
     if known is None:
         raise KeyError(f"unknown GPU model {name!r}; known: {', '.join(GPUS)}")
     return GPUS[known]
-
-
-@dataclass(frozen=True)
-class RentalPlanSpec:
-    """A rental plan sold per lot: ``price`` buys ``gpus_per_lot`` GPUs for ``duration_hours``."""
-
-    provider: str
-    name: str
-    gpu: str
-    gpus_per_lot: int
-    duration_hours: int
-    price: Decimal
-    currency: str
-    illustrative: bool = False
-    note: str = ""
-    # docs/domain.md §24.8: where the price comes from, and when it was published (None: no
-    # date known, which the answers say).
-    source: str = ""
-    as_of: date | None = None
-
-
-_SEED_SOURCE: Final = "IteraGPU catalogue, as the seed states it (docs/domain.md §9)"
-
-RENTAL_PLANS: Final = (
-    # Seed figures (IteraGPU catalogue, docs/domain.md §9): one RTX 4090 per lot.
-    RentalPlanSpec(
-        "IteraGPU",
-        "RTX 4090, 3 days",
-        "RTX-4090",
-        1,
-        72,
-        Decimal("47.14"),
-        "USD",
-        source=_SEED_SOURCE,
-    ),
-    RentalPlanSpec(
-        "IteraGPU",
-        "RTX 4090, 7 days",
-        "RTX-4090",
-        1,
-        168,
-        Decimal("110.00"),
-        "USD",
-        source=_SEED_SOURCE,
-    ),
-    RentalPlanSpec(
-        "IteraGPU",
-        "RTX 4090, 30 days",
-        "RTX-4090",
-        1,
-        720,
-        Decimal("390.00"),
-        "USD",
-        source=_SEED_SOURCE,
-    ),
-    RentalPlanSpec(
-        "IteraGPU",
-        "2x B200, 3 days",
-        "B200",
-        2,
-        72,
-        Decimal("648.00"),
-        "USD",
-        illustrative=True,
-        note=(
-            "Illustrative catalogue figure, not from the seed: the seed only says a B200 lot "
-            "includes two GPUs and is priced per lot. 648.00 USD is 2 GPUs x 72 h x 4.50 USD."
-        ),
-        source="illustrative (made up for the demo)",
-    ),
-)
-
-
-@dataclass(frozen=True)
-class HourlyRateSpec:
-    """A provider's published on-demand price per GPU-hour, with its source and date."""
-
-    provider: str
-    gpu: str
-    rate_per_gpu_hour: Decimal
-    currency: str
-    source: str
-    as_of: date | None
-    illustrative: bool = False
-    # GPUs rented together at this rate: a job on fewer pays for all of them.
-    gpus_per_instance: int = 1
-
-
-# docs/domain.md §24.8. Prices change often: each carries the date it was read, and answers
-# say when it is older than a year. Per-GPU figures are the 8-GPU instance price / 8.
-HOURLY_RATES: Final = (
-    HourlyRateSpec(
-        "Lambda",
-        "H100-SXM",
-        Decimal("2.99"),
-        "USD",
-        "Lambda pricing page, on-demand 8x NVIDIA H100 SXM 80GB: 2.99 USD per GPU-hour",
-        date(2025, 1, 15),
-        gpus_per_instance=8,
-    ),
-    HourlyRateSpec(
-        "AWS",
-        "H100-SXM",
-        Decimal("12.29"),
-        "USD",
-        "AWS EC2 on-demand, p5.48xlarge (8x H100 80GB), us-east-1: 98.32 USD per hour / 8; "
-        "superseded by AWS's June 2025 cut of P5 on-demand prices (up to 45%)",
-        date(2024, 6, 1),
-        gpus_per_instance=8,
-    ),
-    HourlyRateSpec(
-        "CoreWeave",
-        "H200",
-        Decimal("6.31"),
-        "USD",
-        "CoreWeave pricing page, NVIDIA HGX H200 (8 GPUs): 50.44 USD per hour / 8",
-        date(2025, 1, 15),
-        gpus_per_instance=8,
-    ),
-)
-
-
-# A price older than this is called stale in the answers (docs/domain.md §24.8).
-STALE_PRICE_DAYS: Final = 365
-
-
-def price_note(illustrative: bool, as_of: date | None, today: date) -> str:
-    """Plain words on a price's provenance: illustrative, undated, or older than a year ("" when
-    none applies). ``today`` is passed in: this module reads no clock."""
-    if illustrative:
-        return "illustrative: not a provider's published price"
-    if as_of is None:
-        return "no publication date known: check the provider's current price"
-    age = (today - as_of).days
-    if age > STALE_PRICE_DAYS:
-        return f"published {as_of.isoformat()}, over a year ago: check the current price"
-    return ""

@@ -1,7 +1,7 @@
 from django.urls import path
 
 from estimates.api import calibration as calibration_api
-from estimates.api import timeline, views
+from estimates.api import options_views, scaling_views, serving_views, timeline, views
 
 urlpatterns = [
     path(
@@ -12,15 +12,15 @@ urlpatterns = [
     path("estimates/preview/", views.EstimatePreviewView.as_view(), name="estimate-preview"),
     path(
         "estimates/compute-optimal/",
-        views.ComputeOptimalView.as_view(),
+        scaling_views.ComputeOptimalView.as_view(),
         name="estimate-compute-optimal",
     ),
     path(
         "estimates/hardware-options/",
-        views.HardwareOptionsView.as_view(),
+        options_views.HardwareOptionsView.as_view(),
         name="estimate-hardware-options",
     ),
-    path("estimates/serving/", views.ServingView.as_view(), name="estimate-serving"),
+    path("estimates/serving/", serving_views.ServingView.as_view(), name="estimate-serving"),
     path("estimates/hardware/", views.GpuModelList.as_view(), name="estimate-hardware"),
     path("estimates/plans/", views.RentalPlanList.as_view(), name="estimate-plans"),
     path(

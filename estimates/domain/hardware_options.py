@@ -21,8 +21,8 @@ most powerful hardware without comparing its price against the real load):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Literal, TypeVar
 
@@ -31,6 +31,10 @@ from catalog.domain.catalog import GpuModel
 from catalog.domain.gpu_names import normalize_gpu
 from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
+from estimates.domain.formulas.projection import speedup
+from estimates.domain.hardware_calendar import REST, Calendar, measured_words
+from estimates.domain.projection_words import basis_words, range_kind
+from estimates.domain.rate_offers import RateOffer, cheapest_offer, offers_by_gpu
 
 TimeSource = Literal["pilot", "projected", "assumed", "observed", "calibrated"]
 _V = TypeVar("_V")
@@ -78,8 +82,10 @@ class HardwareOption:
     plan: PlanChoice
     total_cost: formulas.Money | None
     fits_window: bool | None
+    # docs/domain.md §24.12: the interval kind the time rests on (its basis, its node scope).
+    range_kind: str = "time.assumed"
     # The campaign calendar's other machine stages still to come (setup, loading, retrieval),
-    # rented and priced with the option, not counted in its work or GPU-hours.
+    # rented and priced with the option, not counted in its work or GPU-hours (§7.7).
     other_machine_hours: float = 0.0
     # The campaign's calendar with the remaining items on this GPU (None: no campaign).
     calendar_hours: float | None = None
@@ -91,20 +97,6 @@ class Excluded:
     reason: str
 
 
-@dataclass(frozen=True)
-class CalendarFit:
-    """A campaign's calendar with its remaining work on one GPU (docs/domain.md §7.7): its
-    length (setup, loading and every other stage included) and the machine hours still to come
-    on stages of no remaining work (setup, loading, retrieval), which a rental pays for too."""
-
-    hours: float
-    other_machine_hours: float
-
-
-# Given each remaining work's hours on a candidate GPU (by work key), the campaign's calendar.
-Calendar = Callable[[Mapping[str, float]], CalendarFit]
-
-
 def _hours_on(work: Work, own: GpuModel | None, candidate: GpuModel) -> float | None:
     """The work's wall hours on ``candidate`` (same GPU count), or None without the precision."""
     if not candidate.supports(work.precision):
@@ -113,7 +105,8 @@ def _hours_on(work: Work, own: GpuModel | None, candidate: GpuModel) -> float | 
         return work.wall_hours
     if not own.supports(work.precision):
         return work.wall_hours
-    return work.wall_hours * own.peak_flops[work.precision] / candidate.peak_flops[work.precision]
+    # A measured per-GPU ratio where one is published, else the roofline (§24.11).
+    return work.wall_hours / speedup(own, candidate, work.precision).ratio
 
 
 def _fits(work: Work, own: GpuModel | None, candidate: GpuModel) -> bool:
@@ -177,6 +170,7 @@ class _Pricing:
     offers: Sequence[plans.RentalPlanOffer]
     rate_notes: Mapping[str, str]
     rate_instances: Mapping[str, int]
+    offers_by_gpu: Mapping[str, tuple[RateOffer, ...]] = field(default_factory=dict)
     calendar: Calendar | None = None
 
 
@@ -192,6 +186,7 @@ def rank_options(
     measured_on: Mapping[str, str] | None = None,
     rate_notes: Mapping[str, str] | None = None,
     rate_instances: Mapping[str, int] | None = None,
+    rate_offers: Sequence[RateOffer] = (),
     calendar: Calendar | None = None,
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
@@ -203,10 +198,12 @@ def rank_options(
     together at it); ``measured_on`` maps a work
     key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
     works run one after another: wall hours add up, and ``fits_window`` compares them with the
-    window (for lots, the selection's own feasibility). With a campaign's ``calendar``, an
-    option fits the window when the campaign's calendar with the works on that GPU does (setup,
-    loading and the other stages included), and the machine hours of those other stages still to
-    come are rented and priced too.
+    window (for lots, the selection's own feasibility). ``rate_offers`` are published rates
+    by instance size: a GPU without a rate in ``rates`` is billed at the offer that costs its
+    works least, the GPUs rounded up to that offer's instances (a one-GPU job takes the plan
+    that sells one GPU). With a campaign's ``calendar``, an option fits the window when the
+    campaign's calendar with the works on that GPU does (docs/domain.md §7.7), and the calendar's
+    other machine stages still to come are rented and priced with it.
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
     pricing = _Pricing(
@@ -217,6 +214,7 @@ def rank_options(
         offers=offers,
         rate_notes=_by_gpu(rate_notes),
         rate_instances=_by_gpu(rate_instances),
+        offers_by_gpu=offers_by_gpu(rate_offers),
         calendar=calendar,
     )
     options: list[HardwareOption] = []
@@ -282,7 +280,8 @@ def _assumption(
     measured: Mapping[str, str],
 ) -> str:
     if source in ("pilot", "observed", "calibrated"):
-        return _measured_here(candidate, placed, measured)
+        here = any(normalize_gpu(g) == normalize_gpu(candidate.name) for g in measured.values())
+        return measured_words(candidate.name, [w for w, _ in placed], here)
     if source != "projected":
         piloted_here = [
             w.name
@@ -303,35 +302,14 @@ def _assumption(
         }
     )
     origin = f" measured on the {', '.join(elsewhere)}" if elsewhere else ""
-    return (
-        f"Projected: the utilization{origin} is assumed to carry over to the "
-        f"{candidate.name}'s peak FLOP/s at the same precision (memory bandwidth, "
-        "interconnect and kernels may differ)."
+    bases = sorted(
+        {basis_words(measured.get(w.key) or w.gpu, w.precision, candidate) for w, _ in placed}
     )
-
-
-_SOURCE_WORDS = {
-    "pilot": "measured by a pilot",
-    "observed": "observed (what their runs took)",
-    "calibrated": "calibrated (the team's observed/estimated median)",
-}
-
-
-def _measured_here(
-    candidate: GpuModel, placed: Sequence[tuple[Work, float]], measured: Mapping[str, str]
-) -> str:
-    """Where each work's hours on this GPU came from (docs/domain.md §7.7): a pilot, the runs,
-    the team's calibration, else the assumed utilization."""
-    here = f" on the {candidate.name}" if measured else ""
-    parts = []
-    for source, words in _SOURCE_WORDS.items():
-        names = [w.name for w, _ in placed if w.time_source == source and w.key != _REST]
-        if names:
-            parts.append(f"{words}{here} for {', '.join(names)}")
-    if any(w.time_source == "assumed" and w.key != _REST for w, _ in placed):
-        parts.append("assumed utilization of peak FLOP/s for the rest")
-    text = "; ".join(parts)
-    return text[:1].upper() + text[1:] + "."
+    how = "; ".join(b for b in bases if b) or "the peaks' ratio"
+    return (
+        f"Projected: the time{origin} carried to the {candidate.name} by {how} (docs/domain.md "
+        "§24.11; kernels and interconnect may still differ)."
+    )
 
 
 def _option(
@@ -345,16 +323,17 @@ def _option(
     gpu_hours = sum(h * w.gpus for w, h in placed)
     source = _time_source(sources)
     rented = _with_calendar(placed, pricing.calendar)
-    rest = sum(h for w, h in rented if w.key == _REST)
+    rest = sum(h for w, h in rented if w.key == REST)
     plan, total, fits_window = _cheapest(candidate, rented, wall + rest, gpu_hours + rest, pricing)
     calendar_hours = None
     if pricing.calendar is not None:
         calendar_hours = pricing.calendar({w.key: h for w, h in placed}).hours
         if pricing.window_hours is not None:
             fits_window = calendar_hours <= pricing.window_hours + 1e-9
+    gpus = max((w.gpus for w, _ in placed), default=1)
     return HardwareOption(
         candidate.name,
-        max((w.gpus for w, _ in placed), default=1),
+        gpus,
         True,
         wall,
         gpu_hours,
@@ -363,9 +342,26 @@ def _option(
         plan,
         total,
         fits_window,
+        range_kind(
+            source, candidate, [(w.key, w.gpu, w.precision) for w, _ in placed], measured, gpus
+        ),
         rest,
         calendar_hours,
     )
+
+
+def _with_calendar(
+    placed: Sequence[tuple[Work, float]], calendar: Calendar | None
+) -> list[tuple[Work, float]]:
+    """The works, and the calendar's other machine stages still to come as one more work."""
+    out = list(placed)
+    if calendar is None:
+        return out
+    rest = calendar({w.key: h for w, h in placed}).other_machine_hours
+    if rest > 0:
+        other = Work(key=REST, name="the calendar's other stages", gpu=None, wall_hours=rest)
+        out.append((other, rest))
+    return out
 
 
 def _cheapest(
@@ -393,24 +389,6 @@ def _cheapest(
     return plan, None, None if window_hours is None else wall <= window_hours
 
 
-_REST = "calendar:rest"
-
-
-def _with_calendar(
-    placed: Sequence[tuple[Work, float]], calendar: Calendar | None
-) -> list[tuple[Work, float]]:
-    """The works, and the calendar's other machine stages still to come as one more work."""
-    out = list(placed)
-    if calendar is None:
-        return out
-    rest = calendar({w.key: h for w, h in placed}).other_machine_hours
-    if rest > 0:
-        out.append(
-            (Work(key=_REST, name="the calendar's other stages", gpu=None, wall_hours=rest), rest)
-        )
-    return out
-
-
 def _billed_gpu_hours(placed: Sequence[tuple[Work, float]], instance: int) -> float:
     """GPU-hours paid for: each work's GPUs rounded up to whole instances of ``instance``."""
     return sum(h * math.ceil(w.gpus / instance) * instance for w, h in placed)
@@ -423,11 +401,16 @@ def _hourly_price(
     gpu_hours: float,
     pricing: _Pricing,
 ) -> list[tuple[PlanChoice, formulas.Money, bool | None]]:
-    own_rate = pricing.rates.get(normalize_gpu(candidate.name))
+    key = normalize_gpu(candidate.name)
+    own_rate = pricing.rates.get(key)
+    offers = pricing.offers_by_gpu.get(key, ()) if own_rate is None else ()
+    if offers:
+        found = _offer_price(offers, placed, wall, pricing)
+        return [] if found is None else [found]
     rate = own_rate if own_rate is not None else pricing.fallback_rate
     if rate is None:
         return []
-    instance = pricing.rate_instances.get(normalize_gpu(candidate.name), 1) if own_rate else 1
+    instance = pricing.rate_instances.get(key, 1) if own_rate else 1
     billed = _billed_gpu_hours(placed, instance) if placed and instance > 1 else gpu_hours
     try:
         choice, money = _hourly(billed, rate, pricing.currency)
@@ -449,6 +432,31 @@ def _hourly_price(
         choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
     window = pricing.window_hours
     return [(choice, money, None if window is None else wall <= window)]
+
+
+def _offer_price(
+    offers: Sequence[RateOffer],
+    placed: Sequence[tuple[Work, float]],
+    wall: float,
+    pricing: _Pricing,
+) -> tuple[PlanChoice, formulas.Money, bool | None] | None:
+    """The published offer that bills the works least, with its provenance and billing said."""
+    found = cheapest_offer(offers, [(w.gpus, h) for w, h in placed])
+    if found is None:
+        return None
+    offer, amount, billed = found
+    note = offer.note
+    if billed > sum(h * w.gpus for w, h in placed):
+        billing = f"rented {offer.gpus_per_instance} GPUs at a time: {billed:,.4g} GPU-hours billed"
+        note = f"{note}; {billing}" if note else billing
+    description = f"hourly at {offer.rate_per_gpu_hour} {pricing.currency} per GPU-hour"
+    choice = PlanChoice(
+        "hourly",
+        f"{description} ({note})" if note else description,
+        rate_per_gpu_hour=offer.rate_per_gpu_hour,
+    )
+    window = None if pricing.window_hours is None else wall <= pricing.window_hours
+    return choice, formulas.Money(amount, pricing.currency), window
 
 
 def ranking(option: HardwareOption) -> tuple[bool, Decimal, float, str]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -26,6 +25,8 @@ from catalog.models import GpuModel, HourlyRate, RentalPlan
 from estimates.domain import forecast
 from estimates.domain import hardware_options as options
 from estimates.domain.forecast_inputs import Forecast, ItemForecast
+from estimates.domain.hardware_calendar import Calendar, CalendarFit
+from estimates.domain.rate_offers import RateOffer
 from estimates.models import plan_offer
 from estimates.selectors.forecast_inputs import forecast_inputs
 
@@ -77,13 +78,13 @@ class CampaignWorks:
 
     works: list[options.Work]
     measured_on: dict[str, str]
-    calendar: options.Calendar
+    calendar: Calendar
 
 
-def _calendar(found: Forecast, inputs: TimelineInputs) -> options.Calendar:
+def _calendar(found: Forecast, inputs: TimelineInputs) -> Calendar:
     """The campaign's timeline with each remaining item's hours on a candidate GPU."""
 
-    def fit(hours_by_key: Mapping[str, float]) -> options.CalendarFit:
+    def fit(hours_by_key: Mapping[str, float]) -> CalendarFit:
         hours = {
             int(k.split(":", 1)[1]): v for k, v in hours_by_key.items() if k.startswith("item:")
         }
@@ -97,7 +98,7 @@ def _calendar(found: Forecast, inputs: TimelineInputs) -> options.Calendar:
             for s in line.stages
             if s.machine and s.state in ("planned", "running") and s.variant_id not in hours
         )
-        return options.CalendarFit(hours=line.hours, other_machine_hours=rest)
+        return CalendarFit(hours=line.hours, other_machine_hours=rest)
 
     forecast_hours = {f.id: f.forecast_hours for f in found.items}
     return fit
@@ -134,14 +135,11 @@ def campaign_hardware_options(
         plan_offer(plan)
         for plan in RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
     ]
-    rates, notes, instances = published_rates(campaign.currency)
     return options.rank_options(
         found.works,
         gpus,
         offers=offers,
-        rates=rates,
-        rate_notes=notes,
-        rate_instances=instances,
+        rate_offers=published_rate_offers(campaign.currency),
         currency=campaign.currency,
         window_hours=float(campaign.window_hours),
         measured_on=found.measured_on,
@@ -149,24 +147,14 @@ def campaign_hardware_options(
     )
 
 
-def published_rates(
-    currency: str,
-) -> tuple[dict[str, Decimal], dict[str, str], dict[str, int]]:
-    """The catalog's cheapest published hourly rate per GPU in ``currency``, its provenance in
-    words, and the GPUs the provider rents together at it (docs/domain.md §24.8)."""
-    rates: dict[str, Decimal] = {}
-    notes: dict[str, str] = {}
-    instances: dict[str, int] = {}
+def published_rate_offers(currency: str) -> list[RateOffer]:
+    """Every published hourly rate in ``currency``, by instance size, with its provenance in
+    words: the pricing picks per GPU the offer that bills the jobs least (docs/domain.md §24.8)."""
     today = timezone.now().date()
+    found: list[RateOffer] = []
     for rate in HourlyRate.objects.select_related("gpu").filter(currency=currency):
-        name = rate.gpu.name
-        if name in rates and rates[name] <= rate.rate_per_gpu_hour:
-            continue
-        rates[name] = rate.rate_per_gpu_hour
-        instances[name] = rate.gpus_per_instance
         when = "undated" if rate.as_of is None else f"as of {rate.as_of.isoformat()}"
         warning = catalog.price_note(rate.illustrative, rate.as_of, today)
-        notes[name] = f"{rate.provider}'s published rate, {when}" + (
-            f"; {warning}" if warning else ""
-        )
-    return rates, notes, instances
+        note = f"{rate.provider}'s published rate, {when}" + (f"; {warning}" if warning else "")
+        found.append(RateOffer(rate.gpu.name, rate.rate_per_gpu_hour, rate.gpus_per_instance, note))
+    return found

@@ -72,7 +72,7 @@ class FineTuningApiTests(TestCase):
         self.assertEqual(result["checkpoint_size_bytes"]["adapter"], 2 * 19_660_800)
         self.assertEqual(
             set(result["memory_per_device_bytes"]),
-            {"weights", "gradients", "optimizer", "activations", "total"},
+            {"weights", "gradients", "optimizer", "activations", "total", "framework"},
         )
         self.assertTrue(any("LORA" in r and "frozen" in r for r in result["recommendations"]))
         self.assertTrue(any("chunked" in r for r in result["recommendations"]))
@@ -94,11 +94,20 @@ class FineTuningApiTests(TestCase):
             ("hardware.expert_parallel", "HardwareSpecRequest"),
             ("hardware.context_parallel", "HardwareSpecRequest"),
             ("pilot.sequence_length", "PilotSpecRequest"),
+            ("pilot.micro_batch_size", "PilotSpecRequest"),
+            ("model.experts_per_token", "ModelSpecRequest"),
+            ("model.attention_width", "ModelSpecRequest"),
         ):
             field = components[component]["properties"][dotted.rsplit(".", 1)[-1]]
             self.assertEqual((field["minimum"], field["maximum"]), LIMITS[dotted], dotted)
         targets = components["LoraRequest"]["properties"]["target_modules"]["oneOf"]
-        self.assertEqual(targets[1]["items"]["enum"], ["q", "k", "v", "o", "gate", "up", "down"])
+        names, shape = targets[1]["items"]["oneOf"]
+        self.assertEqual(
+            names["enum"][:9], ["q", "k", "v", "o", "gate", "up", "down", "qkv", "gate_up"]
+        )
+        self.assertIn("q_proj", names["enum"])
+        self.assertEqual(shape["properties"]["in_features"]["maximum"], 10_000_000)
+        self.assertFalse(shape["additionalProperties"])
         self.assertIn("WeightPrecisionEnum", str(components["ModelSpecRequest"]))
 
     def test_unknown_fields_and_bad_choices_are_400_naming_them(self) -> None:
@@ -106,7 +115,7 @@ class FineTuningApiTests(TestCase):
         body["training"]["lora"]["alpha"] = 16
         self.assertIn("alpha", self.post(PREVIEW, body).json()["training"]["lora"])
         body = copy.deepcopy(LORA_8B)
-        body["training"]["lora"]["target_modules"] = ["q", "qkv"]
+        body["training"]["lora"]["target_modules"] = ["q", "qkv_weird"]
         self.assertIn("target_modules", self.post(PREVIEW, body).json()["training"]["lora"])
         body = copy.deepcopy(LORA_8B)
         body["model"]["weight_precision"] = "int3"
@@ -142,10 +151,12 @@ class FineTuningApiTests(TestCase):
         body = copy.deepcopy(LORA_8B)
         result = self.ok(OPTIONS, body)
         h100 = next(o for o in result["options"] if o["gpu"] == "H100-SXM")
-        self.assertEqual(h100["plan"]["rate_per_gpu_hour"], "2.9900")
-        self.assertIn("Lambda", h100["plan"]["description"])
-        self.assertIn("over a year ago", h100["plan"]["description"])
+        # A one-GPU job: the plan that sells one GPU (issue 31), with its provider and date.
+        self.assertEqual(h100["plan"]["rate_per_gpu_hour"], "3.7800")
+        self.assertIn("Lambda's published rate, as of 2026-05-07", h100["plan"]["description"])
         gpus = {g["name"]: g for g in self.listing("/api/v1/estimates/hardware/?page_size=100")}
+        notes = {r["gpus_per_instance"]: r["price_note"] for r in gpus["H100-SXM"]["hourly_rates"]}
+        self.assertIn("over a year ago", notes[8])
         self.assertEqual(gpus["RTX-4090"]["card_to_card_bytes_per_second"], 32e9)
         self.assertTrue(gpus["H200"]["hourly_rates"][0]["source"])
         for name in ("B300", "GB200", "RTX-5090", "MI355X"):
@@ -239,13 +250,16 @@ class ItemEstimateSpecTests(OnTheDemoCampaign, TestCase):
         assert row.calculator is not None
         self.assertTrue(row.calculator["fits_in_memory"], row.calculator)
 
-    def test_the_campaigns_which_gpu_panel_ranks_the_4090_lot_first(self) -> None:
+    def test_the_campaigns_which_gpu_panel_prices_the_4090_lot_and_one_h100_by_the_hour(
+        self,
+    ) -> None:
         answer = self.client.get(
             f"/api/v1/campaigns/{self.campaign.pk}/hardware-options/", **token_header(self.owner)
         )
         self.assertEqual(answer.status_code, 200, answer.content)
-        first = answer.json()["options"][0]
-        self.assertEqual((first["gpu"], first["total_cost"]["amount"]), ("RTX-4090", "47.14"))
+        options = {o["gpu"]: o for o in answer.json()["options"]}
+        self.assertEqual(options["RTX-4090"]["total_cost"]["amount"], "47.14")
+        self.assertEqual(options["H100-SXM"]["plan"]["rate_per_gpu_hour"], "3.7800")
 
     def test_a_bad_spec_on_a_variant_is_a_400_naming_the_nested_field(self) -> None:
         url = f"/api/v1/campaigns/{self.campaign.pk}/variants/"
@@ -297,4 +311,6 @@ class ServingPerTokenTests(TestCase):
         self.assertEqual(result["cost_per_million_input_tokens"]["amount"], "0.10")
         # 2 x 80 x 8 x 128 x 2 bytes = 320 KiB per token, x 4096 x 16 = 20 GiB.
         self.assertEqual(result["kv_cache_bytes"], 20 * 2**30)
-        self.assertEqual(result["gpus_per_replica"], 3)
+        # 140 GB of weights and 20 GiB of cache need 3 H100s by memory; 64 heads (8 for keys
+        # and values) admit no 3-way tensor split: 4 (issue 31).
+        self.assertEqual((result["gpus_per_replica"], result["tensor_parallel"]), (4, 4))

@@ -12,7 +12,7 @@ from django.test import TestCase
 
 from campaigns.tests.factories import token_header
 from catalog.domain import catalog
-from catalog.models import GpuModel, HourlyRate
+from catalog.models import GpuModel, HourlyRate, RentalPlan
 from estimates.templatetags.estimates_hardware import hardware_options_panel
 from estimates.tests.support import AsPlanner, OnTheDemoCampaign
 
@@ -21,7 +21,7 @@ MIB = 2**20
 
 class CampaignOptionsPriceHourlyRatesTests(OnTheDemoCampaign, TestCase):
     """The demo campaign has RTX 4090 and B200 lots; the H100 SXM only Lambda's and AWS's
-    published hourly rates, per GPU of an 8-GPU instance (their pricing pages)."""
+    published hourly rates: per GPU of an 8-GPU instance, and Lambda's for one GPU alone."""
 
     def ranked(self) -> list[dict[str, Any]]:
         answer = self.client.get(
@@ -34,24 +34,23 @@ class CampaignOptionsPriceHourlyRatesTests(OnTheDemoCampaign, TestCase):
     def options(self) -> dict[str, Any]:
         return {option["gpu"]: option for option in self.ranked()}
 
-    def test_the_h100_is_priced_at_lambdas_rate_for_a_whole_8_gpu_instance_and_says_so(
-        self,
-    ) -> None:
+    def test_a_one_gpu_job_on_the_h100_is_billed_as_the_plan_that_sells_one_gpu(self) -> None:
+        # Issue 31: the one-GPU LoRA items were billed as whole 8-GPU instances (8 x 2.99 =
+        # 23.92 USD an hour); Lambda's 1x H100 SXM at 3.78 bills one GPU.
         h100 = self.options()["H100-SXM"]
         plan = h100["plan"]
-        self.assertEqual((plan["kind"], plan["rate_per_gpu_hour"]), ("hourly", "2.9900"))
-        self.assertIn("Lambda's published rate, as of 2025-01-15", plan["description"])
-        self.assertIn("rented 8 GPUs at a time", plan["description"])
-        # The cheaper of the two published rates (AWS's is 12.29), on 8 GPUs for the wall hours.
-        expected = (Decimal("2.99") * 8 * Decimal(str(h100["wall_hours"]))).quantize(
-            Decimal("0.01")
-        )
+        self.assertEqual((plan["kind"], plan["rate_per_gpu_hour"]), ("hourly", "3.7800"))
+        self.assertIn("Lambda's published rate, as of 2026-05-07", plan["description"])
+        self.assertNotIn("rented", plan["description"])
+        expected = (Decimal("3.78") * Decimal(str(h100["gpu_hours"]))).quantize(Decimal("0.01"))
         self.assertEqual(Decimal(h100["total_cost"]["amount"]), expected)
 
-    def test_the_4090_lot_still_comes_first_and_lots_keep_their_own_price(self) -> None:
+    def test_lots_keep_their_own_price_beside_the_one_gpu_hourly_plan(self) -> None:
         ranked = self.ranked()
-        self.assertEqual((ranked[0]["gpu"], ranked[0]["plan"]["kind"]), ("RTX-4090", "lots"))
-        self.assertEqual(ranked[0]["total_cost"]["amount"], "47.14")
+        rtx = next(o for o in ranked if o["gpu"] == "RTX-4090")
+        self.assertEqual((rtx["plan"]["kind"], rtx["total_cost"]["amount"]), ("lots", "47.14"))
+        amounts = [Decimal(o["total_cost"]["amount"]) for o in ranked if o["total_cost"]]
+        self.assertEqual(amounts, sorted(amounts))
 
     def test_the_panel_names_the_provider_and_date_of_an_hourly_price(self) -> None:
         html = render_to_string(
@@ -59,13 +58,21 @@ class CampaignOptionsPriceHourlyRatesTests(OnTheDemoCampaign, TestCase):
             hardware_options_panel(self.campaign, top=len(catalog.GPUS)),
         )
         self.assertIn("H100-SXM", html)
-        self.assertIn("hourly at 2.9900 USD per GPU-hour (Lambda&#x27;s published rate", html)
+        self.assertIn("hourly at 3.7800 USD per GPU-hour (Lambda&#x27;s published rate", html)
 
-    def test_a_rate_for_a_single_gpu_bills_only_the_gpus_used(self) -> None:
-        HourlyRate.objects.filter(gpu__name="H100-SXM").update(gpus_per_instance=1)
+    def test_without_a_one_gpu_rate_the_job_pays_for_a_whole_8_gpu_instance_and_says_so(
+        self,
+    ) -> None:
+        HourlyRate.objects.filter(gpu__name="H100-SXM", gpus_per_instance=1).delete()
         h100 = self.options()["H100-SXM"]
-        self.assertNotIn("rented", h100["plan"]["description"])
-        expected = (Decimal("2.99") * Decimal(str(h100["gpu_hours"]))).quantize(Decimal("0.01"))
+        plan = h100["plan"]
+        self.assertEqual(plan["rate_per_gpu_hour"], "2.9900")
+        self.assertIn("Lambda's published rate, as of 2025-01-15", plan["description"])
+        self.assertIn("rented 8 GPUs at a time", plan["description"])
+        # The cheaper of the two 8-GPU rates (AWS's is 12.29), on 8 GPUs for the wall hours.
+        expected = (Decimal("2.99") * 8 * Decimal(str(h100["wall_hours"]))).quantize(
+            Decimal("0.01")
+        )
         self.assertEqual(Decimal(h100["total_cost"]["amount"]), expected)
 
 
@@ -141,10 +148,33 @@ class MigratedCatalogTests(TestCase):
                 self.assertEqual(row.source, catalog.GPUS[name].source)
                 self.assertTrue(row.as_spec().supports("fp4"))
 
-    def test_the_published_hourly_rates_are_per_gpu_of_8_gpu_instances(self) -> None:
+    def test_the_published_hourly_rates_say_the_instance_they_are_per_gpu_of(self) -> None:
         for spec in catalog.HOURLY_RATES:
-            with self.subTest(provider=spec.provider):
-                row = HourlyRate.objects.get(provider=spec.provider, gpu__name=spec.gpu)
-                self.assertEqual(row.gpus_per_instance, 8)
+            with self.subTest(provider=spec.provider, instance=spec.gpus_per_instance):
+                row = HourlyRate.objects.get(
+                    provider=spec.provider,
+                    gpu__name=spec.gpu,
+                    gpus_per_instance=spec.gpus_per_instance,
+                )
+                self.assertEqual(row.rate_per_gpu_hour, spec.rate_per_gpu_hour)
                 self.assertEqual(row.source, spec.source)
                 self.assertEqual(row.as_of, spec.as_of)
+        self.assertEqual(
+            sorted(HourlyRate.objects.values_list("gpus_per_instance", flat=True)), [1, 8, 8, 8]
+        )
+
+    def test_the_seeded_lots_carry_their_source_and_the_day_the_seed_was_read(self) -> None:
+        for spec in catalog.RENTAL_PLANS:
+            with self.subTest(plan=spec.name):
+                row = RentalPlan.objects.get(provider=spec.provider, name=spec.name)
+                self.assertEqual(row.as_of, catalog.SEED_READ_ON)
+                self.assertTrue(row.source)
+
+    def test_every_catalog_gpu_carries_its_measured_links_and_memory_bandwidth(self) -> None:
+        for name, spec in catalog.GPUS.items():
+            with self.subTest(gpu=name):
+                row = GpuModel.objects.get(name=name).as_spec()
+                self.assertEqual(row.links, spec.links)
+                self.assertEqual(
+                    row.memory_bandwidth_bytes_per_second, spec.memory_bandwidth_bytes_per_second
+                )

@@ -148,7 +148,8 @@ class PreviewCompleteTests(TestCase):
         as_hfu = self.ok(body)
         body["hardware"]["utilization_kind"] = "mfu"
         as_mfu = self.ok(body)
-        self.assertAlmostEqual(as_hfu["wall_hours"] / as_mfu["wall_hours"], 4 / 3)
+        # Within 0.1%: the last gradient bucket's exposed all-reduce does not grow by 4/3.
+        self.assertAlmostEqual(as_hfu["wall_hours"] / as_mfu["wall_hours"], 4 / 3, delta=1.4e-3)
         self.assertAlmostEqual(as_mfu["mfu"], 0.4)
         self.assertAlmostEqual(as_mfu["hfu"], 0.4 * 4 / 3)
         self.assertAlmostEqual(as_hfu["hfu"], 0.4)
@@ -197,15 +198,17 @@ class PreviewCompleteTests(TestCase):
         self.assertAlmostEqual(plain["per_gpu_bytes"], 11.28, delta=0.011)
         self.assertAlmostEqual(plain["cpu_bytes"], 127.48, delta=0.011)
 
-    def test_optimizer_offload_takes_the_optimizer_states_off_the_device(self) -> None:
+    def test_optimizer_offload_places_each_state_where_deepspeed_does(self) -> None:
         """Ren et al. (2021), ZeRO-Offload: fp32 master weights and Adam states on the CPU;
-        the device keeps the 16-bit weights and gradients (ZeRO paper's 2 + 2 bytes)."""
+        the device keeps the 16-bit weights, each gradient partition goes to the CPU as it is
+        reduced; the memory and the deepspeed block are one computation (issue 31)."""
         body = copy.deepcopy(API_EXAMPLE)
         body["hardware"].update({"zero_stage": 2, "offload": "optimizer"})
-        memory = self.ok(body)["memory_per_device_bytes"]
-        self.assertEqual(memory["optimizer"], 0)
+        result = self.ok(body)
+        memory = result["memory_per_device_bytes"]
+        self.assertEqual((memory["optimizer"], memory["gradients"]), (0, 0))
         self.assertEqual(memory["weights"], 14_000_000_000)
-        self.assertEqual(memory["gradients"], 14_000_000_000 // 8)
+        self.assertEqual(result["deepspeed"]["per_gpu_bytes"], memory["weights"])
 
     def test_offload_is_refused_naming_hardware_offload_where_deepspeed_cannot_do_it(
         self,

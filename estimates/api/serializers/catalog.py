@@ -54,6 +54,8 @@ class GpuModelSerializer(StrictModelSerializer[GpuModel]):
             "card_to_card_bytes_per_second",
             "node_to_node_bytes_per_second",
             "interconnect_source",
+            "bus_bandwidth",
+            "memory_bandwidth_bytes_per_second",
             "hourly_rates",
         ]
         read_only_fields = fields

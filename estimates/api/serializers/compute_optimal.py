@@ -27,6 +27,12 @@ class ComputeOptimalRequestSerializer(StrictSerializer):
     flops = ranged("compute_optimal.flops", required=False, help_text="Training compute C.")
     parameters = ranged("compute_optimal.parameters", required=False, help_text="Model size N.")
     budget = BudgetSerializer(required=False, help_text="Money, turned into FLOPs on a GPU.")
+    scaling_law = serializers.ChoiceField(
+        choices=formulas.SCALING_LAWS,
+        default="chinchilla",
+        help_text="chinchilla (Hoffmann et al. 2022, table 3) or llama3 (Dubey et al. 2024, "
+        "section 3.2.1: tokens ~ C^0.53).",
+    )
     epochs = ranged(
         "compute_optimal.epochs",
         default=1.0,
@@ -65,6 +71,7 @@ class ComputeOptimalSerializer(serializers.Serializer[Any]):
     flops = StrictFloatField()
     tokens_per_parameter = StrictFloatField()
     pf_days = StrictFloatField()
+    scaling_law = StrictCharField(help_text='The law used: "chinchilla" or "llama3".')
     budget = BudgetAnswerSerializer(allow_null=True)
     levers = ScalingLeverSerializer(many=True)
 

@@ -65,7 +65,8 @@ class HardwareSpecSerializer(StrictSerializer):
     gpus_per_node = ranged(
         "hardware.gpus_per_node",
         optional=True,
-        help_text="For DeepSpeed's CPU memory per node (default min(count, 8)).",
+        help_text="GPUs a node holds (default: the GPU's reference system, 8; 72 for GB200): "
+        "where collectives leave NVLink, and DeepSpeed's CPU memory per node.",
     )
     expert_parallel = ranged(
         "hardware.expert_parallel",
@@ -76,6 +77,12 @@ class HardwareSpecSerializer(StrictSerializer):
         "hardware.context_parallel",
         default=1,
         help_text="Ranks the sequence is divided over (ring attention).",
+    )
+    expert_parallel_placement = serializers.ChoiceField(
+        choices=formulas.EXPERT_PLACEMENTS,
+        default="intra_node",
+        help_text="Expert groups inside a node first (intra_node) or one rank per node "
+        "(across_nodes): the all-to-all's link.",
     )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

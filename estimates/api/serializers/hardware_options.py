@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from typing import Any
 
@@ -15,8 +16,13 @@ from campaigns.api.fields import (
     StrictIntegerField,
 )
 from estimates.api.serializers.base import MoneySerializer, money_json, ranged
-from estimates.api.serializers.preview import EstimatePreviewSerializer
+from estimates.api.serializers.preview import (
+    CostIntervalSerializer,
+    EstimatePreviewSerializer,
+    IntervalSerializer,
+)
 from estimates.api.serializers.training import PilotSpecSerializer
+from estimates.domain import formulas
 from estimates.domain import hardware_options as options
 
 
@@ -49,6 +55,11 @@ class PlanChoiceSerializer(serializers.Serializer[Any]):
     lots = serializers.ListField(child=StrictCharField())
 
 
+class OptionIntervalsSerializer(serializers.Serializer[Any]):
+    wall_hours = IntervalSerializer()
+    total_cost = CostIntervalSerializer(allow_null=True)
+
+
 class HardwareOptionSerializer(serializers.Serializer[Any]):
     gpu = StrictCharField()
     count = StrictIntegerField()
@@ -72,6 +83,9 @@ class HardwareOptionSerializer(serializers.Serializer[Any]):
     other_machine_hours = StrictFloatField(
         required=False,
         help_text="The calendar's other machine stages still to come, rented with the option.",
+    )
+    intervals = OptionIntervalsSerializer(
+        help_text="80% ranges of the hours and the cost by what the time rests on (§24.12)."
     )
 
 
@@ -109,7 +123,23 @@ def option_json(option: options.HardwareOption) -> dict[str, Any]:
         if option.calendar_hours is None
         else round(option.calendar_hours, 2),
         "other_machine_hours": round(option.other_machine_hours, 2),
+        "intervals": option_intervals_json(option),
     }
+
+
+def option_intervals_json(option: options.HardwareOption) -> dict[str, Any]:
+    """The hours' range by the option's kind; the cost scaled with it (a lot's price is fixed:
+    its range is the price itself)."""
+    hours = formulas.interval(option.wall_hours, option.range_kind)
+    cost = option.total_cost
+    cost_range = None
+    if cost is not None:
+        if option.plan.kind == "lots" or option.wall_hours <= 0:
+            low = high = cost
+        else:
+            low, high = formulas.cost_range(cost, hours, option.wall_hours)
+        cost_range = {"low": money_json(low), "high": money_json(high)}
+    return {"wall_hours": dataclasses.asdict(hours), "total_cost": cost_range}
 
 
 def options_json(

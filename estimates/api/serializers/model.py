@@ -48,3 +48,25 @@ class ModelSpecSerializer(StrictSerializer):
     experts = ranged(
         "model.experts", optional=True, help_text="Mixture-of-experts: experts per layer."
     )
+    experts_per_token = ranged(
+        "model.experts_per_token",
+        optional=True,
+        help_text="Mixture-of-experts: experts each token is routed to (top-k), for the "
+        "all-to-all's bytes; default 1.",
+    )
+    architecture = serializers.ChoiceField(
+        choices=formulas.ARCHITECTURES,
+        default="decoder",
+        help_text="decoder, or encoder_decoder (T5): layers is then each stack's depth.",
+    )
+    attention_width = ranged(
+        "model.attention_width",
+        optional=True,
+        help_text="Heads x head size when it is not hidden_size (Gemma 7B: 16 x 256 on 3072).",
+    )
+    quantization = serializers.ChoiceField(
+        choices=formulas.QUANTIZATIONS,
+        required=False,
+        allow_null=True,
+        help_text="The int4 format (weight_precision int4): gptq or awq, groups of 128.",
+    )

@@ -165,6 +165,25 @@ class CommunicationSerializer(serializers.Serializer[Any]):
     )
 
 
+class IntervalSerializer(serializers.Serializer[Any]):
+    low = StrictFloatField()
+    high = StrictFloatField()
+    coverage = StrictFloatField(help_text="The share of published figures it claims to hold: 0.8.")
+    kind = StrictCharField(help_text="What the estimate rests on (docs/domain.md §24.12).")
+    cases = StrictIntegerField(help_text="Published figures of this kind it is derived from.")
+
+
+class CostIntervalSerializer(serializers.Serializer[Any]):
+    low = MoneySerializer()
+    high = MoneySerializer()
+
+
+class IntervalsSerializer(serializers.Serializer[Any]):
+    wall_hours = IntervalSerializer()
+    memory_per_device_bytes = IntervalSerializer(help_text="Of the total per device.")
+    cost = CostIntervalSerializer(allow_null=True, help_text="The time's range at the rate.")
+
+
 class EstimateResultSerializer(serializers.Serializer[Any]):
     training_flops = StrictFloatField(help_text="6 N T (Kaplan 2020).")
     pf_days = StrictFloatField(help_text="training_flops in petaflop/s-days.")
@@ -187,7 +206,11 @@ class EstimateResultSerializer(serializers.Serializer[Any]):
     overhead_hours = StrictFloatField()
     memory_per_device_bytes = MemorySerializer()
     device_memory_bytes = StrictIntegerField()
-    fits_in_memory = StrictBooleanField()
+    fits_in_memory = StrictBooleanField(
+        help_text="The 80% range's high end fits the device (docs/domain.md §24.12)."
+    )
+    fits_at_estimate = StrictBooleanField(help_text="The estimate itself fits.")
+    intervals = IntervalsSerializer(help_text="80% ranges from the published-figures table.")
     activations_counted = StrictBooleanField()
     cost = MoneySerializer(allow_null=True)
     time_source = StrictCharField(help_text='"pilot" or "assumed".')
@@ -239,6 +262,8 @@ def result_json(
         "memory_per_device_bytes": _section(result.memory),
         "device_memory_bytes": result.device_memory_bytes,
         "fits_in_memory": result.fits_in_memory,
+        "fits_at_estimate": result.fits_at_estimate,
+        "intervals": intervals_json(result),
         "activations_counted": result.activations_counted,
         "cost": money_json(result.cost),
         "time_source": result.time_source,
@@ -251,17 +276,31 @@ def result_json(
             "tdp_watts": gpu.tdp_watts,
             "source": gpu.source,
         },
-        "levers": [
-            {
-                "name": lever.name,
-                "description": lever.description,
-                "training_flops": lever.training_flops,
-                "wall_hours": lever.wall_hours,
-                "gpu_hours": lever.gpu_hours,
-                "cost": money_json(lever.cost),
-                "loss_ratio": lever.loss_ratio,
-            }
-            for lever in result.levers
-        ],
+        "levers": [lever_json(lever) for lever in result.levers],
         "recommendations": list(result.recommendations),
+    }
+
+
+def interval_json(found: formulas.Interval | None) -> dict[str, Any] | None:
+    return None if found is None else dataclasses.asdict(found)
+
+
+def intervals_json(result: formulas.EstimateResult) -> dict[str, Any]:
+    cost = result.cost_interval
+    return {
+        "wall_hours": interval_json(result.time_interval),
+        "memory_per_device_bytes": interval_json(result.memory_interval),
+        "cost": None if cost is None else {"low": money_json(cost[0]), "high": money_json(cost[1])},
+    }
+
+
+def lever_json(lever: formulas.Lever) -> dict[str, Any]:
+    return {
+        "name": lever.name,
+        "description": lever.description,
+        "training_flops": lever.training_flops,
+        "wall_hours": lever.wall_hours,
+        "gpu_hours": lever.gpu_hours,
+        "cost": money_json(lever.cost),
+        "loss_ratio": lever.loss_ratio,
     }

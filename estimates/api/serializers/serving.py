@@ -18,6 +18,7 @@ from campaigns.api.fields import (
     StrictRegexField,
 )
 from estimates.api.serializers.base import CURRENCY, MoneySerializer, StrictSerializer, ranged
+from estimates.api.serializers.preview import IntervalSerializer
 from estimates.domain import formulas
 
 
@@ -34,8 +35,15 @@ class ServingModelSerializer(StrictSerializer):
     hidden_size = ranged("model.hidden_size")
     attention_heads = ranged("model.attention_heads")
     key_value_heads = ranged("model.key_value_heads", optional=True)
+    attention_width = ranged(
+        "model.attention_width",
+        optional=True,
+        help_text="Heads x head size when it is not hidden_size (the KV cache's head size).",
+    )
     weight_precision = serializers.ChoiceField(
-        choices=formulas.WEIGHT_PRECISIONS, default="bf16", help_text="How the weights are stored."
+        choices=formulas.WEIGHT_PRECISIONS,
+        default="bf16",
+        help_text="How the weights are stored (int4: GPTQ/AWQ, 4.156 bits with its constants).",
     )
     kv_precision = serializers.ChoiceField(
         choices=["fp32", "bf16", "fp16", "fp8", "int8"], default="bf16"
@@ -117,5 +125,17 @@ class ServingSerializer(serializers.Serializer[Any]):
     )
     kv_cache_bytes = StrictIntegerField(allow_null=True, help_text="Per replica (with model).")
     weight_bytes = StrictIntegerField(allow_null=True)
-    gpus_per_replica = StrictIntegerField(allow_null=True, help_text="With model and gpu.")
+    gpus_per_replica = StrictIntegerField(
+        allow_null=True,
+        help_text="With model and gpu: the smallest tensor split the heads allow that holds the "
+        "weights and cache.",
+    )
+    tensor_parallel = StrictIntegerField(
+        allow_null=True,
+        help_text="That tensor split; null when no split divides the heads (pipeline stages).",
+    )
+    replica_memory_interval = IntervalSerializer(
+        allow_null=True,
+        help_text="80% range of the replica's weights and cache (docs/domain.md §24.12).",
+    )
     recommendations = serializers.ListField(child=StrictCharField())

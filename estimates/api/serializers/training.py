@@ -57,11 +57,17 @@ class TrainingSpecSerializer(StrictSerializer):
         help_text="Micro-batches per optimizer step: the global batch is micro_batch_size x this "
         "x the data-parallel replicas; memory follows the micro-batch (docs/domain.md §24.10).",
     )
+    loss = serializers.ChoiceField(
+        choices=formulas.LOSSES,
+        required=False,
+        allow_null=True,
+        help_text="How the loss meets the logits: standard (about 16 bytes a logit), chunked "
+        "(torchtune's, 5.25) or fused (Liger, Cut Cross-Entropy: none); default standard.",
+    )
     chunked_loss = StrictBooleanField(
         required=False,
         allow_null=True,
-        help_text="Logits memory: chunked (true) or full (false) loss; default full, counted "
-        "for lora/qlora only.",
+        help_text="The older switch: true is loss chunked, false standard (loss wins).",
     )
 
 
@@ -75,6 +81,12 @@ class PilotSpecSerializer(StrictSerializer):
         "pilot.sequence_length",
         optional=True,
         help_text="The sequence length the pilot ran at (default: the training's).",
+    )
+    micro_batch_size = ranged(
+        "pilot.micro_batch_size",
+        optional=True,
+        help_text="The pilot's micro-batch (default: the training's): its communication per "
+        "step is counted at it.",
     )
 
 

@@ -33,6 +33,7 @@ failures), ``scaling``, ``serving``; ``core`` (time and cost of one configuratio
 
 from __future__ import annotations
 
+from estimates.domain.formulas.activations import activation_bytes
 from estimates.domain.formulas.adapters import bits_per_weight
 from estimates.domain.formulas.checks import (
     LIMITS,
@@ -57,16 +58,22 @@ from estimates.domain.formulas.flops import (
     narayanan_training_flops,
     training_flops,
 )
+from estimates.domain.formulas.intervals import (
+    Interval,
+    interval,
+    overrun_probability,
+    time_kind,
+)
 from estimates.domain.formulas.levers import Lever, lower_precision
 from estimates.domain.formulas.memory import (
     MemoryBreakdown,
     StateBytes,
-    activation_bytes,
     data_parallel_degree,
     fits_in_memory,
     memory_per_device,
     model_state_bytes_per_parameter,
 )
+from estimates.domain.formulas.ranges import cost_range
 from estimates.domain.formulas.reliability import (
     Checkpointing,
     checkpoint_size_bytes,
@@ -79,6 +86,7 @@ from estimates.domain.formulas.scaling import (
     CHINCHILLA_TOKENS_PER_PARAMETER,
     KAPLAN_ALPHA_DATA,
     KAPLAN_ALPHA_PARAMETERS,
+    SCALING_LAWS,
     ComputeOptimal,
     ScalingLever,
     chinchilla_fit,
@@ -99,10 +107,16 @@ from estimates.domain.formulas.serving import (
     serving_projection,
 )
 from estimates.domain.formulas.specs import (
+    ARCHITECTURES,
+    EXPERT_PLACEMENTS,
+    FUSED_MODULES,
+    LOSSES,
     METHODS,
+    MODULE_ALIASES,
     OFFLOADS,
     OPTIMIZERS,
     PRECISIONS,
+    QUANTIZATIONS,
     TARGET_MODULES,
     UTILIZATION_KINDS,
     WEIGHT_PRECISIONS,
@@ -112,10 +126,12 @@ from estimates.domain.formulas.specs import (
     HardwareSpec,
     LoraSpec,
     ModelSpec,
+    ModuleShape,
     PilotSpec,
     ReliabilitySpec,
     TrainingSpec,
     input_from_spec,
+    lora_spec,
 )
 from estimates.domain.formulas.time import (
     Overheads,
@@ -129,17 +145,24 @@ from estimates.domain.formulas.time import (
 )
 
 __all__ = [
+    "ARCHITECTURES",
     "CHINCHILLA_TOKENS_PER_PARAMETER",
+    "EXPERT_PLACEMENTS",
+    "FUSED_MODULES",
     "HOURS_PER_MONTH",
     "KAPLAN_ALPHA_DATA",
     "KAPLAN_ALPHA_PARAMETERS",
     "LIMITS",
+    "LOSSES",
     "MAX_AMOUNT",
     "METHODS",
+    "MODULE_ALIASES",
     "OFFLOADS",
     "OPTIMIZERS",
     "PRECISIONS",
+    "QUANTIZATIONS",
     "RECOMPUTE_FLOPS_FACTOR",
+    "SCALING_LAWS",
     "TARGET_MODULES",
     "UTILIZATION_KINDS",
     "WEIGHT_PRECISIONS",
@@ -156,11 +179,13 @@ __all__ = [
     "EstimateResult",
     "HardwareSpec",
     "InferenceProjection",
+    "Interval",
     "Lever",
     "LocalServing",
     "LoraSpec",
     "MemoryBreakdown",
     "ModelSpec",
+    "ModuleShape",
     "Money",
     "Overheads",
     "PilotSpec",
@@ -178,6 +203,7 @@ __all__ = [
     "chinchilla_fit",
     "chinchilla_optimal",
     "cost_per_million_tokens",
+    "cost_range",
     "daly_interval",
     "daly_wall_time",
     "data_parallel_degree",
@@ -192,8 +218,10 @@ __all__ = [
     "inference_flops",
     "inference_projection",
     "input_from_spec",
+    "interval",
     "kaplan_loss_ratio",
     "kv_cache_bytes",
+    "lora_spec",
     "lot_cost",
     "lower_precision",
     "memory_per_device",
@@ -202,12 +230,14 @@ __all__ = [
     "narayanan_flops_per_iteration",
     "narayanan_training_flops",
     "overhead_hours",
+    "overrun_probability",
     "pilot_wall_hours",
     "scaled_amount",
     "scaling_levers",
     "serving_projection",
     "time_from_flops",
     "time_from_pilot",
+    "time_kind",
     "training_flops",
     "wall_hours",
     "young_interval",

@@ -12,8 +12,11 @@ Rules (docs/domain.md §24.1, §24.2):
   double quantization stores those constants in 8 bits with one fp32 constant per 256 of them,
   4 + 8/64 + 32/(64 x 256) = 4.127 bits (Dettmers et al. 2023, QLoRA, section 3). int8
   (LLM.int8) keeps 8 bits plus one fp32 scale per row, counted as 8 bits. The embedding and
-  the output layer (2 x vocab x hidden when both are known) stay in 16 bits: bitsandbytes
-  replaces ``nn.Linear`` layers only and skips the output head.
+  the output layer (2 x vocab x hidden when both are known) stay unquantized: bitsandbytes
+  replaces ``nn.Linear`` layers only and skips the output head; QLoRA's recipe (PEFT's
+  ``prepare_model_for_kbit_training``) then casts them to fp32 (4 bytes), a LoRA on a quantized
+  base (``method: lora`` with ``weight_precision``, torchtune's QLoRA) keeps them 16-bit.
+  int4 (GPTQ, AWQ) stores groups of 128 with an fp16 scale and a 4-bit zero: 4.156 bits.
 * An adapter checkpoint holds the trainable parameters only, at 2 bytes (16-bit) each, as PEFT
   saves them (``adapter_model.safetensors``); resuming needs the optimizer states too.
 
@@ -27,13 +30,17 @@ from collections.abc import Sequence
 from typing import Final
 
 from estimates.domain.formulas.checks import EstimateInputError
+from estimates.domain.formulas.shape import attention_blocks, stack_layers
 from estimates.domain.formulas.specs import (
     TARGET_MODULES,
     EstimateInput,
     LoraSpec,
     ModelSpec,
+    ModuleShape,
     TrainingSpec,
 )
+
+ATTENTION_MODULES: Final = frozenset({"q", "k", "v", "o", "qkv"})
 
 # Bits per stored weight, before the quantization constants (§24.2).
 _STORAGE_BITS: Final = {
@@ -42,14 +49,41 @@ _STORAGE_BITS: Final = {
     "fp16": 16.0,
     "fp8": 8.0,
     "int8": 8.0,
+    "int4": 4.0,
     "nf4": 4.0,
     "fp4": 4.0,
 }
 _TRAINING_STORAGE: Final = {"fp32": "fp32", "tf32": "fp32", "bf16": "bf16", "fp16": "fp16"}
 # bitsandbytes' 4-bit blocksize and the double-quantization blocksize of the constants.
 NF4_BLOCKSIZE: Final = 64
+# GPTQ and AWQ pack int4 weights in groups of 128 with an fp16 scale and a 4-bit zero point
+# each (AutoGPTQ's and AutoAWQ's default group_size=128): 4 + (16 + 4) / 128 bits per weight.
+INT4_GROUP_SIZE: Final = 128
 DOUBLE_QUANT_BLOCKSIZE: Final = 256
 ADAPTER_CHECKPOINT_BYTES_PER_PARAMETER: Final = 2
+
+
+def module_shapes(
+    hidden_size: int,
+    intermediate_size: int,
+    attention_heads: int,
+    key_value_heads: int,
+    attention_width: int | None = None,
+) -> dict[str, tuple[int, int]]:
+    """(d_in, d_out) of a layer's linear modules, fused ones included (docs/domain.md §24.1)."""
+    width = attention_width or hidden_size
+    kv = round(key_value_heads * width / attention_heads)
+    return {
+        "q": (hidden_size, width),
+        "k": (hidden_size, kv),
+        "v": (hidden_size, kv),
+        "o": (width, hidden_size),
+        "qkv": (hidden_size, width + 2 * kv),
+        "gate": (hidden_size, intermediate_size),
+        "up": (hidden_size, intermediate_size),
+        "gate_up": (hidden_size, 2 * intermediate_size),
+        "down": (intermediate_size, hidden_size),
+    }
 
 
 def lora_parameters_per_layer(
@@ -59,34 +93,57 @@ def lora_parameters_per_layer(
     intermediate_size: int,
     attention_heads: int,
     key_value_heads: int,
+    attention_width: int | None = None,
 ) -> int:
     """LoRA's trainable parameters in one decoder layer: r (d_in + d_out) per targeted module.
 
     Source: Hu et al. (2021), "LoRA", section 4 (W + BA, B of d x r, A of r x k); the shapes of
-    a Llama-style layer as above (docs/domain.md §24.1).
+    a Llama-style layer as above (docs/domain.md §24.1). A fused module (``qkv``, ``gate_up``)
+    has one A for its input: r (h + its whole output).
     """
-    head = hidden_size / attention_heads
-    kv = round(key_value_heads * head)
-    shapes = {
-        "q": (hidden_size, hidden_size),
-        "k": (hidden_size, kv),
-        "v": (hidden_size, kv),
-        "o": (hidden_size, hidden_size),
-        "gate": (hidden_size, intermediate_size),
-        "up": (hidden_size, intermediate_size),
-        "down": (intermediate_size, hidden_size),
-    }
+    shapes = module_shapes(
+        hidden_size, intermediate_size, attention_heads, key_value_heads, attention_width
+    )
     return sum(rank * (shapes[t][0] + shapes[t][1]) for t in dict.fromkeys(targets))
 
 
-def lora_targets(lora: LoraSpec) -> tuple[str, ...]:
+def lora_targets(lora: LoraSpec) -> tuple[str | ModuleShape, ...]:
     if lora.target_modules == "all-linear":
         return TARGET_MODULES
     if isinstance(lora.target_modules, str):
         raise EstimateInputError(
-            "training.lora.target_modules", 'give "all-linear" or a list of q k v o gate up down'
+            "training.lora.target_modules",
+            'give "all-linear", or a list of module names or shapes',
         )
     return tuple(lora.target_modules)
+
+
+def target_names(targets: Sequence[str | ModuleShape]) -> str:
+    return " ".join(t if isinstance(t, str) else t.name for t in targets)
+
+
+def _adapter_count(model: ModelSpec, lora: LoraSpec) -> float:
+    """Adapters of every layer: attention modules in each attention block (an encoder-decoder's
+    decoder has two), MLP modules in each layer of every stack, shapes ``count`` per layer."""
+    assert model.layers and model.hidden_size and model.attention_heads
+    targets = lora_targets(lora)
+    shapes = module_shapes(
+        model.hidden_size,
+        model.intermediate_size or 4 * model.hidden_size,
+        model.attention_heads,
+        model.key_value_heads or model.attention_heads,
+        model.attention_width,
+    )
+    total = 0.0
+    for target in dict.fromkeys(targets):
+        if isinstance(target, ModuleShape):
+            per = lora.rank * (target.in_features + target.out_features) * target.count
+            total += per * model.layers
+            continue
+        d_in, d_out = shapes[target]
+        blocks = attention_blocks(model) if target in ATTENTION_MODULES else stack_layers(model)
+        total += lora.rank * (d_in + d_out) * blocks
+    return total
 
 
 def trainable_parameters(model: ModelSpec, training: TrainingSpec) -> float:
@@ -101,16 +158,7 @@ def trainable_parameters(model: ModelSpec, training: TrainingSpec) -> float:
             "give it, or model.layers, model.hidden_size and model.attention_heads to count the "
             "adapter from the shape",
         )
-    lora = training.lora or LoraSpec()
-    per_layer = lora_parameters_per_layer(
-        lora.rank,
-        lora_targets(lora),
-        model.hidden_size,
-        model.intermediate_size or 4 * model.hidden_size,
-        model.attention_heads,
-        model.key_value_heads or model.attention_heads,
-    )
-    return float(per_layer * model.layers)
+    return _adapter_count(model, training.lora or LoraSpec())
 
 
 def storage_precision(model: ModelSpec, training: TrainingSpec) -> str:
@@ -125,6 +173,8 @@ def storage_precision(model: ModelSpec, training: TrainingSpec) -> str:
 def bits_per_weight(precision: str, double_quant: bool) -> float:
     """Stored bits per weight, the quantization constants included (docs/domain.md §24.2)."""
     bits = _STORAGE_BITS[precision]
+    if precision == "int4":
+        return bits + (16 + 4) / INT4_GROUP_SIZE
     if precision in ("nf4", "fp4"):
         if double_quant:
             return bits + 8 / NF4_BLOCKSIZE + 32 / (NF4_BLOCKSIZE * DOUBLE_QUANT_BLOCKSIZE)
@@ -134,7 +184,9 @@ def bits_per_weight(precision: str, double_quant: bool) -> float:
 
 def unquantized_parameters(model: ModelSpec, precision: str) -> float:
     """Parameters kept in 16 bits beside a quantized base: the embedding and the output layer."""
-    if precision not in ("int8", "nf4", "fp4") or not (model.vocab_size and model.hidden_size):
+    if precision not in ("int8", "int4", "nf4", "fp4") or not (
+        model.vocab_size and model.hidden_size
+    ):
         return 0.0
     return min(model.parameters, 2.0 * model.vocab_size * model.hidden_size)
 
@@ -145,7 +197,11 @@ def frozen_base_bytes(model: ModelSpec, training: TrainingSpec, parameters: floa
     share = parameters / model.parameters
     kept = unquantized_parameters(model, precision) * share
     quantized = parameters - kept
-    return math.ceil(quantized * bits_per_weight(precision, model.double_quant) / 8 + kept * 2)
+    # QLoRA's recipe (PEFT's prepare_model_for_kbit_training, the QLoRA repository) casts every
+    # module it did not quantize to fp32 "for stability": the embedding and the head at 4 bytes.
+    kept_bytes = 4 if training.method == "qlora" else 2
+    bits = bits_per_weight(precision, model.double_quant)
+    return math.ceil(quantized * bits / 8 + kept * kept_bytes)
 
 
 def adapter_checkpoint_bytes(inp: EstimateInput) -> int | None:

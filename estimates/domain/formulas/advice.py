@@ -8,6 +8,7 @@ Units: bytes per device, shown as GiB.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -16,15 +17,16 @@ from catalog.domain.catalog import GpuModel
 from estimates.domain.formulas.core import Core
 from estimates.domain.formulas.deepspeed import DeepSpeedMemory
 from estimates.domain.formulas.energy import Energy
+from estimates.domain.formulas.intervals import Interval
 from estimates.domain.formulas.levers import Lever, lever_text, lower_precision
 from estimates.domain.formulas.memory import (
     MemConfig,
     MemoryBreakdown,
-    fits_in_memory,
     job_memory,
     memory_config,
 )
 from estimates.domain.formulas.notes import communication_notes, method_notes, sequence_notes
+from estimates.domain.formulas.ranges import fits_with_range, memory_range, range_notes
 from estimates.domain.formulas.reliability import Checkpointing
 from estimates.domain.formulas.specs import EstimateInput
 from estimates.domain.formulas.wording import gib, join_and
@@ -47,12 +49,12 @@ def min_gpus_that_fit(
     def at(dp: int) -> MemoryBreakdown:
         return job_memory(inp, replace(cfg, gpus=dp * model_parallel))
 
-    if high < low or not fits_in_memory(at(high), device):
+    if high < low or not fits_with_range(inp, at(high), device):
         return None
     # Memory per device never grows with the data-parallel degree, so bisection is valid.
     while low < high:
         middle = (low + high) // 2
-        if fits_in_memory(at(middle), device):
+        if fits_with_range(inp, at(middle), device):
             high = middle
         else:
             low = middle + 1
@@ -78,11 +80,19 @@ def fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> li
     """Plain-word ways to fit, each with its computed bytes per device."""
     device = gpu.memory_bytes
     base = memory_config(inp)
-    advice = [
-        f"Does not fit: {gib(memory.total)} per device (weights {gib(memory.weights)}, "
-        f"gradients {gib(memory.gradients)}, optimizer {gib(memory.optimizer)}, activations "
-        f"{gib(memory.activations)}) but the {gpu.name} has {gib(device)}."
-    ]
+    parts = (
+        f"weights {gib(memory.weights)}, gradients {gib(memory.gradients)}, optimizer "
+        f"{gib(memory.optimizer)}, activations {gib(memory.activations)}"
+    )
+    # Fitting at the estimate is not enough: the verdict is the range's high end (§24.12).
+    headline = f"Does not fit: {gib(memory.total)} per device ({parts})"
+    if memory.total <= device:
+        high = math.ceil(memory_range(inp, memory).high)
+        headline = (
+            f"Does not fit at the 80% range's high end: {gib(high)} per device "
+            f"({gib(memory.total)} at the estimate: {parts})"
+        )
+    advice = [f"{headline} but the {gpu.name} has {gib(device)}."]
     act_levers = activation_levers(inp, memory)
     zero_fits = _next_zero_stage(inp, base, device, advice)
     singles_fit = _single_levers(inp, gpu, base, act_levers, advice)
@@ -97,8 +107,13 @@ def fit_advice(inp: EstimateInput, gpu: GpuModel, memory: MemoryBreakdown) -> li
     return advice
 
 
-def _verdict(memory: MemoryBreakdown, device: int) -> str:
-    return "fits" if fits_in_memory(memory, device) else "still too much"
+def _verdict(inp: EstimateInput, memory: MemoryBreakdown, device: int) -> str:
+    if fits_with_range(inp, memory, device):
+        return "fits"
+    if memory.total <= device:
+        high = math.ceil(memory_range(inp, memory).high)
+        return f"still too much at the 80% range's high end ({gib(high)})"
+    return "still too much"
 
 
 def activation_levers(inp: EstimateInput, memory: MemoryBreakdown) -> list[tuple[str, Change]]:
@@ -122,16 +137,46 @@ def activation_levers(inp: EstimateInput, memory: MemoryBreakdown) -> list[tuple
 
 
 def _next_zero_stage(inp: EstimateInput, base: MemConfig, device: int, advice: list[str]) -> bool:
-    """The first higher ZeRO stage that fits (else stage 3) on the same GPUs; whether it fits."""
+    """The first higher ZeRO stage that fits (else stage 3) on the same GPUs; whether it fits.
+    On one GPU ZeRO partitions nothing: the offloads instead."""
+    if inp.hardware.count == 1:
+        return _offload_on_one_gpu(inp, base, device, advice)
     for stage in range(inp.hardware.zero_stage + 1, 4):
         m = job_memory(inp, replace(base, zero_stage=stage))
-        fits = fits_in_memory(m, device)
+        fits = fits_with_range(inp, m, device)
         if fits or stage == 3:
             advice.append(
                 f"With ZeRO stage {stage} on {inp.hardware.count} GPUs: {gib(m.total)} per "
-                f"device, {_verdict(m, device)}."
+                f"device, {_verdict(inp, m, device)}."
             )
             return fits
+    return False
+
+
+# DeepSpeed's offloads, lightest first (docs/domain.md §24.2).
+_OFFLOADS = (
+    (2, "optimizer", "ZeRO-Offload (optimizer states on the CPU, gradients streamed to it)"),
+    (3, "optimizer_and_parameters", "ZeRO-Infinity (the parameters on the CPU too)"),
+)
+
+
+def _offload_on_one_gpu(
+    inp: EstimateInput, base: MemConfig, device: int, advice: list[str]
+) -> bool:
+    """ZeRO-Offload, then ZeRO-Infinity, each with its computed bytes on the one GPU."""
+    tried = False
+    for stage, offload, label in _OFFLOADS:
+        if base.offload == offload or (base.offload != "none" and offload == "optimizer"):
+            continue
+        m = job_memory(inp, replace(base, zero_stage=max(stage, base.zero_stage), offload=offload))
+        fits = fits_with_range(inp, m, device)
+        prefix = "" if tried else "On one GPU ZeRO partitions nothing; "
+        advice.append(
+            f"{prefix}with {label}: {gib(m.total)} per device, {_verdict(inp, m, device)}."
+        )
+        tried = True
+        if fits:
+            return True
     return False
 
 
@@ -152,8 +197,9 @@ def _single_levers(
     any_fits = False
     for label, cfg in singles:
         m = job_memory(inp, cfg)
-        any_fits = any_fits or fits_in_memory(m, gpu.memory_bytes)
-        advice.append(f"With {label}: {gib(m.total)} per device, {_verdict(m, gpu.memory_bytes)}.")
+        any_fits = any_fits or fits_with_range(inp, m, gpu.memory_bytes)
+        verdict = _verdict(inp, m, gpu.memory_bytes)
+        advice.append(f"With {label}: {gib(m.total)} per device, {verdict}.")
     return any_fits
 
 
@@ -208,7 +254,7 @@ def combination_advice(
         if len(labels) < 2:
             continue
         m = job_memory(inp, cfg)
-        if fits_in_memory(m, device):
+        if fits_with_range(inp, m, device):
             return (
                 f"Combining {join_and(labels)} on {base.gpus} GPUs: {gib(m.total)} per device, "
                 "fits."
@@ -251,11 +297,17 @@ class Findings:
     energy: Energy | None
     failures: Checkpointing | None
     levers: tuple[Lever, ...]
+    time_range: Interval
+    memory_range: Interval
 
 
 def recommendations(inp: EstimateInput, found: Findings) -> list[str]:
     """The estimate's plain words: fit, utilization, what was assumed, and each lever."""
+    # The fit first: a campaign's forecast quotes an item's first line when it does not fit.
     notes = _memory_notes(inp, found)
+    notes += range_notes(
+        found.time_range, found.memory_range, found.core.time.wall_hours, found.core.cost
+    )
     notes += method_notes(inp)
     notes += sequence_notes(inp)
     notes += _utilization_notes(inp, found)
@@ -272,13 +324,14 @@ def recommendations(inp: EstimateInput, found: Findings) -> list[str]:
 
 def _memory_notes(inp: EstimateInput, found: Findings) -> list[str]:
     memory, device = found.memory, found.gpu.memory_bytes
+    high = found.memory_range.high
     notes: list[str] = []
     if not found.fits:
         notes.extend(fit_advice(inp, found.gpu, memory))
-    elif memory.total > (1 - TIGHT_HEADROOM) * device:
+    elif high > (1 - TIGHT_HEADROOM) * device:
         notes.append(
-            f"Fits, but tightly: {gib(memory.total)} of {gib(device)} per device; "
-            "the CUDA context and allocator fragmentation are not counted."
+            f"Fits, but tightly: up to {gib(math.ceil(high))} of {gib(device)} per device "
+            "(80%); allocator fragmentation beyond that is not counted."
         )
     if not found.activations_counted:
         notes.append(

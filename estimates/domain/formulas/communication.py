@@ -1,53 +1,92 @@
-"""Interconnect: the bytes a training step moves between GPUs, how long that takes, and what
-it leaves of linear scaling.
+"""Interconnect: each collective a training step runs, its bytes, its time on the link it
+crosses, what hides it, and what it leaves of linear scaling.
 
-Rules (docs/domain.md §24.6):
+Rules (docs/domain.md §24.6, §24.10), per optimizer step of ``accumulation`` micro-batches
+(compute c each: forward c/3, backward 2c/3):
 
-* A ring all-reduce of S bytes over n GPUs moves 2 (n - 1) / n x S bytes through each GPU's
-  link; nccl-tests call S / t the algorithm bandwidth and S / t x 2 (n - 1) / n the bus
-  bandwidth, the figure comparable with the link's speed. So t = S x 2 (n - 1) / n / B with B
-  the link's (bus) bandwidth. A reduce-scatter or all-gather moves half of that.
-* Data parallelism all-reduces the trainable parameters' gradients once per optimizer step
-  (ZeRO 1-2: a reduce-scatter plus an all-gather, the same bytes); ZeRO-3 also all-gathers the
-  16-bit weights for the forward and again for the backward (Rajbhandari et al. 2020: 1.5x the
-  all-reduce volume). One optimizer step is the global batch: micro_batch x
-  gradient_accumulation_steps x data-parallel replicas sequences (docs/domain.md §24.10).
-* Gradient accumulation: plain data parallelism (ZeRO 0-1) all-reduces once per optimizer
-  step, during the last micro-batch's backward (DDP's no_sync before it), so only that
-  backward can hide it; ZeRO 2-3 keep only their gradient shard and reduce-scatter after every
-  micro-batch, each behind its own backward. ZeRO-3's gathers, the expert all-to-alls and the
-  context ring run every micro-batch.
-* Expert parallelism moves each token's hidden state to its experts and back, forward and
-  backward: 4 all-to-alls of micro_batch x sequence x hidden x 2 bytes, (n - 1) / n of it off
-  the GPU. Context parallelism passes the key/value blocks around the ring: 2 x (cp - 1) / cp
-  x micro_batch x sequence x kv size x 2 bytes per layer, forward, twice that backward.
-* Within a node the card-to-card bandwidth applies, beyond it the node-to-node bandwidth per
-  GPU (the slower link bounds a ring through both).
-* Overlap: the gradient all-reduce overlaps the backward pass (2/3 of a step's compute); what
-  exceeds it is exposed. Scaling efficiency = compute / (compute + exposed).
+* Data parallelism (ZeRO 0, DDP): one all-reduce of the trainable gradients, in 25 MiB buckets
+  behind the last micro-batch's backward; the last bucket is always exposed. ZeRO-1: the same
+  reduction, then the updated 16-bit weights all-gathered behind the next forward (Megatron's
+  overlapped distributed optimizer). ZeRO-2: a reduce-scatter behind every micro-batch's
+  backward, the same gather. ZeRO-3 / FSDP: every micro-batch all-gathers the weights for the
+  forward (prefetched: hidden by the forward but for the first layer's) and again for the
+  backward, with a reduce-scatter of the gradients, both behind the backward.
+* Mixture-of-experts: the experts' gradients reduce over the ranks holding the same experts;
+  4 all-to-alls per layer and micro-batch move the routed tokens (tokens x experts_per_token x
+  hidden x 2 bytes) inside the expert group, on the critical path (exposed).
+* Tensor parallelism: 4 all-reduces per layer and micro-batch (6 with recomputation) of the
+  micro-batch's activations; inside a node they sit between the layer's matmuls and every
+  published or measured utilization already contains them (listed, not added); a tensor
+  group that spans nodes is charged in full.
+* Pipeline parallelism: activations sent forward and gradients back per micro-batch, hidden by
+  1F1B; the bubble (p - 1) / (m + p - 1) is stated and, like tensor parallelism's traffic, is
+  part of any utilization measured at that shape.
+* Context parallelism: the key/value blocks go round the ring (cp - 1) times forward and twice
+  that backward, hidden behind the attention they feed.
+* Scaling efficiency = compute / (compute + exposed).
 
-Units: bytes per step, seconds per step, bandwidth in bytes per second (unidirectional).
+Units: bytes and seconds per optimizer step, bandwidth in bytes per second.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
 from catalog.domain.catalog import GpuModel
-from estimates.domain.formulas.adapters import trainable_parameters
-from estimates.domain.formulas.checks import positive, positive_int
-from estimates.domain.formulas.specs import EstimateInput, samples_per_epoch, tokens_per_epoch
-from estimates.domain.formulas.work import memory_parameters
+from catalog.domain.links import LinkProfile
+from estimates.domain.formulas.collectives import (
+    ALL_GATHER,
+    ALL_REDUCE,
+    ALL_TO_ALL,
+    REDUCE_SCATTER,
+    SEND_RECV,
+    Group,
+    all_reduce_seconds,
+    bus_bandwidth,
+    collective_seconds,
+)
+from estimates.domain.formulas.layout import Layout, job_layout
+from estimates.domain.formulas.specs import EstimateInput
+from estimates.domain.formulas.traffic import StepShape, step_shape
 
-# The share of a step's compute the gradient all-reduce can hide behind (the backward pass).
+__all__ = [
+    "BACKWARD_SHARE",
+    "CollectiveCost",
+    "Communication",
+    "all_reduce_seconds",
+    "bus_bandwidth",
+    "communication",
+    "job_communication",
+]
+
+# The share of a micro-batch's compute its backward pass takes (forward 1, backward 2).
 BACKWARD_SHARE: Final = 2.0 / 3.0
+# PyTorch DDP's default bucket (bucket_cap_mb=25): the last one cannot hide behind anything.
+DDP_BUCKET_BYTES: Final = 25 * 2**20
 DEFAULT_GPUS_PER_NODE: Final = 8
+IN_UTILIZATION: Final = "inside the utilization (between a layer's matmuls)"
+
+
+@dataclass(frozen=True)
+class CollectiveCost:
+    """One collective of the step: bytes through each GPU, seconds, seconds not hidden."""
+
+    name: str
+    collective: str
+    ranks: int
+    bytes_per_step: float
+    seconds_per_step: float
+    exposed_seconds_per_step: float
+    link: str
+    algorithm: str
+    hidden_by: str
 
 
 @dataclass(frozen=True)
 class Communication:
-    """One training step's traffic and time on the given GPUs."""
+    """One optimizer step's traffic and time on the given GPUs."""
 
     bytes_per_step: float
     seconds_per_step: float
@@ -59,168 +98,253 @@ class Communication:
     link: str
     # Samples (sequences) per optimizer step: micro-batch x accumulation x data-parallel.
     global_batch_size: float = 0.0
-
-
-def all_reduce_seconds(size_bytes: float, gpus: int, bus_bandwidth: float) -> float:
-    """Ring all-reduce time t = S x 2 (n - 1) / n / B (nccl-tests' bus bandwidth definition)."""
-    n = positive_int(gpus, "gpus")
-    return (
-        positive(size_bytes, "size_bytes")
-        * 2.0
-        * (n - 1)
-        / n
-        / positive(bus_bandwidth, "bus_bandwidth")
-    )
-
-
-def bus_bandwidth(algorithm_bandwidth: float, gpus: int) -> float:
-    """nccl-tests' all-reduce bus bandwidth: algbw x 2 (n - 1) / n."""
-    n = positive_int(gpus, "gpus")
-    return positive(algorithm_bandwidth, "algorithm_bandwidth") * 2.0 * (n - 1) / n
-
-
-def link_bandwidth(gpu: GpuModel, gpus: int, gpus_per_node: int | None) -> tuple[float | None, str]:
-    """The slowest link a ring over ``gpus`` crosses, and its name."""
-    per_node = gpus_per_node or DEFAULT_GPUS_PER_NODE
-    if gpus <= per_node:
-        return gpu.card_to_card_bytes_per_second, "card-to-card"
-    inter = gpu.node_to_node_bytes_per_second
-    intra = gpu.card_to_card_bytes_per_second
-    if inter is None or intra is None:
-        return None, "node-to-node"
-    return min(inter, intra), "node-to-node"
+    collectives: tuple[CollectiveCost, ...] = ()
+    # The pipeline's idle share, (p - 1) / (m + p - 1); part of any utilization at this shape.
+    pipeline_bubble: float = 0.0
+    # A collective whose tier has no figure: time assumes it free, and the words say so.
+    uncounted: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
-class StepTraffic:
-    """Bytes one GPU sends per step, by cause; ``ring`` counts the data-parallel ones."""
-
-    gradients: float
-    gathers: float
-    experts: float
-    context: float
-
-    @property
-    def total(self) -> float:
-        return self.gradients + self.gathers + self.experts + self.context
-
-
-def step_traffic(
-    *,
-    trainable_bytes: float,
-    weight_bytes: float,
-    data_parallel: int,
-    zero_stage: int,
-    token_bytes: float,
-    expert_parallel: int,
-    context_parallel: int,
-    kv_bytes_per_layer: float,
-    accumulation: int = 1,
-) -> StepTraffic:
-    """Per-GPU bytes of one optimizer step of ``accumulation`` micro-batches (docs/domain.md
-    §24.6, §24.10); ``token_bytes`` = b s h x 2 of one micro-batch."""
-    dp = data_parallel
-    ring = 2.0 * (dp - 1) / dp if dp > 1 else 0.0
-    reductions = accumulation if zero_stage >= 2 else 1
-    gradients = trainable_bytes * ring * reductions
-    gathers = 2.0 * weight_bytes * (dp - 1) / dp if zero_stage >= 3 and dp > 1 else 0.0
-    ep = expert_parallel
-    experts = 4.0 * token_bytes * (ep - 1) / ep if ep > 1 else 0.0
-    cp = context_parallel
-    context = 3.0 * 2.0 * kv_bytes_per_layer * (cp - 1) / cp if cp > 1 else 0.0
-    return StepTraffic(
-        gradients, gathers * accumulation, experts * accumulation, context * accumulation
-    )
+class _Call:
+    name: str
+    collective: str
+    group: Group
+    size: float  # bytes of one call's buffer
+    calls: float  # calls per optimizer step
+    window: float | None  # seconds of compute that can hide it per call (None: in utilization)
+    hidden_by: str
+    always_exposed: float = 0.0  # bytes of each call that nothing hides (DDP's last bucket)
 
 
 def communication(
-    traffic: StepTraffic,
-    bandwidth: float | None,
-    link: str,
-    compute_seconds_per_step: float,
-    steps: float,
-    overlap_share: float = BACKWARD_SHARE,
-    global_batch_size: float = 0.0,
+    shape: StepShape, layout: Layout, gpu: GpuModel, compute_seconds_per_step: float
 ) -> Communication:
-    """Seconds per step at ``bandwidth``, what the backward pass cannot hide, the efficiency;
-    ``overlap_share`` is the part of the step's compute the gradient traffic can hide behind."""
-    if bandwidth is None or traffic.total <= 0:
-        return Communication(
-            traffic.total,
-            0.0,
-            0.0,
-            compute_seconds_per_step,
-            steps,
-            bandwidth,
-            1.0,
-            link,
-            global_batch_size,
-        )
-    seconds = traffic.total / bandwidth
-    # The gradient all-reduce hides behind the backward pass; expert and context traffic sit
-    # on the critical path between layers, counted exposed (an upper bound).
-    hidden = min(traffic.gradients / bandwidth, overlap_share * compute_seconds_per_step)
-    exposed = seconds - hidden
+    """Every collective of the step on ``gpu``'s links, what is exposed, the efficiency."""
+    links = gpu.link_profile()
+    micro = compute_seconds_per_step / shape.accumulation
+    costs: list[CollectiveCost] = []
+    uncounted: list[str] = []
+    for call in _calls(shape, layout, micro):
+        cost = _cost(call, links)
+        if cost is None:
+            uncounted.append(call.name)
+        elif cost.bytes_per_step > 0:
+            costs.append(cost)
+    exposed = sum(c.exposed_seconds_per_step for c in costs)
     total = compute_seconds_per_step + exposed
-    efficiency = compute_seconds_per_step / total if total > 0 else 1.0
     return Communication(
-        traffic.total,
+        bytes_per_step=sum(c.bytes_per_step for c in costs),
+        seconds_per_step=sum(c.seconds_per_step for c in costs),
+        exposed_seconds_per_step=exposed,
+        compute_seconds_per_step=compute_seconds_per_step,
+        steps=shape.steps,
+        bandwidth_bytes_per_second=_slowest(costs),
+        scaling_efficiency=compute_seconds_per_step / total if total > 0 else 1.0,
+        link="node-to-node" if layout.crosses_nodes else "card-to-card",
+        global_batch_size=shape.global_batch,
+        collectives=tuple(costs),
+        pipeline_bubble=_bubble(layout.pipeline, shape.accumulation),
+        uncounted=tuple(uncounted),
+    )
+
+
+def _cost(call: _Call, links: LinkProfile | None) -> CollectiveCost | None:
+    once = collective_seconds(call.collective, call.size, call.group, links)
+    if once is None:
+        return None
+    seconds = once.seconds * call.calls
+    if call.window is None:
+        exposed = 0.0
+    else:
+        tail = 0.0
+        if call.always_exposed > 0 and call.size > 0:
+            tail = once.seconds * min(1.0, call.always_exposed / call.size)
+        exposed = max(once.seconds - call.window, tail) * call.calls
+    bytes_per_step = call.size * _through_each(call) * call.calls
+    return CollectiveCost(
+        call.name,
+        call.collective,
+        call.group.ranks,
+        bytes_per_step,
         seconds,
         exposed,
-        compute_seconds_per_step,
-        steps,
-        bandwidth,
-        efficiency,
-        link,
-        global_batch_size,
+        once.link,
+        once.algorithm,
+        call.hidden_by,
     )
+
+
+def _through_each(call: _Call) -> float:
+    """Bytes through each GPU's link per byte of buffer (the bus-bandwidth factor)."""
+    n = call.group.ranks
+    if n <= 1:
+        return 0.0
+    if call.collective == ALL_REDUCE:
+        return 2.0 * (n - 1) / n
+    if call.collective == SEND_RECV:
+        return 1.0
+    return (n - 1) / n
+
+
+def _slowest(costs: list[CollectiveCost]) -> float | None:
+    rates = [
+        c.bytes_per_step / c.seconds_per_step
+        for c in costs
+        if c.seconds_per_step > 0 and c.bytes_per_step > 0
+    ]
+    return min(rates) if rates else None
+
+
+def _bubble(stages: int, micro_batches: int) -> float:
+    if stages <= 1:
+        return 0.0
+    return (stages - 1) / (micro_batches + stages - 1)
+
+
+def _calls(shape: StepShape, layout: Layout, micro: float) -> Iterator[_Call]:
+    forward, backward = micro * (1 - BACKWARD_SHARE), micro * BACKWARD_SHARE
+    yield from _gradient_calls(shape, layout, forward, backward)
+    yield from _model_parallel_calls(shape, layout, micro)
+
+
+def _gradient_calls(
+    shape: StepShape, layout: Layout, forward: float, backward: float
+) -> Iterator[_Call]:
+    stage, a = shape.zero_stage, shape.accumulation
+    groups = (
+        ("gradients", shape.dense_gradient_bytes, layout.data_group),
+        ("expert gradients", shape.expert_gradient_bytes, layout.expert_data_group),
+    )
+    for label, size, group in groups:
+        if stage <= 1:
+            # DDP's no_sync: one reduction, behind the last micro-batch's backward only.
+            yield _Call(
+                f"{label} all-reduce",
+                ALL_REDUCE,
+                group,
+                size,
+                1,
+                backward,
+                "the last micro-batch's backward (25 MiB buckets)",
+                always_exposed=DDP_BUCKET_BYTES,
+            )
+        else:
+            yield _Call(
+                f"{label} reduce-scatter",
+                REDUCE_SCATTER,
+                group,
+                size,
+                a,
+                # ZeRO-3 shares the backward with the weights' second gather.
+                backward if stage == 2 else backward / 2,
+                "each micro-batch's backward",
+                always_exposed=DDP_BUCKET_BYTES,
+            )
+    if stage in (1, 2):
+        yield _Call(
+            "weights all-gather (after the optimizer step)",
+            ALL_GATHER,
+            layout.data_group,
+            shape.weight_bytes,
+            1,
+            forward,
+            "the next step's forward",
+        )
+    if stage == 3:
+        yield from _zero3_gathers(shape, layout, forward, backward)
+
+
+def _zero3_gathers(
+    shape: StepShape, layout: Layout, forward: float, backward: float
+) -> Iterator[_Call]:
+    first_layer = shape.weight_bytes / max(1, shape.layers_per_stage)
+    yield _Call(
+        "weights all-gather (forward)",
+        ALL_GATHER,
+        layout.data_group,
+        shape.weight_bytes,
+        shape.accumulation,
+        forward,
+        "the forward, prefetched a layer ahead (the first layer's is exposed)",
+        always_exposed=first_layer,
+    )
+    yield _Call(
+        "weights all-gather (backward)",
+        ALL_GATHER,
+        layout.data_group,
+        shape.weight_bytes,
+        shape.accumulation,
+        backward / 2,
+        "the backward, prefetched a layer ahead",
+    )
+
+
+def _model_parallel_calls(shape: StepShape, layout: Layout, micro: float) -> Iterator[_Call]:
+    a, layers = shape.accumulation, shape.layers_per_stage
+    if layout.tensor > 1:
+        group = layout.tensor_group
+        inside = group.nodes == 1
+        yield _Call(
+            "tensor-parallel all-reduce",
+            ALL_REDUCE,
+            group,
+            shape.activation_bytes,
+            a * layers * (6 if shape.recompute else 4),
+            None if inside else 0.0,
+            IN_UTILIZATION if inside else "nothing: the tensor group spans nodes",
+        )
+    if layout.pipeline > 1:
+        yield _Call(
+            "pipeline sends",
+            SEND_RECV,
+            layout.pipeline_neighbours,
+            shape.activation_bytes / layout.tensor,
+            2 * a,
+            None,
+            "1F1B: the other micro-batches' compute",
+        )
+    if layout.expert > 1 and shape.routed_bytes > 0:
+        yield _Call(
+            "expert all-to-all",
+            ALL_TO_ALL,
+            layout.expert_group,
+            shape.routed_bytes,
+            4 * a * layers,
+            0.0,
+            "nothing: the routed tokens are on the critical path",
+        )
+    if layout.context > 1:
+        ring = Group(2, 2 if layout.context_group.nodes == 1 else 1)
+        attention = micro * shape.attention_share / max(1, layers)
+        yield _Call(
+            "context ring (key/value blocks)",
+            SEND_RECV,
+            ring,
+            shape.kv_block_bytes,
+            3 * (layout.context - 1) * a * layers,
+            attention / max(1, 3 * (layout.context - 1)),
+            "the attention of the block in hand",
+        )
 
 
 def job_communication(
     inp: EstimateInput, gpu: GpuModel, gpus: int, compute_seconds: float
 ) -> Communication:
     """The run's per-step traffic on ``gpus`` GPUs and what it adds to ``compute_seconds``."""
-    model, training, hardware = inp.model, inp.training, inp.hardware
-    tp, pp, cp = hardware.tensor_parallel, hardware.pipeline_parallel, hardware.context_parallel
-    model_parallel = tp * pp
-    replicas = max(1, gpus // (model_parallel * cp))
-    grad_bytes = 4.0 if training.precision in ("fp32", "tf32") else 2.0
-    trainable = trainable_parameters(model, training)
-    on_device = memory_parameters(inp) / model_parallel
-    layers = model.layers or 0
-    hidden = model.hidden_size or 0
-    local_tokens = training.micro_batch_size * training.sequence_length / cp
-    accumulation = training.gradient_accumulation_steps
-    heads = model.attention_heads or 1
-    kv_width = (model.key_value_heads or heads) * hidden / heads
-    traffic = step_traffic(
-        trainable_bytes=trainable / model_parallel * grad_bytes,
-        weight_bytes=on_device * 2.0,
-        data_parallel=max(1, gpus // model_parallel),
-        zero_stage=hardware.zero_stage,
-        token_bytes=local_tokens * hidden * 2.0 * layers if model.experts else 0.0,
-        expert_parallel=hardware.expert_parallel,
-        context_parallel=cp,
-        kv_bytes_per_layer=local_tokens * 2.0 * kv_width * 2.0 * layers,
-        accumulation=accumulation,
+    profile = gpu.link_profile()
+    per_node = inp.hardware.gpus_per_node or (
+        profile.gpus_per_node if profile is not None else DEFAULT_GPUS_PER_NODE
     )
-    global_batch = training.micro_batch_size * accumulation * replicas
-    steps = _optimizer_steps(inp, global_batch)
-    bandwidth, link = link_bandwidth(gpu, gpus, hardware.gpus_per_node)
+    layout = job_layout(inp, gpus, per_node)
+    shape = step_shape(inp, layout)
     if gpus <= 1:
-        bandwidth = None
-    # ZeRO 0-1 reduce once, behind the last micro-batch's backward only (module docstring).
-    overlap = BACKWARD_SHARE / (accumulation if hardware.zero_stage < 2 else 1)
-    return communication(
-        traffic, bandwidth, link, compute_seconds / steps, steps, overlap, float(global_batch)
+        return _single(shape, compute_seconds)
+    return communication(shape, layout, gpu, compute_seconds / shape.steps)
+
+
+def _single(shape: StepShape, compute_seconds: float) -> Communication:
+    per_step = compute_seconds / shape.steps
+    return Communication(
+        0.0, 0.0, 0.0, per_step, shape.steps, None, 1.0, "card-to-card", shape.global_batch
     )
-
-
-def _optimizer_steps(inp: EstimateInput, global_batch: int) -> float:
-    """Optimizer steps of the run: samples over the global batch (tokens over its tokens)."""
-    training = inp.training
-    tokens = tokens_per_epoch(training) * training.epochs
-    if tokens > 0:
-        return max(1.0, tokens / (global_batch * training.sequence_length))
-    samples = samples_per_epoch(training) * training.epochs
-    return max(1.0, samples / global_batch) if samples > 0 else 1.0

@@ -9,7 +9,7 @@ Units: FLOPs, hours, ``Decimal`` money.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from catalog.domain.catalog import GpuModel
@@ -91,13 +91,23 @@ def _pilot_hours(inp: EstimateInput, gpu: GpuModel, work: RunWork) -> tuple[floa
         rate = pilot.samples_per_second * rescale
     linear = pilot_wall_hours(amount, rate, pilot_gpus, hardware.count)
     comm = job_communication(inp, gpu, hardware.count, linear * SECONDS_PER_HOUR)
-    if pilot_gpus == hardware.count:
-        # Measured at this count: its communication is already in the throughput.
+    as_run = _as_piloted(inp)
+    if pilot_gpus == hardware.count and as_run is inp:
+        # Measured at this count and shape: its communication is already in the throughput.
         return linear, comm
     at_pilot = job_communication(
-        inp, gpu, pilot_gpus, linear * hardware.count / pilot_gpus * SECONDS_PER_HOUR
+        as_run, gpu, pilot_gpus, linear * hardware.count / pilot_gpus * SECONDS_PER_HOUR
     )
     return linear * at_pilot.scaling_efficiency / comm.scaling_efficiency, comm
+
+
+def _as_piloted(inp: EstimateInput) -> EstimateInput:
+    """The run with the pilot's own micro-batch (its communication per token differs)."""
+    pilot = inp.pilot
+    micro = None if pilot is None else pilot.micro_batch_size
+    if micro is None or micro == inp.training.micro_batch_size:
+        return inp
+    return replace(inp, training=replace(inp.training, micro_batch_size=micro))
 
 
 def _cost(inp: EstimateInput, time: TimeEstimate) -> Money | None:

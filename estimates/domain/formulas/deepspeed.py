@@ -71,22 +71,37 @@ def deepspeed_zero_memory(
     largest = non_negative(largest_layer_parameters, "largest_layer_parameters")
     f = positive(buffer_factor, "buffer_factor")
     check_choice(offload, OFFLOADS, "offload")
+    if zero_stage not in (2, 3):
+        raise EstimateInputError("zero_stage", "DeepSpeed publishes estimators for stages 2 and 3")
+    if offload != "none":
+        weights, gradients = offloaded_placement(p, n, zero_stage, offload, largest)
+        if zero_stage == 2:
+            cpu = p * max(4 * n, 16) * f
+        else:
+            cpu = p * (18 if offload == "optimizer_and_parameters" else 16) / nodes * f
+        return DeepSpeedMemory(weights + gradients, int(cpu))
     if zero_stage == 2:
-        if offload == "optimizer_and_parameters":
-            raise EstimateInputError(
-                "offload", "DeepSpeed offloads parameters at ZeRO stage 3 only"
-            )
-        if offload == "optimizer":
-            return DeepSpeedMemory(int(2 * p), int(p * max(4 * n, 16) * f))
         return DeepSpeedMemory(int(2 * p + int(18 * p / n)), int(p * 4 * per_node * f))
-    if zero_stage == 3:
-        layer = 4 * largest
-        if offload == "optimizer_and_parameters":
-            return DeepSpeedMemory(int(layer), int(p * 18 / nodes * f))
-        if offload == "optimizer":
-            return DeepSpeedMemory(int(layer + int(2 * p / n)), int(p * 16 / nodes * f))
-        return DeepSpeedMemory(int(layer + int(18 * p / n)), int(largest * 4 * per_node * f))
-    raise EstimateInputError("zero_stage", "DeepSpeed publishes estimators for stages 2 and 3")
+    layer = 4 * largest
+    return DeepSpeedMemory(int(layer + int(18 * p / n)), int(largest * 4 * per_node * f))
+
+
+def offloaded_placement(
+    parameters: float, gpus: int, zero_stage: int, offload: str, largest_layer_parameters: float
+) -> tuple[int, int]:
+    """(weights, gradients) bytes DeepSpeed keeps on each GPU under offload, as its estimators
+    count them (docs/domain.md §24.2): ZeRO-Offload (stage 1 or 2) keeps the 16-bit weights
+    (2P) and streams each gradient partition to the CPU as it is reduced; stage 3 keeps its
+    16-bit shard (2P/N) and the gathered largest layer's weights and gradients (2L + 2L), or only
+    the layer (4L) when the parameters are offloaded too."""
+    if offload == "optimizer_and_parameters" and zero_stage != 3:
+        raise EstimateInputError("offload", "DeepSpeed offloads parameters at ZeRO stage 3 only")
+    layer = int(2 * largest_layer_parameters)
+    if zero_stage <= 2:
+        return int(2 * parameters), 0
+    if offload == "optimizer_and_parameters":
+        return layer, layer
+    return layer + int(2 * parameters / gpus), layer
 
 
 def deepspeed_model_states_bytes(

@@ -23,6 +23,7 @@ from estimates.domain.formulas.cost import Money
 from estimates.domain.formulas.deepspeed import DeepSpeedMemory, deepspeed_zero_memory
 from estimates.domain.formulas.energy import Energy, energy_use
 from estimates.domain.formulas.flops import narayanan_training_flops
+from estimates.domain.formulas.intervals import Interval
 from estimates.domain.formulas.levers import Lever, cost_levers
 from estimates.domain.formulas.memory import (
     MemoryBreakdown,
@@ -32,6 +33,7 @@ from estimates.domain.formulas.memory import (
     largest_layer,
     memory_config,
 )
+from estimates.domain.formulas.ranges import cost_range, fits_with_range, memory_range, time_range
 from estimates.domain.formulas.reliability import (
     Checkpointing,
     checkpoint_size_bytes,
@@ -42,6 +44,7 @@ from estimates.domain.formulas.time import (
     SECONDS_PER_HOUR,
 )
 from estimates.domain.formulas.validation import validate
+from estimates.domain.formulas.work import memory_parameters
 
 # One petaflop/s-day (Brown et al. 2020, table D.1 reports GPT-3 in these units).
 PF_DAY: Final = 1e15 * 86_400
@@ -90,6 +93,11 @@ class EstimateResult:
     checkpoint_adapter_bytes: int | None = None
     communication: Communication | None = None
     samples: float = 0.0
+    # docs/domain.md §24.12: the 80% ranges; "fits" is the memory range's high end fitting.
+    time_interval: Interval | None = None
+    memory_interval: Interval | None = None
+    cost_interval: tuple[Money, Money] | None = None
+    fits_at_estimate: bool = True
 
 
 def estimate(inp: EstimateInput) -> EstimateResult:
@@ -110,7 +118,7 @@ def estimate(inp: EstimateInput) -> EstimateResult:
         gpu=gpu,
         core=core,
         memory=memory,
-        fits=fits_in_memory(memory, gpu.memory_bytes),
+        fits=fits_with_range(inp, memory, gpu.memory_bytes),
         activations_counted=_activations_counted(inp),
         mfu=mfu,
         hfu=hfu,
@@ -121,6 +129,8 @@ def estimate(inp: EstimateInput) -> EstimateResult:
         if inp.reliability is None
         else checkpointing_for(inp.reliability, core.time.training_wall_hours),
         levers=cost_levers(inp, gpu),
+        time_range=time_range(inp, gpu, core.time.wall_hours, core.source),
+        memory_range=memory_range(inp, memory),
     )
     return _result(inp, findings, recommendations(inp, findings))
 
@@ -167,12 +177,14 @@ def _utilizations(
 def _deepspeed(inp: EstimateInput) -> DeepSpeedMemory | None:
     """DeepSpeed's own estimator for ZeRO stages 2 and 3 on the model-parallel shard."""
     model, hardware = inp.model, inp.hardware
-    if hardware.zero_stage not in (2, 3):
+    # ZeRO-Offload runs at stage 1 as at 2 (DeepSpeed's tutorial): the stage-2 estimator.
+    stage = 2 if hardware.zero_stage == 1 and hardware.offload != "none" else hardware.zero_stage
+    if stage not in (2, 3) or inp.training.method != "full":
         return None
     return deepspeed_zero_memory(
-        model.parameters / (hardware.tensor_parallel * hardware.pipeline_parallel),
+        memory_parameters(inp) / (hardware.tensor_parallel * hardware.pipeline_parallel),
         data_parallel_degree(hardware.count, hardware.tensor_parallel, hardware.pipeline_parallel),
-        hardware.zero_stage,
+        stage,
         offload=hardware.offload,
         largest_layer_parameters=largest_layer(model) / hardware.tensor_parallel,
         gpus_per_node=hardware.gpus_per_node,
@@ -236,4 +248,10 @@ def _result(inp: EstimateInput, found: Findings, advice: list[str]) -> EstimateR
         checkpoint_adapter_bytes=adapter_checkpoint_bytes(inp),
         communication=core.communication,
         samples=core.samples,
+        time_interval=found.time_range,
+        memory_interval=found.memory_range,
+        cost_interval=None
+        if core.cost is None
+        else cost_range(core.cost, found.time_range, core.time.wall_hours),
+        fits_at_estimate=fits_in_memory(found.memory, found.gpu.memory_bytes),
     )

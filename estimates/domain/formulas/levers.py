@@ -7,11 +7,11 @@ Units: FLOPs, hours, ``Decimal`` money; loss ratios are dimensionless.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Final
 
 from catalog.domain.catalog import GpuModel
 from estimates.domain.formulas.core import Core, time_and_cost
 from estimates.domain.formulas.cost import Money
+from estimates.domain.formulas.precision import precision_speedup
 from estimates.domain.formulas.scaling import (
     KAPLAN_ALPHA_DATA,
     KAPLAN_ALPHA_PARAMETERS,
@@ -44,41 +44,6 @@ def lower_precision(gpu: GpuModel, precision: str) -> str | None:
     return None
 
 
-# docs/domain.md §24.7: FP8 training's measured end-to-end speed-up over bf16, not the 2x of
-# the peaks: torchao.float8's README (torchtitan, Llama 3 8B on 8 H100, rowwise/tensorwise
-# scaling, torch.compile) reports up to 1.25x; larger runs up to 1.5x (405B, 512 GPUs).
-FP8_MEASURED_SPEEDUP: Final = 1.25
-FP8_SPEEDUP_SOURCE: Final = (
-    "measured: torchao.float8 README, up to 1.25x end to end for Llama 3 8B on 8 H100 with "
-    "torchtitan"
-)
-
-
-# docs/domain.md §24.7: NVFP4 training's measured end-to-end speed-up over bf16, not the 4x of
-# the peaks: NVIDIA's NeMo Megatron-Bridge recipe (Llama 3 8B, 1T tokens, GB200 NVL72, the
-# last layers kept in bf16) ran at 1,850 model TFLOP/s per GPU against 1,165 in bf16.
-FP4_MEASURED_SPEEDUP: Final = 1850.0 / 1165.0
-FP4_SPEEDUP_SOURCE: Final = (
-    "measured: NVIDIA's NVFP4 pretraining of Llama 3 8B on GB200 NVL72 (NeMo Megatron-Bridge), "
-    "1,850 vs 1,165 model TFLOP/s per GPU in bf16, 1.59x end to end"
-)
-# The measured speed-ups, by the precision a 16-bit run moves to.
-MEASURED_SPEEDUPS: Final = {
-    "fp8": (FP8_MEASURED_SPEEDUP, FP8_SPEEDUP_SOURCE),
-    "fp4": (FP4_MEASURED_SPEEDUP, FP4_SPEEDUP_SOURCE),
-}
-
-
-def precision_speedup(gpu: GpuModel, precision: str, lower: str) -> tuple[float, str]:
-    """How much faster ``lower`` runs than ``precision`` on ``gpu``, and on what basis: the
-    measured FP8 or FP4 figure, never more than the peaks' ratio; else the peaks' ratio."""
-    peak_ratio = gpu.peak_flops[lower] / gpu.peak_flops[precision]
-    if lower in MEASURED_SPEEDUPS:
-        measured, source = MEASURED_SPEEDUPS[lower]
-        return min(measured, peak_ratio), source
-    return peak_ratio, "assuming throughput follows peak FLOP/s"
-
-
 def at_lower_precision(
     inp: EstimateInput, gpu: GpuModel, lower: str
 ) -> tuple[EstimateInput, float, str]:
@@ -86,7 +51,7 @@ def at_lower_precision(
     pilot (its throughput x speedup) or from the peak (the utilization scaled so that
     peak(lower) x utilization' = peak(precision) x utilization x speedup)."""
     training, hardware = inp.training, inp.hardware
-    speedup, basis = precision_speedup(gpu, training.precision, lower)
+    speedup, basis = precision_speedup(gpu, training.precision, lower, inp)
     peak_ratio = gpu.peak_flops[lower] / gpu.peak_flops[training.precision]
     changed = replace(
         inp,

@@ -13,6 +13,12 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
+from estimates.domain.formulas.activations import (
+    activation_bytes,
+    is_llama_style,
+    layer_activation_bytes,
+    logits_bytes,
+)
 from estimates.domain.formulas.adapters import frozen_base_bytes, trainable_parameters
 from estimates.domain.formulas.checks import (
     EstimateInputError,
@@ -20,6 +26,8 @@ from estimates.domain.formulas.checks import (
     positive,
     positive_int,
 )
+from estimates.domain.formulas.deepspeed import offloaded_placement
+from estimates.domain.formulas.shape import is_encoder_decoder
 from estimates.domain.formulas.specs import (
     MIXED_PRECISIONS,
     OPTIMIZERS,
@@ -29,11 +37,12 @@ from estimates.domain.formulas.specs import (
 )
 from estimates.domain.formulas.work import memory_parameters
 
+# The CUDA context, cuBLAS and cuDNN workspaces and the allocator's reserve that no formula
+# above counts: the MXNet ResNet-50 table (§24.5) shows 380 MiB of it on CUDA 8; CUDA 12's
+# context with cuBLAS workspaces is larger, 512 MiB is counted (said in the answer).
+FRAMEWORK_BYTES: Final = 512 * 2**20
+
 # -------------------------------------------------------------------------------------- memory
-
-
-# torchtune's chunked cross-entropy splits the logits into 8 chunks (docs/domain.md §24.2).
-LOSS_CHUNKS: Final = 8
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,8 @@ class MemoryBreakdown:
     optimizer: int
     activations: int
     total: int
+    # The CUDA context, cuBLAS/cuDNN workspaces and allocator reserve (FRAMEWORK_BYTES), in total.
+    framework: int = 0
 
 
 def model_state_bytes_per_parameter(precision: str, optimizer: str) -> StateBytes:
@@ -77,11 +88,16 @@ def model_state_bytes_per_parameter(precision: str, optimizer: str) -> StateByte
       an fp32 master (4): 2 + 2 + 4; fp32: 4 + 4 + 0.
     * fp8: weights, gradients and optimizer states are kept as in bf16 mixed precision
       (Transformer-Engine-style fp8 only casts GEMM inputs; its fp8 copies are transient).
+    * 8-bit AdamW (bitsandbytes; Dettmers et al. 2022, "8-bit Optimizers via Block-wise
+      Quantization"): both moments in 8 bits with a constant per block of 2,048 (< 0.01 byte),
+      2 bytes; mixed 2 + 2 + (4 + 2), fp32 4 + 4 + 2. Paged variants hold the same states.
     """
     check_choice(precision, PRECISIONS, "precision")
     check_choice(optimizer, OPTIMIZERS, "optimizer")
     mixed = precision in MIXED_PRECISIONS
-    if optimizer in ("adam", "adamw"):
+    if optimizer in ("adamw_8bit", "paged_adamw_8bit"):
+        return StateBytes(2, 2, 6) if mixed else StateBytes(4, 4, 2)
+    if optimizer in ("adam", "adamw", "paged_adamw"):
         return StateBytes(2, 2, 12) if mixed else StateBytes(4, 4, 8)
     if optimizer == "sgd":
         return StateBytes(2, 2, 8) if mixed else StateBytes(4, 4, 4)
@@ -104,66 +120,6 @@ def data_parallel_degree(gpus: int, tensor_parallel: int = 1, pipeline_parallel:
             f"{model_parallel} evenly",
         )
     return n // model_parallel
-
-
-def activation_bytes(
-    sequence_length: int,
-    micro_batch_size: int,
-    hidden_size: int,
-    attention_heads: int,
-    layers: int,
-    *,
-    precision: str = "bf16",
-    recompute: bool = False,
-    flash_attention: bool = False,
-    tensor_parallel: int = 1,
-    sequence_parallel: bool = True,
-    pipeline_parallel: int = 1,
-    in_flight_microbatches: int | None = None,
-) -> int:
-    """Activation bytes on the busiest device (transformer layers only).
-
-    Source: Korthikanti et al. (2022), "Reducing Activation Recomputation in Large Transformer
-    Models", sections 4.1-4.2. Per layer, with 2-byte activations and 1-byte dropout masks:
-    s b h (34 + 5 a s / h) bytes. Split by what is stored, that is s b h (16 v + 2) +
-    a s^2 b (2 v + 1) with v bytes per value; fp32/tf32 use v = 4 (66 and 9), fp8 keeps v = 2
-    (only GEMM inputs are cast).
-
-    * Tensor parallel t with sequence parallelism (eq. 4, the default here): everything / t.
-      Without it (eq. 2): s b h (10 + 24/t + 5 a s / (h t)) for v = 2.
-    * ``flash_attention``: the s x s scores are not stored (Dao et al. 2022 recompute them);
-      memory equals Korthikanti's selective recomputation, s b h 34 / t.
-    * Full recomputation: only each layer's input is kept, 2 s b h (v s b h) per layer (/ t
-      with sequence parallelism).
-    * Pipeline parallel p: a stage holds ceil(L / p) layers, and under the 1F1B schedule the
-      first stage keeps ``in_flight_microbatches`` = p micro-batches alive (section 4.2.3), so
-      the busiest stage holds about L layers' worth. Embedding and logit activations are not
-      counted (they add ~4 s b V / t bytes on the last stage).
-    """
-    s = positive_int(sequence_length, "sequence_length")
-    b = positive_int(micro_batch_size, "micro_batch_size")
-    h = positive_int(hidden_size, "hidden_size")
-    a = positive_int(attention_heads, "attention_heads")
-    n_layers = positive_int(layers, "layers")
-    t = positive_int(tensor_parallel, "tensor_parallel")
-    p = positive_int(pipeline_parallel, "pipeline_parallel")
-    in_flight = p if in_flight_microbatches is None else in_flight_microbatches
-    positive_int(in_flight, "in_flight_microbatches")
-    check_choice(precision, PRECISIONS, "precision")
-    v = 2 if precision in MIXED_PRECISIONS else 4
-    sbh = s * b * h
-    if recompute:
-        per_layer = v * sbh / (t if sequence_parallel else 1)
-    else:
-        scores = 0.0 if flash_attention else a * s * s * b * (2 * v + 1) / t
-        if sequence_parallel or t == 1:
-            linear = sbh * (16 * v + 2) / t
-        else:
-            # Layer norms, dropout masks and the QKV / MLP inputs stay replicated (eq. 2).
-            linear = sbh * (4 * v + 2) + sbh * 12 * v / t
-        per_layer = linear + scores
-    layers_per_stage = -(-n_layers // p)
-    return math.ceil(per_layer * layers_per_stage * in_flight)
 
 
 def memory_per_device(
@@ -239,37 +195,45 @@ def memory_config(inp: EstimateInput) -> MemConfig:
 
 
 def job_memory(inp: EstimateInput, cfg: MemConfig) -> MemoryBreakdown:
-    """Bytes per device of the configured job: model states (by method, §24.2), activations
-    (divided by context parallelism) and, for adapters or when the loss is stated, the logits."""
-    model, training, hardware = inp.model, inp.training, inp.hardware
-    tp, pp = hardware.tensor_parallel, hardware.pipeline_parallel
+    """Bytes per device of the configured job: model states (by method, §24.2; as DeepSpeed
+    places them under offload), activations (divided by context parallelism), the logits at the
+    loss's peak, and the framework's own (docs/domain.md §24.2)."""
+    training, hardware = inp.training, inp.hardware
     acts = _activations(inp, cfg) + logits_bytes(inp, cfg.micro_batch)
     parameters = memory_parameters(inp)
     if training.method != "full":
         return _adapter_memory(inp, cfg, parameters, acts)
+    if cfg.offload != "none":
+        weights, gradients = offloaded_placement(
+            parameters / (hardware.tensor_parallel * hardware.pipeline_parallel),
+            data_parallel_degree(cfg.gpus, hardware.tensor_parallel, hardware.pipeline_parallel),
+            cfg.zero_stage,
+            cfg.offload,
+            largest_layer(inp.model) / hardware.tensor_parallel,
+        )
+        return _with_framework(weights, gradients, 0, acts)
     on_device = memory_per_device(
         parameters,
         precision=cfg.precision,
         optimizer=training.optimizer,
         gpus=cfg.gpus,
         zero_stage=cfg.zero_stage,
-        tensor_parallel=tp,
-        pipeline_parallel=pp,
-        activations=acts,
+        tensor_parallel=hardware.tensor_parallel,
+        pipeline_parallel=hardware.pipeline_parallel,
     )
-    if cfg.offload == "none":
-        return on_device
-    # ZeRO-Offload (Ren et al. 2021): the fp32 master copy and optimizer states live on the CPU.
-    # ZeRO-Infinity's parameter offload (stage 3) keeps only the layer being computed (its
-    # 16-bit weights and gradients) on the device.
-    if cfg.offload == "optimizer":
-        weights, gradients = on_device.weights, on_device.gradients
-    else:
-        per = model_state_bytes_per_parameter(cfg.precision, training.optimizer)
-        layer = largest_layer(model) / tp
-        weights, gradients = math.ceil(layer * per.weights), math.ceil(layer * per.gradients)
-    total = weights + gradients + acts
-    return MemoryBreakdown(weights, gradients, 0, acts, total)
+    optimizer = 0 if is_paged(training.optimizer) else on_device.optimizer
+    return _with_framework(on_device.weights, on_device.gradients, optimizer, acts)
+
+
+def is_paged(optimizer: str) -> bool:
+    """Paged optimizers keep their states in unified memory, paged to the CPU when the device
+    is full: they never make a job run out of device memory (docs/domain.md §24.2)."""
+    return optimizer.startswith("paged_")
+
+
+def _with_framework(weights: int, gradients: int, optimizer: int, acts: int) -> MemoryBreakdown:
+    total = weights + gradients + optimizer + acts + FRAMEWORK_BYTES
+    return MemoryBreakdown(weights, gradients, optimizer, acts, total, FRAMEWORK_BYTES)
 
 
 def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
@@ -284,30 +248,29 @@ def _activations(inp: EstimateInput, cfg: MemConfig) -> int:
     # Megatron enables sequence parallelism with tensor parallelism; assumed here. Context
     # parallelism splits the sequence: each rank keeps s / cp of it.
     local = -(-inp.training.sequence_length // hardware.context_parallel)
-    return activation_bytes(
-        local,
-        cfg.micro_batch,
-        model.hidden_size,
-        model.attention_heads,
-        model.layers,
-        precision=cfg.precision,
-        recompute=cfg.recompute,
-        flash_attention=cfg.flash,
-        tensor_parallel=hardware.tensor_parallel,
-        pipeline_parallel=hardware.pipeline_parallel,
-    )
+    if is_llama_style(inp) or is_encoder_decoder(model):
+        return layer_activation_bytes(
+            inp, local, cfg.micro_batch, recompute=cfg.recompute, flash=cfg.flash
+        )
 
+    def layers_of(count: int, recompute: bool) -> int:
+        return activation_bytes(
+            local,
+            cfg.micro_batch,
+            model.hidden_size or 1,
+            model.attention_heads or 1,
+            count,
+            precision=cfg.precision,
+            recompute=recompute,
+            flash_attention=cfg.flash,
+            tensor_parallel=hardware.tensor_parallel,
+            pipeline_parallel=hardware.pipeline_parallel if count > 1 else 1,
+        )
 
-def logits_bytes(inp: EstimateInput, micro_batch: int) -> int:
-    """The output layer's logits, b s V / t: 16-bit logits plus the loss's fp32 copy, all of it
-    (full loss) or one of 8 chunks at a time (chunked, as torchtune's loss), docs/domain.md
-    §24.2. Counted for adapters, or when ``training.chunked_loss`` is stated."""
-    model, training, hardware = inp.model, inp.training, inp.hardware
-    if not (model.vocab_size and (training.method != "full" or training.chunked_loss is not None)):
-        return 0
-    local = -(-training.sequence_length // hardware.context_parallel)
-    per_value = 2.0 + (4.0 / LOSS_CHUNKS if training.chunked_loss else 4.0)
-    return math.ceil(micro_batch * local * model.vocab_size / hardware.tensor_parallel * per_value)
+    kept = layers_of(model.layers, cfg.recompute)
+    # While a layer is recomputed for its backward, its whole activations live beside the
+    # checkpoints (docs/domain.md §24.2).
+    return kept + layers_of(1, False) if cfg.recompute else kept
 
 
 def _adapter_memory(
@@ -328,11 +291,9 @@ def _adapter_memory(
     weights = math.ceil(base + trainable * per.weights / (n_d if cfg.zero_stage >= 3 else 1))
     gradients = math.ceil(trainable * per.gradients / (n_d if cfg.zero_stage >= 2 else 1))
     optimizer = 0
-    if cfg.offload == "none":
+    if cfg.offload == "none" and not is_paged(training.optimizer):
         optimizer = math.ceil(trainable * per.optimizer / (n_d if cfg.zero_stage >= 1 else 1))
-    return MemoryBreakdown(
-        weights, gradients, optimizer, acts, weights + gradients + optimizer + acts
-    )
+    return _with_framework(weights, gradients, optimizer, acts)
 
 
 def largest_layer(model: ModelSpec) -> float:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 
+from estimates.domain.formulas.activations import logits_bytes, loss_kind
 from estimates.domain.formulas.adapters import (
     bits_per_weight,
     lora_targets,
     storage_precision,
+    target_names,
     trainable_parameters,
 )
 from estimates.domain.formulas.communication import Communication
-from estimates.domain.formulas.memory import logits_bytes
 from estimates.domain.formulas.specs import EstimateInput, LoraSpec
 from estimates.domain.formulas.wording import count_text, gib
 from estimates.domain.formulas.work import active_parameters, sequence_rescale
@@ -42,9 +43,13 @@ def method_notes(inp: EstimateInput) -> list[str]:
         )
     logits = logits_bytes(inp, training.micro_batch_size)
     if logits:
-        kind = "chunked (8 chunks)" if training.chunked_loss else "full (all logits in fp32)"
+        words = {
+            "standard": "the standard loss (16 bytes a logit; a fused or chunked loss cuts it)",
+            "chunked": "a chunked loss (8 chunks, 5.25 bytes a logit)",
+        }
         notes.append(
-            f"The logits at vocabulary {model.vocab_size:,} take {gib(logits)}: {kind} loss."
+            f"The logits at vocabulary {model.vocab_size:,} take {gib(logits)}: "
+            f"{words[loss_kind(inp)]}."
         )
     return notes
 
@@ -73,7 +78,7 @@ def _adapter_notes(inp: EstimateInput) -> list[str]:
     what = (
         "as given"
         if given
-        else f"LoRA rank {lora.rank} on {' '.join(lora_targets(lora))} of each layer"
+        else f"LoRA rank {lora.rank} on {target_names(lora_targets(lora))} of each layer"
     )
     precision = storage_precision(model, training)
     bits = bits_per_weight(precision, model.double_quant)
@@ -116,18 +121,32 @@ def sequence_notes(inp: EstimateInput) -> list[str]:
 
 
 def communication_notes(inp: EstimateInput, comm: Communication | None) -> list[str]:
+    """The step's collectives in words: what crosses which link, and what is not hidden."""
     if comm is None or inp.hardware.count <= 1:
         return []
-    if comm.bandwidth_bytes_per_second is None:
-        return [
-            "Communication not counted: the catalog has no "
-            f"{comm.link} bandwidth for this GPU; time assumes linear scaling."
-        ]
-    return [
-        f"Communication: {comm.bytes_per_step / 1e9:,.2f} GB per step over the {comm.link} "
-        f"link ({comm.bandwidth_bytes_per_second / 1e9:,.0f} GB/s): "
-        f"{comm.seconds_per_step:,.3f} s per step, {comm.exposed_seconds_per_step:,.3f} s not "
-        f"hidden behind the backward pass; scaling efficiency "
-        f"{100 * comm.scaling_efficiency:.0f}% over {inp.hardware.count} GPUs (no gradient "
-        "accumulation assumed: accumulating steps divides the gradient traffic)."
-    ]
+    notes: list[str] = []
+    if comm.uncounted:
+        notes.append(
+            f"Not counted ({', '.join(comm.uncounted)}): the catalog has no bandwidth for the "
+            "link it needs on this GPU; time assumes it free."
+        )
+    if comm.collectives:
+        worst = max(comm.collectives, key=lambda c: c.exposed_seconds_per_step)
+        detail = "; ".join(
+            f"{c.name} {c.bytes_per_step / 1e9:,.2f} GB over {c.link} ({c.algorithm}), "
+            f"{c.seconds_per_step:,.3f} s, hidden by {c.hidden_by}"
+            for c in comm.collectives
+        )
+        notes.append(
+            f"Communication per step: {detail}. Not hidden: {comm.exposed_seconds_per_step:,.3f} "
+            f"s of {comm.compute_seconds_per_step:,.3f} s of compute (most from {worst.name}); "
+            f"scaling efficiency {100 * comm.scaling_efficiency:.0f}% over "
+            f"{inp.hardware.count} GPUs."
+        )
+    if comm.pipeline_bubble > 0.1:
+        notes.append(
+            f"The pipeline idles {100 * comm.pipeline_bubble:.0f}% of each step ((p - 1) / (m + "
+            "p - 1)): a utilization measured at this shape includes it; more micro-batches per "
+            "step (gradient_accumulation_steps) shrink it."
+        )
+    return notes

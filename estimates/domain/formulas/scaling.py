@@ -1,6 +1,7 @@
-"""Scaling laws: compute-optimal splits (Chinchilla) and Kaplan's loss levers.
+"""Scaling laws: compute-optimal splits (Chinchilla's or Llama 3's fit) and Kaplan's levers.
 
-Rule: Hoffmann et al. (2022) for the compute-optimal parameters and tokens; Kaplan et al.
+Rule: Hoffmann et al. (2022) or Dubey et al. (2024, Llama 3) for the compute-optimal
+parameters and tokens (``scaling_law``, docs/domain.md §24.13); Kaplan et al.
 (2020) L ~ N^-0.076 and D^-0.095 for what halving the model or the data costs in loss
 (docs/domain.md §10). Projections from fitted power laws, not measurements.
 Units: FLOPs, parameter and token counts; loss ratios are dimensionless.
@@ -73,6 +74,65 @@ def chinchilla_fit(
         n = positive(parameters or 0.0, "parameters")
         c = (n / CHINCHILLA_FIT_COEFFICIENT) ** (1.0 / CHINCHILLA_FIT_EXPONENT)
     return ComputeOptimal(n, c / (6.0 * n))
+
+
+# Dubey et al. (2024), "The Llama 3 Herd of Models", section 3.2.1: the optimal number of
+# training tokens N*(C) = A C^alpha with alpha = 0.53, extrapolated to 3.8e25 FLOPs: 402B
+# parameters on 16.55T tokens. The printed A = 0.29 gives 10.5T tokens there, not 16.55T, and
+# 6 x 402B x 16.55T is 4.0e25, not 3.8e25: the fit is anchored on the paper's stated tokens
+# (16.55T at 3.8e25), the parameters following from C = 6ND (383B, 5% under the 402B printed).
+LLAMA3_EXPONENT: Final = 0.53
+LLAMA3_ANCHOR_FLOPS: Final = 3.8e25
+LLAMA3_ANCHOR_TOKENS: Final = 16.55e12
+SCALING_LAWS: Final = ("chinchilla", "llama3")
+SCALING_LAW_SOURCES: Final = {
+    "chinchilla": "Hoffmann et al. (2022), Chinchilla, table 3 (N_opt = 0.0993 C^0.498, fitted)",
+    "llama3": (
+        "Dubey et al. (2024), Llama 3, section 3.2.1: tokens ~ C^0.53, anchored on 16.55T tokens "
+        "at 3.8e25 FLOPs (402B parameters printed; 6ND gives 383B)"
+    ),
+}
+
+
+def llama3_fit(*, flops: float | None = None, parameters: float | None = None) -> ComputeOptimal:
+    """Compute-optimal parameters and tokens by Llama 3's law, from FLOPs or parameters:
+    D = D0 (C / C0)^0.53, N = C / (6 D) (see LLAMA3_EXPONENT)."""
+    if (flops is None) == (parameters is None):
+        raise EstimateInputError("flops", "give exactly one of flops or parameters")
+    a = LLAMA3_EXPONENT
+    if flops is not None:
+        c = positive(flops, "flops")
+    else:
+        n = positive(parameters or 0.0, "parameters")
+        # N = C / (6 D0 (C / C0)^a)  =>  C^(1 - a) = 6 N D0 / C0^a.
+        c = (6.0 * n * LLAMA3_ANCHOR_TOKENS / LLAMA3_ANCHOR_FLOPS**a) ** (1.0 / (1.0 - a))
+    tokens = LLAMA3_ANCHOR_TOKENS * (c / LLAMA3_ANCHOR_FLOPS) ** a
+    return ComputeOptimal(c / (6.0 * tokens), tokens)
+
+
+def compute_optimal(
+    law: str, *, flops: float | None = None, parameters: float | None = None
+) -> ComputeOptimal:
+    """The compute-optimal split by ``law`` (``scaling_law``: chinchilla or llama3)."""
+    if law == "llama3":
+        return llama3_fit(flops=flops, parameters=parameters)
+    if law != "chinchilla":
+        raise EstimateInputError("scaling_law", f"must be one of {', '.join(SCALING_LAWS)}")
+    return chinchilla_fit(flops=flops, parameters=parameters)
+
+
+def _precision_lever(
+    flops: float, precision_speedup: float, lower_precision: str, basis: str
+) -> ScalingLever:
+    speedup = positive(precision_speedup, "precision_speedup")
+    return ScalingLever(
+        "lower_precision",
+        f"{lower_precision} ({basis or 'assuming throughput follows peak FLOP/s'}, x{speedup:.3g})",
+        flops,
+        1.0 / speedup,
+        None,
+        "Kaplan's law projects nothing for precision; check the loss curve on a pilot.",
+    )
 
 
 def kaplan_loss_ratio(factor: float, alpha: float) -> float:
@@ -158,16 +218,5 @@ def scaling_levers(
             )
         )
     if precision_speedup is not None and lower_precision is not None:
-        speedup = positive(precision_speedup, "precision_speedup")
-        levers.append(
-            ScalingLever(
-                "lower_precision",
-                f"{lower_precision} ({speedup_basis or 'assuming throughput follows peak FLOP/s'}, "
-                f"x{speedup:.3g})",
-                flops,
-                1.0 / speedup,
-                None,
-                "Kaplan's law projects nothing for precision; check the loss curve on a pilot.",
-            )
-        )
+        levers.append(_precision_lever(flops, precision_speedup, lower_precision, speedup_basis))
     return tuple(levers)

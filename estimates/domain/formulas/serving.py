@@ -147,28 +147,50 @@ def serving_projection(
         )
     local = None
     if purchase_price is not None:
-        if power_watts is None or electricity_per_kwh is None or lifetime_months is None:
-            raise EstimateInputError(
-                "local", "give purchase_price, power_watts, electricity_per_kwh, lifetime_months"
-            )
-        price = non_negative_money(purchase_price, "purchase_price")
-        kwh = as_decimal(billed * positive(power_watts, "power_watts") / 1000.0, "power_watts")
-        power = cents(
-            kwh * non_negative_money(electricity_per_kwh, "electricity_per_kwh"), "power_watts"
+        local = _owning(
+            purchase_price,
+            power_watts,
+            electricity_per_kwh,
+            lifetime_months,
+            billed=billed,
+            monthly=monthly,
+            months=n_months,
         )
-        life = positive_int(lifetime_months, "lifetime_months")
-        local_cumulative = tuple(
-            cents(price + power * m, "purchase_price") for m in range(1, n_months + 1)
-        )
-        saving = monthly - power
-        if price == 0:
-            even: int | None = 1
-        elif saving <= 0:
-            even = None
-        else:
-            even = max(1, math.ceil(Fraction(price) / Fraction(saving)))
-        local = LocalServing(power, local_cumulative, even, even is not None and even <= life)
     return ServingProjection(tokens, busy, billed, load, monthly, cumulative, exceeding, local)
+
+
+def _owning(
+    purchase_price: Decimal,
+    power_watts: float | None,
+    electricity_per_kwh: Decimal | None,
+    lifetime_months: int | None,
+    *,
+    billed: float,
+    monthly: Decimal,
+    months: int,
+) -> LocalServing:
+    """Owning the hardware: the price up front plus power for the same hours, the break-even
+    month against renting (``serving_projection``)."""
+    if power_watts is None or electricity_per_kwh is None or lifetime_months is None:
+        raise EstimateInputError(
+            "local", "give purchase_price, power_watts, electricity_per_kwh, lifetime_months"
+        )
+    price = non_negative_money(purchase_price, "purchase_price")
+    kwh = as_decimal(billed * positive(power_watts, "power_watts") / 1000.0, "power_watts")
+    power = cents(
+        kwh * non_negative_money(electricity_per_kwh, "electricity_per_kwh"), "power_watts"
+    )
+    life = positive_int(lifetime_months, "lifetime_months")
+    cumulative = tuple(cents(price + power * m, "purchase_price") for m in range(1, months + 1))
+    saving = monthly - power
+    even: int | None
+    if price == 0:
+        even = 1
+    elif saving <= 0:
+        even = None
+    else:
+        even = max(1, math.ceil(Fraction(price) / Fraction(saving)))
+    return LocalServing(power, cumulative, even, even is not None and even <= life)
 
 
 def break_even_months(
@@ -232,11 +254,35 @@ def kv_cache_bytes(
     )
 
 
-def gpus_per_replica(weight_bytes: int, cache_bytes: int, device_bytes: int) -> int:
+def gpus_per_replica(
+    weight_bytes: int,
+    cache_bytes: int,
+    device_bytes: int,
+    attention_heads: int | None = None,
+    key_value_heads: int | None = None,
+) -> int:
     """GPUs one serving replica needs: weights plus KV cache within 90% of each GPU's memory,
-    split evenly by tensor parallelism (docs/domain.md §24.8)."""
+    in a tensor split the model's heads allow (docs/domain.md §24.8)."""
     usable = positive_int(device_bytes, "device_bytes") * SERVING_MEMORY_FRACTION
-    return max(1, math.ceil((weight_bytes + cache_bytes) / usable))
+    needed = max(1, math.ceil((weight_bytes + cache_bytes) / usable))
+    if attention_heads is None:
+        return needed
+    return tensor_split(needed, attention_heads, key_value_heads) or needed
+
+
+def tensor_split(
+    needed: int, attention_heads: int, key_value_heads: int | None = None
+) -> int | None:
+    """The smallest tensor-parallel size of at least ``needed`` that vLLM and Megatron accept:
+    it divides the attention heads, and the key/value heads divide by it or it by them (they are
+    then replicated). None when no size up to the heads' count does: pipeline stages must
+    take the rest."""
+    heads = positive_int(attention_heads, "attention_heads")
+    kv = key_value_heads or heads
+    for size in range(max(1, needed), heads + 1):
+        if heads % size == 0 and (kv % size == 0 or size % kv == 0):
+            return size
+    return None
 
 
 def cost_per_million_tokens(

@@ -16,7 +16,17 @@ from catalog.domain.catalog import GpuModel
 from estimates.domain.formulas.time import Overheads
 
 PRECISIONS: Final = ("fp32", "tf32", "bf16", "fp16", "fp8")
-OPTIMIZERS: Final = ("adamw", "adam", "sgd", "adafactor")
+# bitsandbytes' 8-bit AdamW (block-wise quantized moments) and the paged variants, whose states
+# live in unified memory and page out to the CPU instead of failing (docs/domain.md §24.2).
+OPTIMIZERS: Final = (
+    "adamw",
+    "adam",
+    "sgd",
+    "adafactor",
+    "adamw_8bit",
+    "paged_adamw",
+    "paged_adamw_8bit",
+)
 MIXED_PRECISIONS: Final = frozenset({"bf16", "fp16", "fp8"})
 
 
@@ -25,9 +35,32 @@ UTILIZATION_KINDS: Final = ("hfu", "mfu")
 # docs/domain.md §24.1: full fine-tuning (or pre-training) and the two adapter methods.
 METHODS: Final = ("full", "lora", "qlora")
 # How the (frozen) base weights are stored (§24.2); nf4/fp4 are bitsandbytes' 4-bit types.
-WEIGHT_PRECISIONS: Final = ("fp32", "bf16", "fp16", "fp8", "int8", "nf4", "fp4")
+# int4 is GPTQ's or AWQ's group-wise format (``model.quantization``).
+WEIGHT_PRECISIONS: Final = ("fp32", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "fp4")
+QUANTIZATIONS: Final = ("gptq", "awq")
 # PEFT's short names for a decoder layer's linear modules (§24.1).
 TARGET_MODULES: Final = ("q", "k", "v", "o", "gate", "up", "down")
+# Fused projections (Phi-3, many GPTQ checkpoints): one adapter over q, k, v together and one
+# over gate and up together.
+FUSED_MODULES: Final = ("qkv", "gate_up")
+# Hugging Face's module names, accepted for the short ones.
+MODULE_ALIASES: Final = {
+    "q_proj": "q",
+    "k_proj": "k",
+    "v_proj": "v",
+    "o_proj": "o",
+    "gate_proj": "gate",
+    "up_proj": "up",
+    "down_proj": "down",
+    "qkv_proj": "qkv",
+    "gate_up_proj": "gate_up",
+}
+# docs/domain.md §24.5: a decoder-only transformer, or an encoder-decoder (T5) whose
+# ``layers`` is each stack's depth.
+ARCHITECTURES: Final = ("decoder", "encoder_decoder")
+# docs/domain.md §24.2: how the loss meets the logits.
+LOSSES: Final = ("standard", "chunked", "fused")
+EXPERT_PLACEMENTS: Final = ("intra_node", "across_nodes")
 
 
 # ------------------------------------------------------------------------ the estimate endpoint
@@ -54,6 +87,23 @@ class ModelSpec:
     # Mixture-of-experts (§24.3): FLOPs from the active count, memory from all parameters.
     active_parameters: float | None = None
     experts: int | None = None
+    # The experts each token is routed to (top-k), for the all-to-all's bytes (§24.3).
+    experts_per_token: int | None = None
+    # §24.5: "decoder" or "encoder_decoder"; the attention's q/o width when it is not the
+    # hidden size (Gemma: 16 heads of 256 on a 3072-wide model); GPTQ/AWQ for int4 weights.
+    architecture: str = "decoder"
+    attention_width: int | None = None
+    quantization: str | None = None
+
+
+@dataclass(frozen=True)
+class ModuleShape:
+    """A linear module the adapter targets, given by its shape: ``count`` of them per layer."""
+
+    name: str
+    in_features: int
+    out_features: int
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -61,7 +111,7 @@ class LoraSpec:
     """API ``training.lora``: the adapter rank and the modules it is applied to."""
 
     rank: int = 16
-    target_modules: str | tuple[str, ...] = "all-linear"
+    target_modules: str | tuple[str | ModuleShape, ...] = "all-linear"
 
 
 @dataclass(frozen=True)
@@ -85,7 +135,9 @@ class TrainingSpec:
     trainable_parameters: float | None = None
     # Forward FLOPs of one sample, for models that are not transformers (§24.5).
     flops_per_sample: float | None = None
-    # Logits memory (§24.2): None counts them for adapters only (full loss), as before otherwise.
+    # Logits memory (§24.2): "standard" (about 16 bytes a logit), "chunked", "fused"; None
+    # reads ``chunked_loss`` (true: chunked), else standard.
+    loss: str | None = None
     chunked_loss: bool | None = None
     # Activation bytes one sample keeps for the backward pass on a device, as measured or
     # published (§24.5): for models the transformer formula does not describe (CNNs, LSTMs).
@@ -111,6 +163,8 @@ class HardwareSpec:
     gpus_per_node: int | None = None
     expert_parallel: int = 1
     context_parallel: int = 1
+    # Expert groups inside a node first (default), or one expert rank per node (§24.6).
+    expert_parallel_placement: str = "intra_node"
 
 
 @dataclass(frozen=True)
@@ -142,6 +196,9 @@ class PilotSpec:
     gpus: int | None = None
     # The sequence length the pilot ran at (None: the training's); §24.4 rescales between them.
     sequence_length: int | None = None
+    # The pilot's own micro-batch (None: the training's): its step's communication is counted
+    # at it when carrying the pilot to the run (§24.6).
+    micro_batch_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +240,24 @@ def samples_per_epoch(training: TrainingSpec) -> float:
     return tokens_per_epoch(training) / training.sequence_length
 
 
+def lora_spec(lora: Mapping[str, Any]) -> LoraSpec:
+    """``training.lora`` as checked by the serializers: names, or shapes as objects."""
+    targets = lora.get("target_modules", "all-linear")
+    if not isinstance(targets, str):
+        targets = tuple(
+            ModuleShape(
+                name=str(t["name"]),
+                in_features=t["in_features"],
+                out_features=t["out_features"],
+                count=t.get("count", 1),
+            )
+            if isinstance(t, Mapping)
+            else MODULE_ALIASES.get(t, t)
+            for t in targets
+        )
+    return LoraSpec(rank=lora.get("rank", 16), target_modules=targets)
+
+
 def input_from_spec(
     spec: Mapping[str, Any],
     gpu: GpuModel | str,
@@ -201,11 +276,7 @@ def input_from_spec(
                 training[name] = work[name]
     lora = training.pop("lora", None)
     if isinstance(lora, Mapping):
-        targets = lora.get("target_modules", "all-linear")
-        training["lora"] = LoraSpec(
-            rank=lora.get("rank", 16),
-            target_modules=targets if isinstance(targets, str) else tuple(targets),
-        )
+        training["lora"] = lora_spec(lora)
     hardware = {
         k: v for k, v in dict(spec.get("hardware") or {}).items() if k not in ("gpu", "custom")
     }

@@ -24,10 +24,15 @@ from estimates.domain.formulas.checks import (
 )
 from estimates.domain.formulas.memory import data_parallel_degree
 from estimates.domain.formulas.specs import (
+    ARCHITECTURES,
+    EXPERT_PLACEMENTS,
+    FUSED_MODULES,
+    LOSSES,
     METHODS,
     OFFLOADS,
     OPTIMIZERS,
     PRECISIONS,
+    QUANTIZATIONS,
     TARGET_MODULES,
     UTILIZATION_KINDS,
     WEIGHT_PRECISIONS,
@@ -36,11 +41,16 @@ from estimates.domain.formulas.specs import (
     EstimateInput,
     HardwareSpec,
     ModelSpec,
+    ModuleShape,
     PilotSpec,
     TrainingSpec,
 )
 from estimates.domain.formulas.time import Overheads, overhead_hours
 
+_TARGETS = (
+    f'give "all-linear", or a list of {" ".join((*TARGET_MODULES, *FUSED_MODULES))} (or their '
+    "_proj names) and shapes {name, in_features, out_features, count}"
+)
 _OVERHEAD_FIELDS = (
     "loading_hours",
     "long_input_hours",
@@ -134,13 +144,34 @@ def _check_model(model: ModelSpec) -> None:
             in_range(positive_int(value, name), f"model.{name}")
     if model.largest_layer_parameters is not None:
         in_range(model.largest_layer_parameters, "model.largest_layer_parameters")
-    for name in ("intermediate_size", "key_value_heads", "experts"):
+    for name in (
+        "intermediate_size",
+        "key_value_heads",
+        "experts",
+        "experts_per_token",
+        "attention_width",
+    ):
         value = getattr(model, name)
         if value is not None:
             in_range(positive_int(value, name), f"model.{name}")
     _check_experts(model)
+    _check_storage(model)
+    check_choice(model.architecture, ARCHITECTURES, "architecture")
+    heads, width = model.attention_heads, model.attention_width
+    if heads is not None and width is not None and width % heads:
+        raise EstimateInputError(
+            "attention_width", f"must be the {heads} heads x their head size (a multiple of it)"
+        )
+
+
+def _check_storage(model: ModelSpec) -> None:
+    """How the base is stored; a GPTQ/AWQ layout only for int4 weights (§24.2)."""
     if model.weight_precision is not None:
         check_choice(model.weight_precision, WEIGHT_PRECISIONS, "weight_precision")
+    if model.quantization is not None:
+        check_choice(model.quantization, QUANTIZATIONS, "quantization")
+        if model.weight_precision != "int4":
+            raise EstimateInputError("quantization", "applies to weight_precision int4")
     if not isinstance(model.double_quant, bool):
         raise EstimateInputError(
             "double_quant", f"must be true or false, got {model.double_quant!r}"
@@ -161,6 +192,9 @@ def _check_experts(model: ModelSpec) -> None:
         raise EstimateInputError(
             "key_value_heads", f"must divide the model's {heads} attention heads"
         )
+    routed, experts = model.experts_per_token, model.experts
+    if routed is not None and (experts is None or routed > experts):
+        raise EstimateInputError("experts_per_token", "needs model.experts, at least as many")
 
 
 def _check_adapter(training: TrainingSpec) -> None:
@@ -176,12 +210,16 @@ def _check_adapter(training: TrainingSpec) -> None:
         raise EstimateInputError("lora", "applies to method lora or qlora")
     in_range(positive_int(lora.rank, "rank"), "training.lora.rank")
     targets = lora.target_modules
-    if targets != "all-linear" and (
-        isinstance(targets, str) or not targets or any(t not in TARGET_MODULES for t in targets)
-    ):
-        raise EstimateInputError(
-            "lora.target_modules", f'give "all-linear" or a list of {" ".join(TARGET_MODULES)}'
-        )
+    if targets == "all-linear":
+        return
+    if isinstance(targets, str) or not targets:
+        raise EstimateInputError("lora.target_modules", _TARGETS)
+    for target in targets:
+        if isinstance(target, ModuleShape):
+            for name in ("in_features", "out_features", "count"):
+                in_range(positive_int(getattr(target, name), name), f"training.lora.module.{name}")
+        elif target not in (*TARGET_MODULES, *FUSED_MODULES):
+            raise EstimateInputError("lora.target_modules", _TARGETS)
 
 
 def _check_work(training: TrainingSpec) -> None:
@@ -230,6 +268,8 @@ def _check_training(training: TrainingSpec) -> None:
         )
     check_choice(training.precision, PRECISIONS, "precision")
     check_choice(training.optimizer, OPTIMIZERS, "optimizer")
+    if training.loss is not None:
+        check_choice(training.loss, LOSSES, "loss")
 
 
 def _check_hardware(hardware: HardwareSpec, model: ModelSpec) -> None:
@@ -242,6 +282,7 @@ def _check_hardware(hardware: HardwareSpec, model: ModelSpec) -> None:
     if hardware.gpus_per_node is not None:
         in_range(positive_int(hardware.gpus_per_node, "gpus_per_node"), "hardware.gpus_per_node")
     check_choice(hardware.utilization_kind, UTILIZATION_KINDS, "utilization_kind")
+    check_choice(hardware.expert_parallel_placement, EXPERT_PLACEMENTS, "expert_parallel_placement")
     _check_offload(hardware)
     _check_parallelism(hardware, model)
     _check_expert_and_context(hardware, model)
@@ -311,6 +352,8 @@ def _check_pilot(pilot: PilotSpec) -> None:
         in_range(positive_int(pilot.gpus, "gpus"), "pilot.gpus")
     if pilot.sequence_length is not None:
         in_range(positive_int(pilot.sequence_length, "sequence_length"), "pilot.sequence_length")
+    if pilot.micro_batch_size is not None:
+        in_range(positive_int(pilot.micro_batch_size, "micro_batch_size"), "pilot.micro_batch_size")
 
 
 def _check_overheads(overheads: Overheads) -> None:
