@@ -114,6 +114,7 @@ LONGEST_FIRST = (
     "tests/test_browser_campaign_page.py",
     "tests/test_benchmarks_smoke.py",
     "ledger/tests/test_browser.py",
+    "ledger/tests/test_browser_next_plan.py",
     "tests/test_browser_charts.py",
     "tests/test_deployment.py",
     "mlflow_api/tests/test_mlflow_client.py",
@@ -138,6 +139,10 @@ LONGEST_FIRST = (
     "estimates/tests/test_worker.py",
     "tests/test_image.py",
     "campaigns/tests/test_api_runs.py",
+    "ledger/tests/test_next_plan_from_lessons.py",
+    "ledger/tests/test_item_fates_from_facts.py",
+    "estimates/tests/test_calibration_from_timelines.py",
+    "ledger/tests/test_report_timeline.py",
 )
 
 

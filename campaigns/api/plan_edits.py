@@ -32,7 +32,6 @@ from campaigns.api.permissions import campaign_for
 from campaigns.api.serializers import PlannedItemSerializer, StageSerializer, StopRuleSerializer
 from campaigns.api.views import CampaignChild
 from campaigns.models import IngestKey, LotReservation, PlannedItem, Stage, StopRule
-from campaigns.selectors import run_metrics as readings
 from catalog.models import RentalPlan
 
 _DETAIL_METHODS = ["get", "patch", "delete", "head", "options"]
@@ -65,9 +64,7 @@ class VariantDetail(CampaignChild, generics.RetrieveUpdateDestroyAPIView[Planned
     def get_queryset(self) -> Any:
         if getattr(self, "swagger_fake_view", False):
             return PlannedItem.objects.none()
-        return readings.with_full_run_counts(
-            PlannedItem.objects.filter(campaign=self.get_campaign())
-        )
+        return PlannedItem.objects.filter(campaign=self.get_campaign())
 
     def perform_update(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)

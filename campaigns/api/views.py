@@ -175,9 +175,7 @@ class CampaignVariants(CampaignChild, generics.ListCreateAPIView[PlannedItem]):
     serializer_class = PlannedItemSerializer
 
     def get_queryset(self) -> Any:
-        return readings.with_full_run_counts(
-            PlannedItem.objects.filter(campaign=self.get_campaign())
-        )
+        return PlannedItem.objects.filter(campaign=self.get_campaign())
 
     def perform_create(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)

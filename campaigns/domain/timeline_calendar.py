@@ -19,6 +19,8 @@ PLANNED: Final = "planned"
 RUNNING: Final = "running"
 DONE: Final = "done"
 CUT: Final = "cut"
+# A planned stage's basis when its own factor (the team's calibration) scales it.
+CALIBRATED: Final = "calibrated"
 ITEM_CUT: Final = "cut"
 # The basis of a stage a closed campaign never observed: it takes no time.
 NOT_OBSERVED: Final = "not observed"
@@ -41,6 +43,9 @@ class StagePlan:
     depends_on: tuple[int, ...] = ()
     typed_hours: Decimal | None = None
     typed_reason: str = ""
+    # What the forecast multiplies the planned hours by when no item's forecast scales the
+    # stage (a stage tied to no item: the team's calibration median, docs/domain.md §20).
+    factor: float | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,13 +184,16 @@ def duration(
 ) -> tuple[str, float, str]:
     """The stage's state, its hours in the current calendar, and their basis (the rule in
     campaigns/domain/timeline.py); once the campaign is closed, a stage nothing shows happened
-    takes no time (nothing more will run)."""
+    takes no time (nothing more will run). A planned stage no item's forecast scales is
+    scaled by its own `factor` when it has one (basis `calibrated`)."""
     observed = float(seen.hours) if seen.hours is not None else None
     if item is not None and item.status == ITEM_CUT:
         ran = (observed or 0.0) + float(seen.running_hours)
         return CUT, ran, CUT
-    forecast = float(stage.planned_hours) * (factor if factor is not None else 1.0)
     basis = "forecast" if factor is not None else PLANNED
+    if factor is None and stage.factor is not None:
+        factor, basis = stage.factor, CALIBRATED
+    forecast = float(stage.planned_hours) * (factor if factor is not None else 1.0)
     if seen.running:
         so_far = (observed or 0.0) + float(seen.running_hours)
         return RUNNING, max(forecast, so_far), RUNNING

@@ -115,6 +115,13 @@ class PlannedItem(models.Model):
         help_text="The estimate's model, training and hardware, as POST /estimates/preview/ "
         "takes them (e.g. a LoRA fine-tune).",
     )
+    # Where the planned hours came from when a clone multiplied them by a lesson of the
+    # predecessor (docs/domain.md §21): the forecast then applies no calibration on top.
+    calibrated_from = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Set by the clone: the ratio its planned hours carry, its source and spread.",
+    )
 
     class Meta:
         ordering = ["id"]
@@ -307,6 +314,12 @@ class Stage(models.Model):
     # Why the typed observed hours differ from the runs' (docs/domain.md §8.6): asked once.
     observed_reason = models.TextField(blank=True)
     observed_at = models.DateTimeField(null=True, blank=True)
+    # As the item's: the predecessor's lesson the clone multiplied the planned hours by (§21).
+    calibrated_from = models.JSONField(
+        null=True,
+        blank=True,
+        help_text="Set by the clone: the ratio its planned hours carry, its source and spread.",
+    )
 
     class Meta:
         ordering = ["id"]

@@ -13,19 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Count, Max, Q, QuerySet
+from django.db.models import Count, Max, QuerySet
 
 from campaigns.domain import downsampling as series
-from campaigns.domain import item_fate as fates
 from campaigns.domain import metric_rollups as mr
 from campaigns.models import (
-    ItemStatus,
     MetricPoint,
     MetricRollup,
     MetricSummary,
-    PlannedItem,
     Run,
-    RunKind,
     StopRule,
     StopRuleKind,
 )
@@ -159,34 +155,6 @@ def as_summary(row: MetricSummary) -> mr.Summary:
         max_value=row.max_value,
         non_finite=row.non_finite,
     )
-
-
-_RUN_STATUSES = ("running", "stopped", "completed", "failed")
-
-
-def with_full_run_counts(items: QuerySet[PlannedItem]) -> QuerySet[PlannedItem]:
-    """``items`` annotated with their full runs by status (``full_<status>``), for ``fate_of``."""
-    return items.annotate(
-        **{
-            f"full_{s}": Count("runs", filter=Q(runs__kind=RunKind.FULL, runs__status=s))
-            for s in _RUN_STATUSES
-        }
-    )
-
-
-def fate_of(item: PlannedItem) -> fates.Fate:
-    """The item's fate (campaigns/domain/item_fate.py), from annotations when present, else
-    one query."""
-    if hasattr(item, "full_completed"):
-        counts = {s: getattr(item, f"full_{s}") for s in _RUN_STATUSES}
-    else:
-        counts = dict(
-            Run.objects.filter(variant=item, kind=RunKind.FULL)
-            .order_by()
-            .values_list("status")
-            .annotate(n=Count("id"))
-        )
-    return fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=counts)
 
 
 def campaign_metric_names(campaign_id: int) -> list[tuple[str, int]]:

@@ -263,6 +263,9 @@ def amend_item(
     before = {f: _jsonable(getattr(locked, f)) for f in changed}
     for field, value in changed.items():
         setattr(locked, field, value)
+    if "planned_hours" in changed:
+        # Hours typed by hand are the planner's own figure, no longer a clone's lesson (§21).
+        locked.calibrated_from = None
     locked.full_clean()
     locked._amendment = True  # type: ignore[attr-defined]
     locked.save()
@@ -357,6 +360,9 @@ def change_stage(
     *, stage: Stage, user: Any = None, depends_on: Sequence[Stage] | None = None, **changes: Any
 ) -> Stage:
     check_draft(_locked(stage.campaign), "calendar stages")
+    if "planned_hours" in changes and changes["planned_hours"] != stage.planned_hours:
+        # Hours typed by hand are the planner's own figure, no longer a clone's lesson (§21).
+        stage.calibrated_from = None
     for field, value in changes.items():
         setattr(stage, field, value)
     _check_stage_links(stage, depends_on or ())

@@ -158,3 +158,43 @@ def test_non_finite_and_empty_inputs_draw_without_error() -> None:
         [lot("l", float("inf"))],
     )
     assert not re.search(r'="(nan|inf)', svg)
+
+
+def test_the_charts_stages_come_from_the_timeline_where_the_committed_plan_put_them() -> None:
+    from decimal import Decimal as D
+
+    from campaigns.charts.gantt import stages_from_timeline
+    from campaigns.domain.timeline import ItemPlan, StagePlan, TimelineInputs, build
+
+    setup = StagePlan(
+        id=1, name="Setup", kind="setup", machine=True, resource="4090", planned_hours=D(2)
+    )
+    train = StagePlan(
+        id=2,
+        name="Train",
+        kind="training",
+        machine=True,
+        resource="4090",
+        planned_hours=D(10),
+        variant_id=7,
+        depends_on=(1,),
+    )
+    review = StagePlan(id=3, name="Review", kind="analysis", machine=False, planned_hours=D(1))
+    items = (ItemPlan(id=7, name="B", planned_hours=D(10), status="cut"),)
+    timeline = build(
+        TimelineInputs(
+            window_hours=D(72),
+            stages=(StagePlan(**{**setup.__dict__, "typed_hours": D(12)}), train, review),
+            items=items,
+            committed_stages=(setup, train, review),
+            committed_items=items,
+        )
+    )
+    drawn = {s.key: s for s in stages_from_timeline(timeline)}
+    # The committed plan's places, not the slipped calendar's; the observed 12 h overlaid.
+    assert (drawn["Setup"].start_hours, drawn["Setup"].end_hours) == (0, 2)
+    assert drawn["Setup"].observed_hours == 12 and drawn["Setup"].critical
+    assert (drawn["Train"].start_hours, drawn["Train"].cut) == (2, True)
+    assert drawn["Review"].resource is None
+    svg = gantt_svg(list(drawn.values()), 72)
+    assert svg.count('class="stage cut"') == 1 and 'class="observed"' in svg

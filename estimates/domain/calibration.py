@@ -1,10 +1,14 @@
 """Calibration: how far a team's observed stage hours fell from its estimates, per stage kind
 and GPU model (pure: no Django, no I/O; docs/domain.md §20).
 
-An observation is one committed stage with observed hours: ``ratio = observed / estimated``,
-the estimate being the stage's planned hours in the frozen baseline (what was promised). Stages
-planned at 0 h have no ratio and are left out. Per (kind, GPU) group: ``count``, the ``median``
-ratio, the ``spread`` (lowest, highest, and the interquartile range p25..p75 from 2
+An observation is one stage of a committed campaign's timeline (campaigns/domain/timeline.py)
+that is **done**: it has its one observed figure (typed, or its runs': §8.6), its item was not
+cut (a cut stage stopped early and says nothing of how long the work takes), and it is in the
+committed calendar: ``ratio = observed / estimated``, the estimate being the stage's committed
+hours (what was promised). Stages tied to no item (setup, loading, retrieval) are observations
+like any other. Its GPU is the GPU its item needs, else the one its resource label names.
+Stages planned at 0 h have no ratio and are left out. Per (kind, GPU) group: ``count``, the
+``median`` ratio, the ``spread`` (lowest, highest, and the interquartile range p25..p75 from 2
 observations on, by the "inclusive" method) and the source campaigns.
 
 A forecast applies a group's median only from ``MIN_OBSERVATIONS`` (3) observations: two runs
@@ -17,10 +21,11 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from campaigns.domain.timeline import DONE, Timeline
 from catalog.domain.gpu_names import normalize_gpu
 
 MIN_OBSERVATIONS: Final = 3
@@ -35,6 +40,11 @@ def gpu_in(resource: str, known: Iterable[str]) -> str:
         if key and key in label:
             return name
     return ""
+
+
+def stage_gpu(item_gpu: str, resource: str, known: Iterable[str]) -> str:
+    """A stage's GPU model: the one its item needs, else the one its resource label names."""
+    return gpu_in(item_gpu, known) or gpu_in(resource, known)
 
 
 @dataclass(frozen=True)
@@ -91,6 +101,36 @@ class Calibration:
             "applies": self.applies,
             "source_campaigns": [{"id": pk, "title": title} for pk, title in self.sources],
         }
+
+
+def observations_of(
+    timeline: Timeline,
+    *,
+    campaign_id: int,
+    title: str,
+    item_gpus: Mapping[int, str],
+    known_gpus: Sequence[str],
+) -> list[Observation]:
+    """The campaign's observations: its timeline's done stages in the committed calendar, each
+    observed against its committed hours (the rule above); `item_gpus`: each item's GPU."""
+    found = []
+    for line in timeline.stages:
+        seen = line.observed.hours
+        if line.state != DONE or seen is None or line.planned_hours is None:
+            continue
+        item_gpu = item_gpus.get(line.variant_id, "") if line.variant_id is not None else ""
+        found.append(
+            Observation(
+                line.kind,
+                stage_gpu(item_gpu, line.resource, known_gpus),
+                campaign_id,
+                title,
+                # The committed calendar's length for the stage, to the hundredth it was typed in.
+                round(line.planned_hours, 6),
+                float(seen),
+            )
+        )
+    return found
 
 
 def calibrate(observations: Iterable[Observation]) -> list[Calibration]:

@@ -10,7 +10,12 @@ The rule (§10), per item, first that applies:
 4. a pilot measured its throughput: the work over the measured rate, or the planned hours x
    assumed / measured ("pilot"; if the item states neither, the planned hours, "assumed");
 5. else the planned hours, x the team's calibration median for its GPU's training stages once
-   there are 3 observations ("calibrated", §20), else as planned ("assumed").
+   there are 3 observations ("calibrated", §20), else as planned ("assumed"); planned hours a
+   clone calibrated already (`calibrated_from`, §21) stand as they are ("calibrated", once).
+
+A planned stage tied to no item (setup, loading, retrieval) lasts its planned hours x the team's
+median for its kind and GPU once there are 3 observations (§20), unless a clone calibrated it
+already; an item's stages follow the item's forecast.
 
 The calendar is the campaign's one timeline (campaigns/domain/timeline.py, §7.7), built from the
 plan, the baseline, what was observed and these item forecasts: reserved hours are its committed
@@ -31,7 +36,7 @@ from typing import Any
 from campaigns.domain import calendar, observed_hours, plan_figures, timeline
 from campaigns.domain.formatting import format_hours as fmt_hours
 from campaigns.domain.timeline import TimelineInputs
-from estimates.domain import calibration
+from estimates.domain import forecast_calibration
 from estimates.domain import lot_selection as plans
 from estimates.domain.forecast_advice import (
     count,
@@ -114,39 +119,6 @@ class _ItemsPass:
     calibrated: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _calibrated(
-    inputs: ForecastInputs,
-    item: ItemInput,
-    planned: float,
-    out: _ItemsPass,
-    why: str = "no pilot yet",
-) -> tuple[float, str, str]:
-    hours, source = planned, ASSUMED
-    note = f"{why}: the planned {fmt_hours(planned)} h are assumed"
-    found = calibration.applicable(
-        inputs.calibrations, "training", calibration.gpu_in(item.gpu, inputs.known_gpus)
-    )
-    if found is None or planned <= 0:
-        return hours, source, note
-    hours, source = planned * found.median, CALIBRATED
-    note = (
-        f"{why}: the planned {fmt_hours(planned)} h × {found.median:.2f}, the "
-        f"median observed/estimated of {found.count} training stages in "
-        f"{found.source_names()}"
-    )
-    out.calibrated.append(
-        {
-            "item": item.name,
-            "raw_hours": h(planned),
-            "calibrated_hours": h(hours),
-            "median_ratio": round(found.median, 4),
-            "count": found.count,
-            "source_campaigns": [{"id": pk, "title": title} for pk, title in found.sources],
-        }
-    )
-    return hours, source, note
-
-
 def _hours(
     inputs: ForecastInputs, item: ItemInput, seen: _Observed, out: _ItemsPass
 ) -> tuple[float, str, str]:
@@ -168,11 +140,13 @@ def _hours(
             return measured, PILOT, note
         # A pilot the item's row cannot use must not leave the forecast less informed than
         # before it: the team's calibration still applies (issue 18; docs/domain.md §20).
-        hours, source, calibrated_note = _calibrated(inputs, item, planned, out, why=note)
+        hours, source, calibrated_note = forecast_calibration.item_hours(
+            inputs, item, planned, out.calibrated, why=note
+        )
         return (
             (hours, source, calibrated_note) if source == CALIBRATED else (planned, ASSUMED, note)
         )
-    return _calibrated(inputs, item, planned, out)
+    return forecast_calibration.item_hours(inputs, item, planned, out.calibrated)
 
 
 def _forecast_item(
@@ -240,11 +214,11 @@ def _forecast_items(inputs: ForecastInputs, seen: _Observed) -> _ItemsPass:
 # --------------------------------------------------------------------------- the calendar
 
 
-def _with_forecasts(inputs: ForecastInputs, forecasts: Sequence[ItemForecast]) -> TimelineInputs:
+def _with_forecasts(plan: TimelineInputs, forecasts: Sequence[ItemForecast]) -> TimelineInputs:
     """The timeline's inputs with each item's forecast work hours (the rule above)."""
     hours = {f.id: f.forecast_hours for f in forecasts}
-    items = tuple(replace(i, forecast_hours=hours.get(i.id)) for i in inputs.timeline.items)
-    return replace(inputs.timeline, items=items)
+    items = tuple(replace(i, forecast_hours=hours.get(i.id)) for i in plan.items)
+    return replace(plan, items=items)
 
 
 # --------------------------------------------------------------------------- lot work
@@ -358,7 +332,8 @@ def compute(inputs: ForecastInputs) -> Forecast:
     (the rule in the module docstring)."""
     seen = _observed(inputs)
     items = _forecast_items(inputs, seen)
-    line = timeline.build(_with_forecasts(inputs, items.forecasts))
+    plan, applied = forecast_calibration.stage_factors(inputs)
+    line = timeline.build(_with_forecasts(plan, items.forecasts))
     lots, lot_lines = lot_advice(
         currency=inputs.currency,
         budget=inputs.budget,
@@ -388,7 +363,7 @@ def compute(inputs: ForecastInputs) -> Forecast:
         headline=title,
         figures=figures,
         lots=lots,
-        calibration=tuple(items.calibrated),
+        calibration=(*items.calibrated, *forecast_calibration.stage_rows(line, applied)),
         inputs=_recorded_inputs(inputs),
         committed=inputs.committed,
         warnings=plan_warnings(inputs.items, forecasts, line, title),

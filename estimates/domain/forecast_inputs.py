@@ -55,6 +55,8 @@ class ItemInput:
     config: Mapping[str, Any] = field(default_factory=dict)
     # The preview's model / training / hardware objects, when the item carries them (§24.9).
     estimate_spec: Mapping[str, Any] | None = None
+    # The lesson a clone multiplied its planned hours by (§21): calibrated once already.
+    calibrated_from: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +116,8 @@ class ForecastInputs:
     known_gpus: tuple[str, ...] = ()
     # The team's other campaigns' calibration (docs/domain.md §20).
     calibrations: tuple[calibration.Calibration, ...] = ()
+    # The stages whose planned hours a clone calibrated already (§21), by stage id.
+    calibrated_stages: frozenset[int] = frozenset()
 
     @property
     def window_hours(self) -> float:

@@ -1,66 +1,48 @@
 """Reading a team's observed stages as calibration observations (docs/domain.md §20; the
-arithmetic is estimates/domain/calibration.py). Five queries whatever the number of campaigns."""
+arithmetic is estimates/domain/calibration.py): every committed campaign's timeline
+(campaigns/domain/timeline.py), its done stages observed against their committed hours. Eight
+queries whatever the number of campaigns, the ended runs summed per item, kind and status in
+SQL so that a team's read does not grow with its runs (bench/money/run.py)."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
-from campaigns.models import CampaignStatus, ItemStatus, PlanBaseline, Stage
-from campaigns.selectors.observed_hours import reconciled_for
+from campaigns.domain.timeline import build
+from campaigns.models import Campaign, CampaignStatus
+from campaigns.selectors.timeline import timeline_inputs_of
 from catalog.models import GpuModel
 from estimates.domain import calibration
+
+
+def known_gpus() -> list[str]:
+    """The catalogue's GPU model names, which resource labels and items are matched against."""
+    return list(GpuModel.objects.values_list("name", flat=True))
 
 
 def team_observations(
     team_id: int, *, exclude_campaign_id: int | None = None
 ) -> list[calibration.Observation]:
-    """Every completed stage of the team: committed, with observed hours (reconciled with its
-    runs, docs/domain.md §8.6), and not the stage of an item a decision cut (a cut item's stage
-    stopped early: its 0.25 h of 12 h says nothing of how long training takes). Estimated = its
-    planned hours in the frozen baseline (the stage's own when the baseline does not hold it)."""
-    stages = (
-        Stage.objects.filter(campaign__team_id=team_id)
-        .exclude(campaign__status=CampaignStatus.DRAFT)
-        .exclude(variant__status=ItemStatus.CUT)
-    )
+    """Every done stage of the team's committed campaigns, on their timelines: observed (its
+    one figure, reconciled with its runs: §8.6), not of an item a decision cut (a cut item's
+    stage stopped early: its 0.25 h of 12 h says nothing of how long training takes), and in
+    the committed calendar (estimated = its committed hours). Stages tied to no item count."""
+    campaigns = Campaign.objects.filter(team_id=team_id).exclude(status=CampaignStatus.DRAFT)
     if exclude_campaign_id is not None:
-        stages = stages.exclude(campaign_id=exclude_campaign_id)
-    rows = list(
-        stages.order_by("campaign_id", "id").values_list(
-            "id",
-            "kind",
-            "resource",
-            "variant__gpu",
-            "campaign_id",
-            "campaign__title",
-            "planned_hours",
-        )
-    )
+        campaigns = campaigns.exclude(pk=exclude_campaign_id)
+    rows = list(campaigns.order_by("id"))
     if not rows:
         return []
-    # The stage's one observed figure: its runs', or what was typed where they differ (§8.6).
-    seen = reconciled_for({r[4] for r in rows})
-    observed_of = {r[0]: seen[r[4]].hours(r[0]) for r in rows}
-    frozen: dict[int, Decimal] = {}
-    for snapshot in PlanBaseline.objects.filter(campaign_id__in={r[4] for r in rows}).values_list(
-        "snapshot", flat=True
-    ):
-        for stage in (snapshot or {}).get("stages") or []:
-            try:
-                frozen[int(stage["id"])] = Decimal(str(stage["planned_hours"]))
-            except (KeyError, TypeError, ValueError, ArithmeticError):
-                continue
-    known = list(GpuModel.objects.values_list("name", flat=True))
-    found = []
-    for pk, kind, resource, item_gpu, campaign_id, title, planned in rows:
-        observed = observed_of[pk]
-        gpu = calibration.gpu_in(item_gpu or "", known) or calibration.gpu_in(resource, known)
-        estimated = frozen.get(pk, planned)
-        if estimated is None or observed is None:
-            continue
-        found.append(
-            calibration.Observation(
-                kind, gpu, campaign_id, title, float(estimated), float(observed)
+    inputs = timeline_inputs_of(rows, lots=False, summed=True)
+    known = known_gpus()
+    found: list[calibration.Observation] = []
+    for campaign in rows:
+        plan = inputs[campaign.pk]
+        found.extend(
+            calibration.observations_of(
+                build(plan),
+                campaign_id=campaign.pk,
+                title=campaign.title,
+                item_gpus={i.id: i.gpu for i in plan.items},
+                known_gpus=known,
             )
         )
     return found

@@ -56,7 +56,16 @@ def item_input(item: PlannedItem) -> ItemInput:
         prep_hours=item.prep_hours,
         config=item_config(item),
         estimate_spec=item.estimate_spec if isinstance(item.estimate_spec, dict) else None,
+        calibrated_from=calibrated_from(item.calibrated_from),
     )
+
+
+def calibrated_from(value: Any) -> dict[str, Any] | None:
+    """A clone's lesson on a figure (docs/domain.md §21), when it applied a ratio; None when
+    the figure was kept as planned before (the forecast may calibrate it)."""
+    if isinstance(value, dict) and value.get("ratio") is not None:
+        return value
+    return None
 
 
 def pilot_input(sample: ThroughputSample) -> PilotInput:
@@ -127,6 +136,13 @@ def forecast_inputs(campaign: Campaign) -> ForecastInputs:
         known_gpus=tuple(g.name for g in gpus.values()),
         # The team's other campaigns: what their training stages took against their estimates.
         calibrations=tuple(team_calibrations(campaign.team_id, exclude_campaign_id=campaign.pk)),
+        calibrated_stages=frozenset(
+            pk
+            for pk, lesson in campaign.stages.filter(calibrated_from__isnull=False).values_list(
+                "id", "calibrated_from"
+            )
+            if calibrated_from(lesson) is not None
+        ),
     )
 
 

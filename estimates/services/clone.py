@@ -5,19 +5,20 @@ by hand.
 
 Every field of the campaign, its items, stages, stop rules and lots is copied, read from the
 models' own field lists, except those in `NOT_COPIED` (each with its reason). Planned hours are
-copied as the predecessor planned them: calibration is applied once, by the clone's forecast
-(§20). Where the team's calibration median applies (from 3 observations, this campaign's own
-included), the calibrated figure is said beside them in the clone's `inherited_uncertainties`
-("22.00 h planned before; × 1.30 ... = 28.60 h, which the forecast applies"), never multiplied
-into the plan as well.
+the predecessor's × the lesson of their stage kind and GPU (estimates/domain/next_plan.py, the
+function the closing report's "next time" advice reads too): the team's median from 3
+observations, else the predecessor's own observed ÷ committed ratio, else as planned before.
+Each figure records where it came from (`calibrated_from`: the ratio, its source and spread),
+so the clone's forecast applies no calibration on top of it; `inherited_uncertainties` says it
+in words, figure by figure.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from django.db import models, transaction
@@ -34,9 +35,9 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
-from catalog.models import GpuModel
-from estimates.domain import calibration
-from estimates.selectors.calibration import team_calibrations
+from estimates.domain import calibration, next_plan
+from estimates.selectors.calibration import known_gpus
+from estimates.selectors.next_plan import campaign_lessons
 
 # Fields deliberately not copied, and why. Every other concrete field is (`copied_fields`).
 NOT_COPIED: dict[type[models.Model], dict[str, str]] = {
@@ -59,6 +60,7 @@ NOT_COPIED: dict[type[models.Model], dict[str, str]] = {
         "id": "a new row",
         "campaign": "the clone",
         "status": "every item is planned again (cut items are not copied at all)",
+        "calibrated_from": "set from the lesson the clone applies to the planned hours",
     },
     Stage: {
         "id": "a new row",
@@ -68,6 +70,7 @@ NOT_COPIED: dict[type[models.Model], dict[str, str]] = {
         "deviation_note": "explains the predecessor's observed hours (inherited as uncertainty)",
         "observed_at": "when the predecessor's hours were observed",
         "observed_reason": "why the predecessor's typed hours differed from its runs'",
+        "calibrated_from": "set from the lesson the clone applies to the planned hours",
     },
     StopRule: {
         "id": "a new row",
@@ -132,68 +135,88 @@ def _uncertainties(campaign: Campaign) -> list[dict[str, Any]]:
     return found
 
 
-def _scaled(hours: Decimal, found: calibration.Calibration | None) -> Decimal:
-    if found is None:
-        return hours
-    return (hours * Decimal(repr(found.median))).quantize(Decimal("0.01"), ROUND_HALF_UP)
+def _spread_words(spread: Mapping[str, float | None]) -> str:
+    low, high = spread.get("min"), spread.get("max")
+    return "" if low is None or high is None else f"; spread ×{low:.2f}–×{high:.2f}"
 
 
 @dataclass
-class _Calibrator:
-    """Notes planned hours x the team's calibration median beside the planned hours (§20)."""
+class _Lessons:
+    """Applies the predecessor's lessons to each copied figure and says where each came from."""
 
-    calibrations: Sequence[calibration.Calibration]
+    source: Campaign
+    lessons: next_plan.Lessons
     known_gpus: Sequence[str]
-    adjustments: list[dict[str, Any]] = field(default_factory=list)
+    uncertainties: list[dict[str, Any]] = field(default_factory=list)
 
-    def __call__(self, what: str, kind: str, gpu: str, hours: Decimal) -> Decimal:
-        found = calibration.applicable(
-            self.calibrations, kind, calibration.gpu_in(gpu, self.known_gpus)
-        )
-        calibrated = _scaled(hours, found)
-        if found is not None and calibrated != hours:
-            self.adjustments.append(
+    def __call__(self, what: str, key: tuple[str, str], hours: Decimal) -> dict[str, Any]:
+        """The figure's new planned hours and its `calibrated_from` (the lesson applied)."""
+        lesson = self.lessons.lesson(*key)
+        new = lesson.apply(hours)
+        if lesson.ratio is None:
+            self.uncertainties.append(
+                {
+                    "kind": "planned_hours",
+                    "subject": what,
+                    "text": f"{hours} h as planned before: {lesson.words}",
+                }
+            )
+        else:
+            self.uncertainties.append(
                 {
                     "kind": "calibrated_hours",
                     "subject": what,
-                    "text": f"{hours} h planned before × {found.median:.2f} (median of "
-                    f"{found.count} {kind} observations in {found.source_names()}) = "
-                    f"{calibrated} h calibrated; the plan keeps {hours} h and the forecast "
-                    "applies the calibration once",
+                    "text": f"{hours} h planned before × {lesson.ratio:.2f} ({lesson.words}"
+                    f"{_spread_words(lesson.spread)}) = {new} h calibrated; the forecast "
+                    "applies no calibration on top",
                 }
             )
-        return hours  # uncalibrated: the forecast multiplies, not the plan as well
+        provenance = {
+            **lesson.as_json(),
+            "planned_before": str(hours),
+            "hours": str(new),
+            "from_campaign": {"id": self.source.pk, "title": self.source.title},
+        }
+        return {"planned_hours": new, "calibrated_from": provenance}
+
+    def stage_key(self, stage: Stage, item_gpu: str) -> tuple[str, str]:
+        return stage.kind, calibration.stage_gpu(item_gpu, stage.resource, self.known_gpus)
 
 
 def _clone_items(
-    source: Campaign, clone: Campaign, adjusted: _Calibrator, user: Any
+    source: Campaign, clone: Campaign, lessons: _Lessons, stages: Sequence[Stage], user: Any
 ) -> dict[int, PlannedItem]:
     items: dict[int, PlannedItem] = {}
     for item in source.items.exclude(status=ItemStatus.CUT).order_by("id"):
-        values = _values(item)
-        values["planned_hours"] = adjusted(item.name, "training", item.gpu, item.planned_hours)
+        # The lesson of the stages its forecast rescales (next_plan.item_key).
+        own = [
+            (s.kind, s.machine, lessons.stage_key(s, item.gpu)[1])
+            for s in stages
+            if s.variant_id == item.pk
+        ]
+        key = next_plan.item_key(own, calibration.gpu_in(item.gpu, lessons.known_gpus))
+        values = {**_values(item), **lessons(item.name, key, item.planned_hours)}
         items[item.pk] = campaign_services.create_item(campaign=clone, user=user, **values)
     return items
 
 
 def _clone_stages(
-    source: Campaign,
     clone: Campaign,
+    originals: Sequence[Stage],
     items: dict[int, PlannedItem],
-    adjusted: _Calibrator,
+    lessons: _Lessons,
     user: Any,
 ) -> None:
     stages: dict[int, Stage] = {}
-    originals = list(source.stages.prefetch_related("depends_on").order_by("id"))
     for stage in originals:
         if stage.variant_id is not None and stage.variant_id not in items:
             continue  # the stage of a cut item goes with it
         linked = items.get(stage.variant_id) if stage.variant_id else None
-        gpu = (linked.gpu if linked is not None else "") or stage.resource
-        values = _values(stage)
-        values["planned_hours"] = adjusted(
-            f"stage {stage.name}", stage.kind, gpu, stage.planned_hours
-        )
+        key = lessons.stage_key(stage, linked.gpu if linked is not None else "")
+        values = {
+            **_values(stage),
+            **lessons(f"stage {stage.name}", key, stage.planned_hours),
+        }
         stages[stage.pk] = campaign_services.add_stage(
             campaign=clone, user=user, variant=linked, **values
         )
@@ -212,13 +235,11 @@ def clone_campaign(
     extra_uncertainties: Sequence[dict[str, Any]] = (),
 ) -> Campaign:
     """A new draft planned from `campaign`: every field of it, of its items (not the cut ones),
-    stages, stop rules and lots but those in `NOT_COPIED`, with planned hours × the team's
-    calibration median where one applies, and what it left open in `inherited_uncertainties`
+    stages, stop rules and lots but those in `NOT_COPIED`, with planned hours × the lesson of
+    their kind and GPU (the rule above), and what it left open in `inherited_uncertainties`
     (plus `extra_uncertainties`, e.g. the ledger's failed deliverable checks)."""
     source = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
-    adjusted = _Calibrator(
-        team_calibrations(source.team_id), list(GpuModel.objects.values_list("name", flat=True))
-    )
+    lessons = _Lessons(source, campaign_lessons(source), known_gpus())
     uncertainties = [*_uncertainties(source), *extra_uncertainties]
     clone = campaign_services.create_campaign(
         user=user,
@@ -226,12 +247,13 @@ def clone_campaign(
         planned_from=source,
         **_values(source),
     )
-    items = _clone_items(source, clone, adjusted, user)
-    _clone_stages(source, clone, items, adjusted, user)
+    originals = list(source.stages.prefetch_related("depends_on").order_by("id"))
+    items = _clone_items(source, clone, lessons, originals, user)
+    _clone_stages(clone, originals, items, lessons, user)
     for rule in source.stop_rules.order_by("id"):
         campaign_services.add_stop_rule(campaign=clone, user=user, **_values(rule))
     for lot in source.lots.order_by("id"):
         campaign_services.reserve_lot(campaign=clone, user=user, **_values(lot))
-    clone.inherited_uncertainties = [*uncertainties, *adjusted.adjustments]
+    clone.inherited_uncertainties = [*uncertainties, *lessons.uncertainties]
     clone.save(update_fields=["inherited_uncertainties", "updated_at"])
     return clone

@@ -3,9 +3,9 @@
 By hand: four campaigns ran their 22 h RTX 4090 training stage in 26.4, 19.8, 28.6 and 22 h
 (ratios 1.2, 0.9, 1.3, 1.0); a fifth cut its item after 0.25 h of a 12 h stage (0.0208). The
 cut stage is no observation: the median is (1.0 + 1.2) / 2 = 1.1 (1.0 with it), the spread
-0.9..1.3. The clone of the last one, whose RTX 4090 item plans 12 h, keeps 12 h in its plan
-and says the calibrated 13.20 h beside them; its forecast is 12 × 1.1 = 13.2 h, not
-12 × 1.1 × 1.1 = 14.52 h.
+0.9..1.3. The clone of the last one, whose RTX 4090 item plans 12 h, plans 12 × 1.1 = 13.20 h
+and records where they came from (docs/domain.md §21); its forecast is 13.2 h, not
+13.2 × 1.1 = 14.52 h: calibrated once.
 """
 
 from __future__ import annotations
@@ -69,14 +69,17 @@ class CalibrationIsAppliedOnceToCompletedStages(TestCase):
         self.assertAlmostEqual(group["median_ratio"], 1.1)
         self.assertEqual((group["spread"]["min"], group["spread"]["max"]), (0.9, 1.3))
 
-    def test_the_clone_keeps_its_plan_and_its_forecast_calibrates_once(self) -> None:
+    def test_the_clone_plans_the_calibrated_hours_and_its_forecast_calibrates_once(self) -> None:
         answer = as_user(self.planner).post(
             f"/api/v1/campaigns/{self.source.pk}/clone/", {}, format="json"
         )
         self.assertEqual(answer.status_code, 201, answer.content)
         clone = Campaign.objects.get(pk=answer.json()["id"])
         item = clone.items.get(name="variant A")
-        self.assertEqual(item.planned_hours, Decimal("12.00"))  # as planned, uncalibrated
+        self.assertEqual(item.planned_hours, Decimal("13.20"))  # 12 × the team's 1.1
+        self.assertEqual(
+            (item.calibrated_from["ratio"], item.calibrated_from["source"]), ("1.1000", "team")
+        )
         notes = [
             u["text"]
             for u in answer.json()["inherited_uncertainties"]
@@ -88,7 +91,8 @@ class CalibrationIsAppliedOnceToCompletedStages(TestCase):
         forecast = compute_forecast(clone).as_json()
         variant = next(i for i in forecast["items"] if i["name"] == "variant A")
         self.assertEqual(variant["time_source"], "calibrated")
-        self.assertAlmostEqual(variant["forecast_hours"], 13.2)  # 12 × 1.1, once
+        self.assertAlmostEqual(variant["forecast_hours"], 13.2)  # not 13.2 × 1.1 = 14.52
+        self.assertIn("calibrated once", variant["note"])
 
     def test_a_pilot_the_item_cannot_use_leaves_the_forecast_as_informed_as_before(self) -> None:
         # The issue's "calibrated 15 h" → "assumed 12 h": a pilot measured, but the item states

@@ -42,7 +42,7 @@ NOT_EXPECTED = {
         "closed_at",
         "closed_by",
     },
-    PlannedItem: {"id", "campaign", "status"},
+    PlannedItem: {"id", "campaign", "status", "calibrated_from"},
     Stage: {
         "id",
         "campaign",
@@ -51,6 +51,7 @@ NOT_EXPECTED = {
         "deviation_note",
         "observed_at",
         "observed_reason",
+        "calibrated_from",
     },
     StopRule: {"id", "campaign", "created_at"},
     LotReservation: {"id", "campaign", "start"},
@@ -169,6 +170,15 @@ class CloneKeepsEveryField(TestCase):
                 self.assertTrue(source_rows)
                 for a, b in zip(source_rows, clone_rows, strict=True):
                     self.assertEqual(fields_of(b), fields_of(a))
+
+    def test_each_figure_says_where_it_came_from(self) -> None:
+        # Nothing of the source was observed: every figure is kept, saying so (§21).
+        clone = clone_campaign(campaign=self.source, user=self.user)
+        for row in (*clone.items.order_by("id"), *clone.stages.order_by("id")):
+            lesson = row.calibrated_from
+            self.assertEqual((lesson["ratio"], lesson["source"]), (None, "none"), row.name)
+            self.assertEqual(lesson["planned_before"], lesson["hours"])
+            self.assertEqual(lesson["from_campaign"]["id"], self.source.pk)
 
     def test_the_work_fields_survive(self) -> None:
         clone = clone_campaign(campaign=self.source, user=self.user)

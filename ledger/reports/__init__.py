@@ -8,7 +8,9 @@ the three renderings. The package, one module per part:
 - `plan`, `money`, `hours`, `items`, `outputs`: one module per family of sections;
 - `render`: HTML (with its charts, ledger/charts/), Markdown and JSON.
 
-Pure computation stays in ledger/domain/ (money, hour ratios, resume point) and the charts.
+Pure computation stays in the domain modules (ledger/domain/: money, resume point; every hour
+figure is the campaign's one timeline, read through `estimates.selectors.timeline`; the next
+plan's lessons are estimates/domain/next_plan.py) and the charts.
 """
 
 from __future__ import annotations

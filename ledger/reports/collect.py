@@ -2,7 +2,11 @@
 
 Runs, metric points and checkpoints are aggregated in SQL, never loaded one by one, so the cost
 of a report does not grow with the number of runs or points (bench/report/run.py measures it).
-`load_facts` reads; the section modules (plan, money, hours, items, outputs) compute.
+`load_facts` reads; the section modules (plan, money, hours, items, outputs) format. Every hour
+figure of the calendar comes from the campaign's one forecast and its timeline
+(`estimates.selectors.timeline.campaign_forecast`, docs/domain.md §7a): the headline, the
+stages' reserved, observed and current hours, the totals, the Gantt and the `timeline` section
+(the API's `GET /campaigns/{id}/timeline/` answer, word for word).
 """
 
 from __future__ import annotations
@@ -28,16 +32,23 @@ from campaigns.models import (
     Stage,
     ThroughputSample,
 )
-from campaigns.selectors.observed_hours import reconciled
-from campaigns.selectors.timeline import plan_figures_of
-from estimates.models import Estimate
+from estimates.domain.forecast_inputs import Forecast
+from estimates.selectors.next_plan import campaign_lessons
+from estimates.selectors.timeline import campaign_forecast, campaign_timeline_json
 from ledger.models import Deliverable, LedgerEntry
 from ledger.reports.common import REPORT_SCHEMA, moment
 from ledger.reports.hours import hours_section, next_campaign
-from ledger.reports.items import items_section, pilots_section, runs_section, segments_section
+from ledger.reports.items import (
+    item_fates,
+    items_section,
+    pilots_section,
+    runs_section,
+    segments_section,
+)
 from ledger.reports.money import cost_per_accepted, costs_section
 from ledger.reports.outputs import checkpoints_section, deliverables_section, reload_instructions
 from ledger.reports.plan import changes, lot_hours, plan_section
+from ledger.reports.render import gantt_section
 from ledger.selectors.quality_per_dollar import value_for_money
 from ledger.selectors.spend import spend_over_time
 
@@ -52,7 +63,8 @@ class Facts:
     baseline: PlanBaseline | None
     snapshot: dict[str, Any]
     items: list[PlannedItem]
-    stages: list[Stage]
+    # Each stage's deviation note, by stage id (the timeline carries the hours, not the words).
+    notes: dict[int, str]
     entries: Rows
     decisions: list[DecisionPoint]
     amendments: list[Amendment]
@@ -64,7 +76,6 @@ class Facts:
     checkpoint_totals: dict[str, Any]
     verified_checkpoints: Rows
     pilot_samples: Rows
-    item_estimates: dict[int, dict[str, Any]]
     deliverables: list[Deliverable]
 
 
@@ -72,15 +83,19 @@ def collect(campaign: Campaign) -> dict[str, Any]:
     """Everything the closing report says, as plain JSON, in a bounded number of queries."""
     f = load_facts(campaign)
     items_by_id = {i.pk: i for i in f.items}
-    hours = hours_section(f.snapshot, f.stages, reconciled(campaign), items_by_id)
+    forecast = campaign_forecast(campaign)
+    hours = hours_section(forecast.timeline, f.notes)
+    fates = item_fates(f.items, f.run_groups, forecast.timeline, f.deliverables)
     costs, summary = costs_section(campaign, f.snapshot, f.entries, f.deliverables)
     return {
         "schema": REPORT_SCHEMA,
         "generated_at": moment(timezone.now()),
         "campaign": _campaign_header(campaign, f.baseline),
+        # The forecast's headline: the calendar against the window, as every surface says it.
+        "headline": forecast.headline,
         "plan": plan_section(f.snapshot, f.baseline is not None, hours, lot_hours(campaign)),
         # The plan's hour figures as the campaign page and the API state them (§8.5).
-        "plan_figures": _plan_figures(campaign),
+        "plan_figures": _plan_figures(forecast),
         "costs": costs,
         "cost_per_accepted": cost_per_accepted(campaign, summary),
         # Spend over time to the close (or now): docs/domain.md §18.4.
@@ -88,28 +103,45 @@ def collect(campaign: Campaign) -> dict[str, Any]:
         # Each item's best metric against its cost to the close: docs/domain.md §18.6.
         "value_for_money": value_for_money(campaign, campaign.closed_at),
         "hours": hours,
+        # The committed calendar as the Gantt draws it (campaigns/charts/gantt.py).
+        "gantt": gantt_section(forecast.timeline),
         "decisions": [_decision(d) for d in f.decisions],
         "amendments": [_amendment(a) for a in f.amendments],
-        "items": items_section(f.items, f.decisions, f.run_groups, f.ended_runs),
-        "pilots": pilots_section(f.items, f.pilot_samples, f.item_estimates),
+        "items": items_section(f.items, f.decisions, f.run_groups, f.ended_runs, fates),
+        "pilots": pilots_section(f.items, f.pilot_samples, _item_forecasts(forecast)),
         "runs": runs_section(f.run_groups, f.ended_runs, f.metrics, items_by_id),
         # Resumed runs, per segment: hours and the entry each stretch posted (§4).
         "run_segments": segments_section(f.ended_segments, f.resumed_runs, f.entries),
         "deliverables": deliverables_section(f.deliverables),
         "checkpoints": checkpoints_section(
-            campaign, f.items, f.run_groups, f.checkpoint_totals, f.verified_checkpoints
+            campaign, f.items, f.run_groups, f.checkpoint_totals, f.verified_checkpoints, fates
         ),
         "reload_instructions": reload_instructions(
             campaign, f.deliverables, f.verified_checkpoints
         ),
-        "next_campaign": next_campaign(hours),
+        "next_campaign": next_campaign(campaign_lessons(campaign, forecast.timeline), hours),
+        # The timeline as the API answers it (GET /campaigns/{id}/timeline/), from the same
+        # forecast as every figure above.
+        "timeline": campaign_timeline_json(campaign, forecast),
         "currency": campaign.currency,
     }
 
 
-def _plan_figures(campaign: Campaign) -> dict[str, Any]:
-    figures = plan_figures_of(campaign)
+def _plan_figures(forecast: Forecast) -> dict[str, Any]:
+    figures = forecast.timeline.figures
     return {**figures.as_json(), "lines": [list(line) for line in figures.lines()]}
+
+
+def _item_forecasts(forecast: Forecast) -> dict[int, dict[str, Any]]:
+    """Each item's forecast as the timeline scales its stages by (the same forecast)."""
+    return {
+        f.id: {
+            "time_source": f.time_source,
+            "forecast_hours": round(f.forecast_hours, 2),
+            "note": f.note,
+        }
+        for f in forecast.items
+    }
 
 
 def _username(user: Any) -> str | None:
@@ -169,8 +201,10 @@ def _amendment(a: Amendment) -> dict[str, Any]:
 def load_facts(campaign: Campaign) -> Facts:
     baseline = PlanBaseline.objects.filter(campaign=campaign).first()
     items = list(PlannedItem.objects.filter(campaign=campaign).order_by("id"))
-    stages = list(
-        Stage.objects.filter(campaign=campaign).prefetch_related("depends_on").order_by("id")
+    notes = dict(
+        Stage.objects.filter(campaign=campaign)
+        .exclude(deviation_note="")
+        .values_list("id", "deviation_note")
     )
     entries = _ledger_entries(campaign)
     decisions = list(
@@ -191,7 +225,7 @@ def load_facts(campaign: Campaign) -> Facts:
         baseline=baseline,
         snapshot=baseline.snapshot if baseline is not None else campaign.snapshot(),
         items=items,
-        stages=stages,
+        notes=notes,
         entries=entries,
         decisions=decisions,
         amendments=amendments,
@@ -203,7 +237,6 @@ def load_facts(campaign: Campaign) -> Facts:
         checkpoint_totals=checkpoint_totals,
         verified_checkpoints=verified,
         pilot_samples=_pilot_samples(campaign),
-        item_estimates=_item_estimates(campaign),
         deliverables=list(
             Deliverable.objects.filter(campaign=campaign)
             .select_related("run")
@@ -336,16 +369,3 @@ def _pilot_samples(campaign: Campaign) -> Rows:
             "created_at",
         )
     )
-
-
-def _item_estimates(campaign: Campaign) -> dict[int, dict[str, Any]]:
-    return {
-        e["item_id"]: {
-            "time_source": e["time_source"],
-            "forecast_hours": (e["outputs"] or {}).get("forecast_hours"),
-            "note": (e["outputs"] or {}).get("note"),
-        }
-        for e in Estimate.objects.filter(campaign=campaign, item__isnull=False).values(
-            "item_id", "time_source", "outputs"
-        )
-    }

@@ -1,8 +1,11 @@
-"""The closing report's hours: each stage's planned hours (from the frozen baseline) beside the
-observed ones (the runs that stand for the stage, or what was typed: reconciled once,
-docs/domain.md §8.6), the deviations
-that need a note, both schedules on one calendar, and the hour ratios for the next campaign
-(docs/domain.md §10). Hours are Decimal, written to the hundredth."""
+"""The closing report's hours, read from the campaign's one timeline (campaigns/domain/timeline.py,
+docs/domain.md §7a, §8.4, §16): per stage its reserved hours (the committed calendar's), its
+one observed figure (the runs it stands for or what was typed, never both: §8.6) and its
+current hours (observed where it happened, forecast elsewhere, a cut stage only what ran
+before the cut), where the committed calendar put it and where the current one does; the
+deviations that need a note; and the totals, the observed total being the stages' figures plus
+the runs no stage stands for. Nothing here schedules a stage or sums a run: it formats the
+timeline. Hours are written to the hundredth."""
 
 from __future__ import annotations
 
@@ -10,30 +13,28 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from campaigns.domain import calendar
 from campaigns.domain.formatting import CENT, format_hours_fixed, format_percent
-from campaigns.domain.observed_hours import Reconciled, StageObserved
-from campaigns.models import PlannedItem, Stage
-from ledger.domain.cost_per_deliverable import StageHours, ratios_by_kind
+from campaigns.domain.timeline import CUT, StageLine, Timeline
+from campaigns.models import Stage
+from estimates.domain.next_plan import Lessons, advice
+
+CUT_NOTE = "cut by a decision: it counts what ran before the cut"
 
 
-def hours_section(
-    snapshot: dict[str, Any],
-    stages: list[Stage],
-    observed: Reconciled,
-    items_by_id: dict[int, PlannedItem],
-) -> dict[str, Any]:
-    """`observed`: the stages' figures as campaigns/domain/observed_hours.py reconciles them
-    with the runs (docs/domain.md §8.6), the page's, the API's and the forecast's too."""
-    window = float(Decimal(snapshot["window_hours"]))
-    rows = _stage_rows(snapshot, stages, observed, items_by_id)
-    unattributed = observed.unattributed_hours.quantize(CENT)
-    calendars = place_in_time(rows, window)
+def _hours(value: float | Decimal | None) -> Decimal | None:
+    return None if value is None else Decimal(str(value)).quantize(CENT)
+
+
+def hours_section(timeline: Timeline, notes: Mapping[int, str]) -> dict[str, Any]:
+    """`notes`: each stage's deviation note by stage id (what people typed to explain it)."""
+    rows = [stage_row(line, notes.get(line.id, "")) for line in timeline.stages]
+    unattributed = timeline.observed.unattributed_hours.quantize(CENT)
     return {
         "stages": rows,
         "unattributed_run_hours": format_hours_fixed(unattributed),
-        "observed_hours": format_hours_fixed(observed.total.quantize(CENT)),
-        "totals": _totals(rows, window, unattributed, calendars),
+        "unattributed_runs": timeline.observed.unattributed_runs,
+        "observed_hours": format_hours_fixed(timeline.observed.total.quantize(CENT)),
+        "totals": _totals(rows, timeline, unattributed),
         "deviations": [
             {
                 "stage": r["name"],
@@ -51,57 +52,42 @@ def hours_section(
     }
 
 
-def _stage_rows(
-    snapshot: dict[str, Any],
-    stages: list[Stage],
-    observed: Reconciled,
-    items_by_id: dict[int, PlannedItem],
-) -> list[dict[str, Any]]:
-    """One row per stage of the baseline, then per stage added after it."""
-    frozen = {s["id"]: s for s in snapshot.get("stages", [])}
-    live = {s.pk: s for s in stages}
-    rows: list[dict[str, Any]] = []
-    for pk in list(frozen) + [pk for pk in live if pk not in frozen]:
-        stage = live.get(pk)
-        # The frozen row where there is one; a stage added after commit reserved nothing.
-        plan = frozen.get(pk) or stage.as_plan()  # type: ignore[union-attr]
-        seen = observed.stages.get(pk) if stage is not None else None
-        rows.append(_stage_row(pk, plan, stage, pk in frozen, seen, items_by_id))
-    return rows
-
-
-def _stage_row(
-    pk: int,
-    plan: Mapping[str, Any],
-    stage: Stage | None,
-    in_baseline: bool,
-    seen: StageObserved | None,
-    items_by_id: dict[int, PlannedItem],
-) -> dict[str, Any]:
-    planned = Decimal(plan["planned_hours"]) if in_baseline else Decimal(0)
-    observed = seen.hours if seen is not None else None
+def stage_row(line: StageLine, note: str) -> dict[str, Any]:
+    """One stage: reserved beside observed beside current, and its places in both calendars."""
+    committed = line.planned_hours is not None
+    # A stage added after commit was never reserved: its committed hours are 0 (§8.3).
+    planned = _hours(line.planned_hours) if committed else Decimal(0)
+    assert planned is not None
+    seen = line.observed
+    observed = seen.hours
     delta = observed - planned if observed is not None else None
     needs = observed is not None and Stage(planned_hours=planned).needs_deviation_note(observed)
-    note = stage.deviation_note if stage is not None else ""
-    variant_id = plan.get("variant")
-    variant = items_by_id.get(variant_id) if variant_id else None
+    if line.state == CUT and not note.strip():
+        # The decision that cut the item explains why its stage stopped short (§6.4).
+        note = CUT_NOTE
     return {
-        "id": pk,
-        "name": plan["name"],
-        "kind": plan["kind"],
-        "machine": plan["machine"],
-        "resource": plan["resource"] or "",
-        "variant": variant.name if variant else None,
-        "in_baseline": in_baseline,
-        "added_after_commit": not in_baseline,
-        "removed": stage is None,
-        "depends_on": list(plan["depends_on"]),
+        "id": line.id,
+        "name": line.key,
+        "kind": line.kind,
+        "machine": line.machine,
+        "resource": line.resource,
+        "variant": line.item,
+        "state": line.state,
+        "in_baseline": committed,
+        "added_after_commit": not committed,
         "planned_hours": format_hours_fixed(planned),
         "observed_hours": format_hours_fixed(observed),
-        "observed_source": seen.source if seen is not None else None,
+        "observed_source": seen.source,
         # Both figures where a typed one differs from the runs', with the reason (§8.6).
-        "runs_observed_hours": format_hours_fixed(seen.runs_hours) if seen else None,
-        "observed_reason": seen.reason if seen is not None else "",
+        "runs_observed_hours": format_hours_fixed(seen.runs_hours),
+        "observed_reason": seen.reason if seen.typed_hours is not None else "",
+        "forecast_hours": format_hours_fixed(_hours(line.hours)),
+        "basis": line.basis,
+        "planned_start": format_hours_fixed(_hours(line.planned_start)),
+        "planned_end": format_hours_fixed(_hours(line.planned_end)),
+        "start": format_hours_fixed(_hours(line.start)),
+        "end": format_hours_fixed(_hours(line.end)),
+        "critical": line.critical,
         "deviation_hours": format_hours_fixed(delta),
         "deviation_percent": format_percent(delta, planned) if delta is not None else None,
         "needs_note": needs,
@@ -111,14 +97,8 @@ def _stage_row(
 
 
 def _totals(
-    rows: list[dict[str, Any]],
-    window: float,
-    unattributed: Decimal,
-    calendars: tuple[float | None, float | None],
+    rows: list[dict[str, Any]], timeline: Timeline, unattributed: Decimal
 ) -> dict[str, Any]:
-    planned_calendar, observed_calendar = calendars
-    observed_any = any(r["observed_hours"] is not None for r in rows)
-
     def total(machine: bool, field: str) -> Decimal:
         return sum(
             (Decimal(r[field]) for r in rows if r["machine"] == machine and r[field] is not None),
@@ -126,104 +106,34 @@ def _totals(
         )
 
     planned_machine = total(True, "planned_hours")
+    # The runs no stage stands for ran on a machine: they are machine time (§8.6).
     observed_machine = total(True, "observed_hours") + unattributed
     return {
-        "window_hours": format_hours_fixed(window),
+        "window_hours": format_hours_fixed(_hours(timeline.window_hours)),
         "reserved_machine_hours": format_hours_fixed(planned_machine),
         "observed_machine_hours": format_hours_fixed(observed_machine),
         "machine_deviation_hours": format_hours_fixed(observed_machine - planned_machine),
+        "forecast_machine_hours": format_hours_fixed(_hours(timeline.machine_hours)),
         "planned_human_hours": format_hours_fixed(total(False, "planned_hours")),
         "observed_human_hours": format_hours_fixed(total(False, "observed_hours")),
-        "planned_calendar_hours": format_hours_fixed(planned_calendar),
-        # Observed durations where known, planned ones elsewhere, on the same graph.
-        "observed_calendar_hours": (
-            format_hours_fixed(observed_calendar) if observed_any else None
-        ),
+        # The committed calendar, and the current one: observed where it happened, forecast
+        # elsewhere, a cut stage only what ran before the cut (§7a).
+        "planned_calendar_hours": format_hours_fixed(_hours(timeline.planned_hours)),
+        "forecast_calendar_hours": format_hours_fixed(_hours(timeline.hours)),
+        "slack_hours": format_hours_fixed(_hours(timeline.slack_hours)),
+        "fits_in_window": timeline.fits,
         "stages": len(rows),
         "stages_observed": sum(1 for r in rows if r["observed_hours"] is not None),
+        "problem": timeline.problem,
     }
 
 
-def place_in_time(rows: list[dict[str, Any]], window: float) -> tuple[float | None, float | None]:
-    """Planned start/end from the frozen stages' schedule; observed ones on the same graph."""
-    known = {r["id"] for r in rows}
-
-    def stages_with(durations: dict[int, float]) -> list[calendar.Stage]:
-        return [
-            calendar.Stage(
-                key=str(r["id"]),
-                name=r["name"],
-                kind=r["kind"],
-                machine=r["machine"],
-                resource=r["resource"] or None,
-                planned_hours=durations[r["id"]],
-                depends_on=tuple(str(d) for d in r["depends_on"] if d in known),
-            )
-            for r in rows
-        ]
-
-    planned = {r["id"]: float(Decimal(r["planned_hours"])) for r in rows}
-    observed = {r["id"]: float(Decimal(r["observed_hours"] or r["planned_hours"])) for r in rows}
-    try:
-        plan = calendar.schedule(stages_with(planned), window)
-        actual = calendar.schedule(stages_with(observed), window)
-    except ValueError as exc:
-        for r in rows:
-            r.update(planned_start=None, planned_end=None, observed_start=None, observed_end=None)
-            r["schedule_error"] = str(exc)
-        return None, None
-    for r in rows:
-        p, a = plan.entry(str(r["id"])), actual.entry(str(r["id"]))
-        r["planned_start"], r["planned_end"] = (
-            format_hours_fixed(p.start_hours),
-            format_hours_fixed(p.end_hours),
-        )
-        r["critical"] = str(r["id"]) in plan.critical_path
-        seen = r["observed_hours"] is not None
-        r["observed_start"] = format_hours_fixed(a.start_hours) if seen else None
-        r["observed_end"] = format_hours_fixed(a.end_hours) if seen else None
-    return plan.makespan_hours, actual.makespan_hours
-
-
-def next_campaign(hours: dict[str, Any]) -> dict[str, Any]:
-    ratios = ratios_by_kind(
-        StageHours(
-            r["kind"],
-            Decimal(r["planned_hours"]),
-            Decimal(r["observed_hours"]) if r["observed_hours"] is not None else None,
-        )
-        for r in hours["stages"]
-    )
-    advice = []
-    for k in ratios:
-        if k.ratio is None:
-            advice.append(f"{k.kind}: {k.observed_hours} h observed with nothing planned: plan it.")
-        elif k.ratio > Decimal("1.10"):
-            advice.append(
-                f"{k.kind}: took ×{k.ratio} the plan ({k.observed_hours} h for "
-                f"{k.planned_hours} h): reserve ×{k.ratio} next time."
-            )
-        elif k.ratio < Decimal("0.90"):
-            advice.append(
-                f"{k.kind}: took ×{k.ratio} the plan: the next estimate can shrink accordingly."
-            )
-        else:
-            advice.append(f"{k.kind}: within 10% of the plan (×{k.ratio}).")
+def next_campaign(lessons: Lessons, hours: dict[str, Any]) -> dict[str, Any]:
+    """What the next campaign starts from: per stage kind and GPU the ratio the next plan
+    applies, its source and spread, and the advice in words; the clone applies the same lessons
+    (estimates/domain/next_plan.py, docs/domain.md §21)."""
     unobserved = hours["totals"]["stages"] - hours["totals"]["stages_observed"]
-    if unobserved:
-        advice.append(
-            f"{unobserved} stage(s) have no observed hours: record them to sharpen the estimate."
-        )
     return {
-        "ratios": [
-            {
-                "kind": k.kind,
-                "stages": k.stages,
-                "planned_hours": format_hours_fixed(k.planned_hours),
-                "observed_hours": format_hours_fixed(k.observed_hours),
-                "ratio": str(k.ratio) if k.ratio is not None else None,
-            }
-            for k in ratios
-        ],
-        "advice": advice,
+        "ratios": [lesson.as_json() for lesson in lessons],
+        "advice": advice(lessons, unobserved),
     }

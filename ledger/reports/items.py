@@ -1,5 +1,6 @@
-"""The closing report's items and runs: each planned item's fate in words (the rule of
-campaigns/domain/item_fate.py, the same as the API's item status), the runs by status, the
+"""The closing report's items and runs: each planned item's fate and what verified it, in words
+(the rule of campaigns/domain/item_fate.py, the API's item status too: its full runs, its stages
+on the timeline and, here, the accepted deliverables naming its runs), the runs by status, the
 metrics logged, the segments of resumed runs, and what each pilot measured against the estimate
 it replaced."""
 
@@ -12,7 +13,9 @@ from typing import Any
 
 from campaigns.domain import item_fate as fates
 from campaigns.domain.formatting import format_hours_fixed, format_money
+from campaigns.domain.timeline import Timeline
 from campaigns.models import DecisionPoint, ItemStatus, PlannedItem, RunKind, RunStatus, Tier
+from ledger.models import Deliverable
 from ledger.reports.common import moment
 
 
@@ -28,11 +31,44 @@ def run_counts(run_groups: Iterable[dict[str, Any]]) -> dict[int | None, dict[st
     return counts
 
 
+def item_facts(
+    timeline: Timeline, deliverables: Iterable[Deliverable]
+) -> tuple[dict[int, list[fates.StageFact]], dict[int, list[fates.DeliverableFact]]]:
+    """Each item's stages as the timeline states them, and the accepted deliverables naming
+    one of its runs (every check passed: docs/domain.md §14)."""
+    delivered: dict[int, list[fates.DeliverableFact]] = defaultdict(list)
+    for d in deliverables:
+        if d.accepted and d.run is not None and d.run.variant_id is not None:
+            delivered[d.run.variant_id].append(
+                fates.DeliverableFact(
+                    d.pk, d.kind, f"{d.corpus_name} @ {d.corpus_revision}", d.run.run_id
+                )
+            )
+    return fates.stage_facts(timeline.stages), dict(delivered)
+
+
+def item_fates(
+    items: Iterable[PlannedItem],
+    run_groups: Iterable[Mapping[str, Any]],
+    timeline: Timeline,
+    deliverables: Iterable[Deliverable],
+) -> dict[int, fates.ItemFate]:
+    """Every item's fate by item id: the one rule, with the deliverables the API cannot read."""
+    stages, delivered = item_facts(timeline, deliverables)
+    return fates.fates_of(
+        ((item.pk, item.status == ItemStatus.CUT) for item in items),
+        _full_run_counts(run_groups),
+        stages,
+        delivered,
+    )
+
+
 def items_section(
     items: list[PlannedItem],
     decisions: list[DecisionPoint],
     run_groups: list[dict[str, Any]],
     ended_runs: Sequence[Mapping[str, Any]],
+    item_fate: Mapping[int, fates.ItemFate],
 ) -> dict[str, Any]:
     counts = run_counts(run_groups)
     full_counts = _full_run_counts(run_groups)
@@ -51,6 +87,7 @@ def items_section(
             cut_by.get(item.pk),
             stopped.get(item.pk, []),
             ran,
+            item_fate[item.pk],
         )
         tiers.setdefault(item.tier, []).append(row)
     return {
@@ -62,10 +99,11 @@ def items_section(
     }
 
 
-def _full_run_counts(run_groups: Iterable[Mapping[str, Any]]) -> dict[int | None, dict[str, int]]:
-    full_counts: dict[int | None, dict[str, int]] = defaultdict(dict)
+def _full_run_counts(run_groups: Iterable[Mapping[str, Any]]) -> dict[int, dict[str, int]]:
+    """Each item's full runs by status (runs of no item settle no item)."""
+    full_counts: dict[int, dict[str, int]] = defaultdict(dict)
     for g in run_groups:
-        if g["kind"] == RunKind.FULL:
+        if g["kind"] == RunKind.FULL and g["variant_id"] is not None:
             by_status = full_counts[g["variant_id"]]
             by_status[g["status"]] = by_status.get(g["status"], 0) + g["n"]
     return full_counts
@@ -97,12 +135,13 @@ def _item_row(
     decision: DecisionPoint | None,
     ended: list[dict[str, Any]],
     ran: int,
+    found: fates.ItemFate,
 ) -> dict[str, Any]:
     runs = {s: c.get(s, 0) for s in RunStatus.values}
     pilots = ran - sum(full.values())
     # One derivation with the API's item status (campaigns/domain/item_fate.py): pilots never
     # settle it.
-    fate = fates.item_fate(cut=item.status == ItemStatus.CUT, full_runs=full)
+    fate = found.fate
     stops = [
         f"run {r['run_id']} stopped: {r['reason'] or 'no reason given'}"
         for r in ended
@@ -112,7 +151,7 @@ def _item_row(
         detail = "; ".join(stops) or "stopped"
     else:
         # A fate of done (or cut, running) can hide runs that a rule stopped on the way.
-        detail = "; ".join([_fate_words(fate, decision, full, pilots), *stops])
+        detail = "; ".join([_fate_words(found, decision, full, pilots), *stops])
     return {
         "id": item.pk,
         "name": item.name,
@@ -120,6 +159,7 @@ def _item_row(
         "tier": item.tier,
         "status": item.status,
         "fate": fate,
+        "verified_by": list(found.verified_by),
         "detail": detail,
         "runs": {"total": c["total"], **runs},
         "observed_hours": format_hours_fixed(c["observed_hours"]),
@@ -128,22 +168,28 @@ def _item_row(
 
 
 def _fate_words(
-    fate: str, decision: DecisionPoint | None, full: Mapping[str, int], pilots: int
+    found: fates.ItemFate, decision: DecisionPoint | None, full: Mapping[str, int], pilots: int
 ) -> str:
     """Why an item that was not stopped ended as it did."""
+    fate = found.fate
     if fate == "cut":
         return (
             f"cut at the decision '{decision.label}': {decision.rationale}" if decision else "cut"
         )
     if fate == "done":
-        return f"{full['completed']} completed full run(s)"
+        return "verified by " + "; ".join(found.verified_by)
     if fate == "running":
         return f"{full['running']} full run(s) still running"
     if fate == "failed":
         return f"{full['failed']} failed full run(s), none completed"
+    said = []
+    if found.stages_done:
+        said.append(
+            f"partly done: {', '.join(found.stages_done)} done, {', '.join(found.stages_left)} not"
+        )
     if pilots:
-        return f"only pilots ran ({pilots}): no full run"
-    return "no run was logged for it"
+        said.append(f"only pilots ran ({pilots}): no full run")
+    return "; ".join(said) or "nothing shows it happened: no full run, no stage done"
 
 
 def runs_section(

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from campaigns.domain.item_fate import ItemFate
 from campaigns.models import Campaign, PlannedItem, RunStatus
 from ledger.domain.resume_point import CheckpointFacts, ResumeChoice, choose_resume_point
 from ledger.models import Deliverable
@@ -50,6 +51,7 @@ def checkpoints_section(
     run_groups: list[dict[str, Any]],
     totals: dict[str, Any],
     verified: Sequence[Mapping[str, Any]],
+    fates: Mapping[int, ItemFate],
 ) -> dict[str, Any]:
     required = list(campaign.required_checkpoint_components or [])
     choice = _resume_choice(campaign, verified)
@@ -79,7 +81,8 @@ def checkpoints_section(
     resume_items = [
         {
             "name": i.name,
-            "status": i.status,
+            # Its fate (docs/domain.md §5.5), as the items' table says it.
+            "status": fates[i.pk].fate,
             "runs": counts[i.pk]["total"] if i.pk in counts else 0,
             "completed": counts[i.pk][RunStatus.COMPLETED] if i.pk in counts else 0,
         }

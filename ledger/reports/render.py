@@ -5,18 +5,19 @@ campaigns/charts/gantt.py; this module only turns the report's rows into their i
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, fields
 from decimal import Decimal
 from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from campaigns.charts.gantt import GanttStage, gantt_svg
-from campaigns.domain.timeline_lots import LotPlan, lay_out_lots
+from campaigns.charts.gantt import GanttStage, gantt_svg, stages_from_timeline
+from campaigns.domain.timeline import Timeline
+from campaigns.domain.timeline_lots import LotSpan
 from ledger.charts import report_charts as charts
 from ledger.charts.spend_chart import spend_chart_html
 from ledger.selectors.quality_per_dollar import value_chart_html
-from ledger.templatetags.ledger_report import as_markdown_text
 
 FORMATS = ("html", "markdown", "json")
 
@@ -36,8 +37,7 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def render_markdown(data: dict[str, Any]) -> str:
-    # Autoescaped: every string of the data shows inert (ledger/templatetags/ledger_report.py).
-    return render_to_string("ledger/closing_report.md", {"r": as_markdown_text(data)})
+    return render_to_string("ledger/closing_report.md", {"r": data})
 
 
 def render_html(data: dict[str, Any]) -> str:
@@ -61,13 +61,15 @@ def render_html(data: dict[str, Any]) -> str:
 
 
 def timeline_of(data: dict[str, Any]) -> charts.Chart:
+    """Each stage where the committed calendar put it, and, once it happened (observed, running
+    or cut after it ran), where the calendar as it ran put it: a slip moves the later bars."""
     rows = [
         charts.TimelineRow(
             label=r["name"],
             planned_start=float(r["planned_start"]),
             planned_end=float(r["planned_end"]),
-            observed_start=float(r["observed_start"]) if r["observed_start"] else None,
-            observed_end=float(r["observed_end"]) if r["observed_end"] else None,
+            observed_start=float(r["start"]) if _happened(r) else None,
+            observed_end=float(r["end"]) if _happened(r) else None,
             deviates=r["needs_note"],
             machine=r["machine"],
         )
@@ -79,39 +81,39 @@ def timeline_of(data: dict[str, Any]) -> charts.Chart:
     return charts.timeline_chart(rows, float(data["hours"]["totals"]["window_hours"]))
 
 
-def gantt_of(data: dict[str, Any]) -> str:
-    """The frozen plan's calendar drawn as on the campaign page (campaigns/charts/gantt.py):
-    cut items' stages marked cut, observed hours overlaid."""
-    cut = {
-        i["name"]
-        for tier in data.get("items", {}).get("tiers", [])
-        for i in tier["items"]
-        if i.get("fate") == "cut"
+def _happened(row: dict[str, Any]) -> bool:
+    if row.get("start") is None:
+        return False
+    return row["observed_hours"] is not None or row.get("state") in ("running", "cut")
+
+
+def gantt_section(timeline: Timeline) -> dict[str, Any]:
+    """The Gantt's input, from the timeline (campaigns/charts/gantt.py `stages_from_timeline`),
+    stored with the report so that every rendering of it draws the same chart."""
+    return {
+        "window_hours": timeline.window_hours,
+        "stages": [asdict(s) for s in stages_from_timeline(timeline)],
+        "lots": [asdict(lot) for lot in timeline.lots],
     }
-    stages = [
-        GanttStage(
-            key=r["name"],
-            resource=(r["resource"] or "gpu") if r["machine"] else None,
-            start_hours=float(r["planned_start"]),
-            end_hours=float(r["planned_end"]),
-            critical=bool(r.get("critical")),
-            state="cut" if r.get("variant") in cut else "planned",
-            planned_start=float(r["planned_start"]),
-            planned_end=float(r["planned_end"]),
-        )
-        for r in data["hours"]["stages"]
-        if r.get("planned_start") is not None
-    ]
-    if not stages:
+
+
+def gantt_of(data: dict[str, Any]) -> str:
+    """The calendar drawn as on the campaign page (campaigns/charts/gantt.py), from the report's
+    `gantt` section; a report stored before it has none: no chart."""
+    section = data.get("gantt")
+    if not section or not section.get("stages"):
         return ""
-    lots = lay_out_lots(
+    known = {f.name for f in fields(GanttStage)}
+    lot_fields = {f.name for f in fields(LotSpan)}
+    return gantt_svg(
+        [GanttStage(**{k: v for k, v in s.items() if k in known}) for s in section["stages"]],
+        float(section["window_hours"]),
         [
-            LotPlan(label=lot["plan"], hours=float(lot["duration_hours"]), quantity=lot["quantity"])
-            for lot in data["plan"].get("lots", [])
-            if lot.get("duration_hours")
-        ]
+            LotSpan(**{k: v for k, v in lot.items() if k in lot_fields})
+            for lot in section.get("lots", [])
+            if lot_fields <= set(lot)
+        ],
     )
-    return gantt_svg(stages, float(data["hours"]["totals"]["window_hours"]), lots)
 
 
 def costs_of(data: dict[str, Any]) -> charts.Chart:

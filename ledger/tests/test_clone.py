@@ -1,5 +1,6 @@
-"""Planning the next campaign from this one: same plan, hours calibrated where 3 observations
-say so, and what this one left open inherited (docs/domain.md §21)."""
+"""Planning the next campaign from this one: same plan, hours × this campaign's own lessons, or
+the team's median where 3 observations say so, each figure saying where it came from, and what
+this one left open inherited (docs/domain.md §21)."""
 
 from __future__ import annotations
 
@@ -73,22 +74,42 @@ class CloneTests(TestCase):
         self.assertIn(("deviation", "train"), kinds)
         self.assertIn(("cut_item", "variant A"), kinds)
         self.assertTrue(any(k == "failed_check" for k, _ in kinds))
-        # One observation is not a calibration: the hours are the predecessor's plan.
-        self.assertEqual(clone.stages.get().planned_hours, Decimal("22.00"))
-        self.assertNotIn("calibrated_hours", {k for k, _ in kinds})
+        # One observation is no team calibration: this campaign's own lesson applies, 30 h
+        # observed for 22 h committed (×1.36): 22 × 1.36 = 29.92 h.
+        self.assertEqual(clone.stages.get().planned_hours, Decimal("29.92"))
+        [row] = [u for u in body["inherited_uncertainties"] if u["kind"] == "calibrated_hours"]
+        self.assertEqual(row["subject"], "stage train")
+        self.assertIn(
+            "22.00 h planned before × 1.36 (this campaign: training took ×1.36", row["text"]
+        )
+        # The baseline names no GPU and no stage: nothing was learnt of it, its hours stay.
+        self.assertEqual(clone.items.get().planned_hours, Decimal("10.00"))
+        kept = [u for u in body["inherited_uncertainties"] if u["kind"] == "planned_hours"]
+        self.assertEqual([u["subject"] for u in kept], ["baseline"])
         self.assertEqual(self.campaign.items.count(), 2)  # the predecessor is untouched
+        self.assertEqual(self.campaign.stages.get().planned_hours, Decimal("22.00"))
 
-    def test_the_calibrated_figure_is_said_beside_the_uncalibrated_plan(self) -> None:
+    def test_from_three_observations_the_team_median_wins_and_is_applied_once(self) -> None:
         observed(self.team, "second", "26.4")  # ratio 1.2
         observed(self.team, "third", "28.6")  # ratio 1.3; with this one's 30/22: median 1.3
         body = self.clone()
         clone = Campaign.objects.get(pk=body["id"])
-        # Calibration is applied once, by the forecast: the plan keeps the hours planned.
-        self.assertEqual(clone.stages.get().planned_hours, Decimal("22.00"))
+        self.assertEqual(clone.stages.get().planned_hours, Decimal("28.60"))
         [row] = [u for u in body["inherited_uncertainties"] if u["kind"] == "calibrated_hours"]
         self.assertIn("22.00 h planned before × 1.30", row["text"])
         self.assertIn("= 28.60 h calibrated", row["text"])
         self.assertIn("third", row["text"])
+        self.assertIn("spread ×1.20–×1.36", row["text"])
+        [stage] = [p for p in body["provenance"] if p["subject"] == "stage"]
+        self.assertEqual(
+            (stage["planned_before"], stage["ratio"], stage["hours"], stage["source"]),
+            ("22.00", "1.3000", "28.60", "team"),
+        )
+        self.assertEqual(stage["count"], 3)
+        # The clone's forecast applies no calibration on top: its calendar is the 28.60 h.
+        from estimates.selectors.timeline import campaign_forecast
+
+        self.assertAlmostEqual(campaign_forecast(clone).timeline.hours, 28.6)
 
     def test_viewers_and_other_teams_cannot_clone(self) -> None:
         url = f"/api/v1/campaigns/{self.campaign.pk}/clone/"

@@ -1,42 +1,64 @@
-"""The closing report's Gantt (ledger/reports/render.py gantt_of): drawn to scale from the
-report's rows, cut items' stages marked cut, observed hours overlaid."""
+"""The closing report's Gantt (ledger/reports/render.py gantt_section, gantt_of): drawn to scale
+from the campaign's timeline, cut items' stages marked cut, observed hours overlaid, stored in
+the report's JSON so that every rendering draws the same chart. Pure: no database."""
 
 from __future__ import annotations
 
-from ledger.reports.render import gantt_of
+import json
+from decimal import Decimal as D
+
+from campaigns.domain.observed_hours import RunRow
+from campaigns.domain.timeline import ItemPlan, LotPlan, StagePlan, TimelineInputs, build
+from ledger.reports.render import gantt_of, gantt_section
 
 
 def test_the_reports_gantt_marks_cut_stages_and_overlays_observed_hours() -> None:
-    data = {
-        "hours": {
-            "totals": {"window_hours": "72"},
-            "stages": [
-                {
-                    "name": "train rank 8",
-                    "resource": "gpu-a",
-                    "machine": True,
-                    "planned_start": "0",
-                    "planned_end": "20",
-                    "critical": True,
-                    "variant": "rank 8",
-                    "observed_hours": "21.5",
-                },
-                {
-                    "name": "train rank 32",
-                    "resource": "gpu-b",
-                    "machine": True,
-                    "planned_start": "0",
-                    "planned_end": "12",
-                    "variant": "rank 32",
-                    "observed_hours": "0.25",
-                },
-            ],
-        },
-        "items": {"tiers": [{"tier": "optional", "items": [{"name": "rank 32", "fate": "cut"}]}]},
-        "plan": {"lots": [{"plan": "RTX 4090 week", "duration_hours": "168", "quantity": 1}]},
-    }
+    stages = (
+        StagePlan(
+            id=1,
+            name="train rank 8",
+            kind="training",
+            machine=True,
+            resource="gpu-a",
+            planned_hours=D(20),
+            variant_id=8,
+        ),
+        StagePlan(
+            id=2,
+            name="train rank 32",
+            kind="training",
+            machine=True,
+            resource="gpu-b",
+            planned_hours=D(12),
+            variant_id=32,
+        ),
+    )
+    items = (
+        ItemPlan(id=8, name="rank 8", planned_hours=D(20)),
+        ItemPlan(id=32, name="rank 32", planned_hours=D(12), status="cut"),
+    )
+    timeline = build(
+        TimelineInputs(
+            window_hours=D(72),
+            stages=stages,
+            items=items,
+            runs=(
+                RunRow(8, "full", "completed", D("21.5")),
+                RunRow(32, "full", "stopped", D("0.25")),
+            ),
+            lots=(LotPlan(label="RTX 4090 week", hours=168.0),),
+            committed_stages=stages,
+            committed_items=items,
+        )
+    )
+    # Through the stored JSON, as a report read back from the database is rendered.
+    data = json.loads(json.dumps({"gantt": gantt_section(timeline)}))
     svg = gantt_of(data)
     assert svg.count('class="stage cut"') == 1
     assert svg.count('class="observed"') == 2
     assert "train rank 8: observed 21.5 h of 20 h planned" in svg
     assert "168 h" in svg  # the lot sets the axis' end
+
+
+def test_a_report_stored_before_the_gantt_section_draws_none() -> None:
+    assert gantt_of({"hours": {"stages": []}}) == ""

@@ -1,4 +1,5 @@
-"""A planned item (the API's *variant*): its work fields, estimate spec, status and fate."""
+"""A planned item (the API's *variant*): its work fields, estimate spec, status, fate and what
+verified it (docs/domain.md §5.5)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from campaigns.models import (
     WORK_FIELDS,
     PlannedItem,
 )
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors.item_fates import item_fates
 
 
 class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
@@ -50,8 +51,14 @@ class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
         help_text="planned, done, cut or stopped: from the fate (campaigns/domain/item_fate.py)."
     )
     fate = serializers.SerializerMethodField(
-        help_text="done, cut, stopped, running, failed or planned, from the item's full runs "
-        "(pilots do not settle an item); the closing report says the same."
+        help_text="done, cut, stopped, running, failed or planned, from the facts: its full runs "
+        "(pilots do not settle an item) and its stages on the timeline (all its work stages "
+        "done: done). Accepted deliverables are not read here: an item only a deliverable "
+        "verified is planned here and done in the closing report (docs/domain.md §5.5)."
+    )
+    verified_by = serializers.SerializerMethodField(
+        help_text="What shows a done item done, in words: completed full runs, each work "
+        "stage's figure and its source (typed, or its runs). Empty unless done."
     )
 
     class Meta:
@@ -70,17 +77,36 @@ class PlannedItemSerializer(StrictModelSerializer[PlannedItem]):
             "estimate_spec",
             "status",
             "fate",
+            "verified_by",
             "amendment_reason",
         ]
-        read_only_fields = ["id", "status", "fate"]
+        read_only_fields = ["id", "status", "fate", "verified_by"]
 
     def validate_estimate_spec(self, value: dict[str, Any] | None) -> dict[str, Any] | None:
         return estimate_spec.validate(value)
 
+    def _fate(self, item: PlannedItem) -> fates.ItemFate:
+        # Read once per campaign for a whole list (campaigns/selectors/item_fates.py).
+        cache: dict[int, dict[int, fates.ItemFate]] = self.context.setdefault("_fates", {})
+        if item.campaign_id not in cache:
+            campaign = self.context.get("campaign")
+            if campaign is None or campaign.pk != item.campaign_id:
+                campaign = item.campaign
+            cache[item.campaign_id] = item_fates(campaign)
+        found = cache[item.campaign_id].get(item.pk)
+        if found is None:  # an item created after the cache was read (a create's answer)
+            cache[item.campaign_id] = item_fates(item.campaign)
+            found = cache[item.campaign_id][item.pk]
+        return found
+
     @extend_schema_field(serializers.ChoiceField(choices=["planned", "done", "cut", "stopped"]))
     def get_status(self, item: PlannedItem) -> str:
-        return fates.status_of(readings.fate_of(item))
+        return fates.status_of(self._fate(item).fate)
 
     @extend_schema_field(serializers.ChoiceField(choices=list(fates.FATES)))
     def get_fate(self, item: PlannedItem) -> str:
-        return readings.fate_of(item)
+        return self._fate(item).fate
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_verified_by(self, item: PlannedItem) -> list[str]:
+        return list(self._fate(item).verified_by)

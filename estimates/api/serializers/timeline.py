@@ -39,7 +39,10 @@ class TimelineStageSerializer(serializers.Serializer[Any]):
     forecast_hours = _hours("Its length in the current calendar.")
     forecast_start = _hours()
     forecast_end = _hours()
-    basis = StrictCharField(help_text="observed, running, forecast, planned or cut.")
+    basis = StrictCharField(
+        help_text="observed, running, forecast, calibrated (the team's median for a stage tied to "
+        "no item), planned or cut."
+    )
     critical = StrictBooleanField()
 
 
