@@ -23,11 +23,15 @@ ONE_HOME = {
     # The lots on the calendar.
     "lay_out_lots": {"campaigns/domain/timeline.py"},
     # The timeline itself: built by the forecast (every surface reads that), the plan figures'
-    # selector, and the hardware options' calendar on each candidate GPU.
+    # selector, and the hardware options' calendar on each candidate GPU; the items' fates and
+    # the team's calibration read only its stages' states and observed figures, which no
+    # forecast changes, so they build it without one.
     "build": {
         "estimates/domain/forecast.py",
         "campaigns/selectors/timeline.py",
         "estimates/selectors/hardware_options.py",
+        "campaigns/selectors/item_fates.py",
+        "estimates/selectors/calibration.py",
     },
     # The headline sentence.
     "headline": {"estimates/domain/forecast.py"},

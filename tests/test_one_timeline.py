@@ -341,7 +341,8 @@ class OneTimeline(RuleBasedStateMachine):
             f"calendar: {short(timeline['forecast_hours'])} h of a "
             f"{short(timeline['window_hours'])} h window"
         )
-        assert f'aria-label="{label}' in text, label
+        found = re.findall(r'aria-label="(calendar:[^"]*)"', text)
+        assert f'aria-label="{label}' in text, (label, found, timeline)
         for warning in timeline["warnings"]:
             assert warning["message"] in text, warning
 

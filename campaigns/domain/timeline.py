@@ -138,6 +138,8 @@ class Timeline:
     problem: str = ""
     # Per item: its current hours (its stages' durations), for the item forecasts' totals.
     item_hours: Mapping[int, float] = field(default_factory=dict)
+    # The campaign is closed: the calendar is what ran, nothing more can be bought for it.
+    closed: bool = False
 
     @property
     def slack_hours(self) -> float:
@@ -329,4 +331,5 @@ def build(inputs: TimelineInputs) -> Timeline:
         items_without_stage=_without_stage(inputs),
         problem=current.problem or committed.problem,
         item_hours=item_hours,
+        closed=inputs.closed,
     )

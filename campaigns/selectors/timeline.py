@@ -160,7 +160,7 @@ _RUN_FIELDS = (
     "observed_hours",
     "prior_hours",
     "segment_started_at",
-    "created_at",
+    "started_at",
 )
 
 

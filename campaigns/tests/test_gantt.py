@@ -191,10 +191,12 @@ def test_the_charts_stages_come_from_the_timeline_where_the_committed_plan_put_t
         )
     )
     drawn = {s.key: s for s in stages_from_timeline(timeline)}
-    # The committed plan's places, not the slipped calendar's; the observed 12 h overlaid.
-    assert (drawn["Setup"].start_hours, drawn["Setup"].end_hours) == (0, 2)
-    assert drawn["Setup"].observed_hours == 12 and drawn["Setup"].critical
-    assert (drawn["Train"].start_hours, drawn["Train"].cut) == (2, True)
+    # The bar where the stage ran (12 h observed), the outline where the committed plan put it.
+    assert (drawn["Setup"].start_hours, drawn["Setup"].end_hours) == (0, 12)
+    assert (drawn["Setup"].planned_start, drawn["Setup"].planned_end) == (0, 2)
+    assert drawn["Setup"].state == "done" and drawn["Setup"].critical
+    assert (drawn["Train"].planned_start, drawn["Train"].cut) == (2, True)
     assert drawn["Review"].resource is None
     svg = gantt_svg(list(drawn.values()), 72)
-    assert svg.count('class="stage cut"') == 1 and 'class="observed"' in svg
+    assert svg.count('class="stage cut"') == 1
+    assert "Setup: 0–12 h, done; planned 0–2 h (critical path)" in svg

@@ -284,7 +284,11 @@ def test_every_stage_keeps_its_dependencies_and_one_gpu_runs_one_stage_at_a_time
         assert line.end >= line.start >= 0 and line.hours >= 0
         for dep in stage.depends_on:
             assert line.start >= by_id[dep].end - 1e-9
-    machine = sorted((s for s in timeline.stages if s.machine), key=lambda s: s.start)
+    # A stage of no length occupies no time: it may sit at the instant another begins.
+    machine = sorted(
+        (s for s in timeline.stages if s.machine and s.end > s.start),
+        key=lambda s: (s.start, s.end),
+    )
     for resource in {s.resource for s in machine}:
         on = [s for s in machine if s.resource == resource]
         for a, b in itertools.pairwise(on):
@@ -331,3 +335,19 @@ def test_once_closed_the_calendar_is_what_ran():
     assert timeline.hours == 18 + 20 + 13
     assert timeline.observed_hours == D(51)
     assert {s.basis for s in timeline.stages if s.state == PLANNED} == {"not observed"}
+
+
+def test_a_closed_campaigns_headline_gives_the_hours_it_took_and_no_lot_to_buy():
+    from estimates.domain.forecast_advice import headline
+
+    stages, items = seed_plan()
+    slipped = (typed(stages[0], "18"), typed(stages[1], "20"), *stages[2:])
+    runs = (RunRow(1, "full", "completed", D("40")),)
+    lots = {"advised": [{"plan": "7-day lot"}], "advised_total": "110.00", "currency": "USD"}
+    open_line = build(inputs(slipped, items, runs))
+    closed_line = build(TimelineInputs(**{**inputs(slipped, items, runs).__dict__, "closed": True}))
+    assert closed_line.closed and closed_line.hours > closed_line.window_hours
+    assert "7-day lot" in headline(open_line, lots)
+    assert headline(closed_line, lots) == (
+        "The calendar takes 78 h of a 72 h window: 6 h over (planned 48 h)."
+    )

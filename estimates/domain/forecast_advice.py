@@ -128,7 +128,8 @@ def pilot_hours(item: ItemInput, sample: PilotInput) -> tuple[float | None, str]
 def headline(line: Timeline, lots: Mapping[str, Any]) -> str:
     """The campaign's headline (docs/domain.md §7.7): the current calendar against the window,
     the committed one beside it when they differ, and when the calendar outgrows the window or
-    the lots, what the lot advice buys or cuts. The campaign page, the API, the commit page and
+    the lots, what the lot advice buys or cuts (not once the campaign is closed: what ran cannot
+    be bought for any more). The campaign page, the API, the commit page and
     the report all show this sentence."""
     hours, window = line.hours, line.window_hours
     text = f"The calendar takes {fmt_hours(hours)} h of a {fmt_hours(window)} h window: "
@@ -138,7 +139,7 @@ def headline(line: Timeline, lots: Mapping[str, Any]) -> str:
         text += f"{fmt_hours(hours - window)} h over"
     if abs(hours - line.planned_hours) >= 0.005:
         text += f" (planned {fmt_hours(line.planned_hours)} h)"
-    short = not line.fits or (line.hours_to_buy or 0.0) >= 0.005
+    short = not line.closed and (not line.fits or (line.hours_to_buy or 0.0) >= 0.005)
     remedy = _remedy(lots) if short else ""
     return f"{text}; {remedy}." if remedy else f"{text}."
 

@@ -18,6 +18,7 @@ from campaigns.domain.timeline_lots import LotSpan
 from ledger.charts import report_charts as charts
 from ledger.charts.spend_chart import spend_chart_html
 from ledger.selectors.quality_per_dollar import value_chart_html
+from ledger.templatetags.ledger_report import as_markdown_text
 
 FORMATS = ("html", "markdown", "json")
 
@@ -37,7 +38,8 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def render_markdown(data: dict[str, Any]) -> str:
-    return render_to_string("ledger/closing_report.md", {"r": data})
+    # Autoescaped: every string of the data shows inert (ledger/templatetags/ledger_report.py).
+    return render_to_string("ledger/closing_report.md", {"r": as_markdown_text(data)})
 
 
 def render_html(data: dict[str, Any]) -> str:

@@ -55,8 +55,9 @@ def test_the_reports_gantt_marks_cut_stages_and_overlays_observed_hours() -> Non
     data = json.loads(json.dumps({"gantt": gantt_section(timeline)}))
     svg = gantt_of(data)
     assert svg.count('class="stage cut"') == 1
-    assert svg.count('class="observed"') == 2
-    assert "train rank 8: observed 21.5 h of 20 h planned" in svg
+    # The done stage where it ran (21.5 h observed), beside where the plan put it (20 h).
+    assert "train rank 8: 0–21.5 h, done; planned 0–20 h" in svg
+    assert svg.count('class="committed"') == 2
     assert "168 h" in svg  # the lot sets the axis' end
 
 
