@@ -152,6 +152,43 @@ def _undefined_reason(submitted: int) -> str:
     )
 
 
+def _totals(entries: Iterable[Entry], currency: str) -> dict[EntryKind, Decimal]:
+    """Each kind's total in `currency` (call inside the summary's decimal context)."""
+    totals: dict[EntryKind, Decimal] = {kind: _ZERO for kind in ENTRY_KINDS}
+    seen_ids: set[int] = set()
+    foreign: set[str] = set()
+    for entry in entries:
+        if entry.id in seen_ids:
+            raise ValueError(f"entry #{entry.id} is listed twice")
+        seen_ids.add(entry.id)
+        if entry.currency != currency:
+            foreign.add(entry.currency)
+            continue
+        totals[entry.kind] += entry.amount
+    if foreign:
+        raise MixedCurrencyError(
+            f"the ledger is in {currency} but has entries in {', '.join(sorted(foreign))}: "
+            "amounts in different currencies are never summed"
+        )
+    return totals
+
+
+def _verdicts(
+    deliverables: Iterable[DeliverableFacts],
+) -> tuple[int, set[tuple[str, str]], tuple[str, ...]]:
+    """How many were submitted, the distinct accepted corpora, the rejection reasons in order."""
+    accepted: set[tuple[str, str]] = set()
+    reasons: dict[str, None] = {}  # a dict keeps first-seen order while dropping repeats
+    submitted = 0
+    for deliverable in deliverables:
+        submitted += 1
+        if deliverable.accepted:
+            accepted.add(deliverable.corpus_key)
+        else:
+            reasons.update(dict.fromkeys(deliverable.rejection_reasons))
+    return submitted, accepted, tuple(reasons)
+
+
 def summarize(
     entries: Iterable[Entry], deliverables: Iterable[DeliverableFacts], currency: str
 ) -> LedgerSummary:
@@ -162,36 +199,11 @@ def summarize(
     """
     if not currency.strip():
         raise ValueError("currency is required")
-    totals: dict[EntryKind, Decimal] = {kind: _ZERO for kind in ENTRY_KINDS}
-    seen_ids: set[int] = set()
-    foreign: set[str] = set()
     with localcontext() as ctx:
         ctx.prec = _PRECISION
-        for entry in entries:
-            if entry.id in seen_ids:
-                raise ValueError(f"entry #{entry.id} is listed twice")
-            seen_ids.add(entry.id)
-            if entry.currency != currency:
-                foreign.add(entry.currency)
-                continue
-            totals[entry.kind] += entry.amount
-        if foreign:
-            raise MixedCurrencyError(
-                f"the ledger is in {currency} but has entries in {', '.join(sorted(foreign))}: "
-                "amounts in different currencies are never summed"
-            )
+        totals = _totals(entries, currency)
         incurred = totals["rental"] + totals["included"]
-
-        accepted: set[tuple[str, str]] = set()
-        reasons: dict[str, None] = {}  # a dict keeps first-seen order while dropping repeats
-        submitted = 0
-        for deliverable in deliverables:
-            submitted += 1
-            if deliverable.accepted:
-                accepted.add(deliverable.corpus_key)
-            else:
-                reasons.update(dict.fromkeys(deliverable.rejection_reasons))
-
+        submitted, accepted, reasons = _verdicts(deliverables)
         cost_per_accepted: Decimal | None = None
         ratio: Ratio = "undefined"
         undefined_reason: str | None = _undefined_reason(submitted)
@@ -212,5 +224,5 @@ def summarize(
         cost_per_accepted=cost_per_accepted,
         ratio=ratio,
         undefined_reason=undefined_reason,
-        rejection_reasons=tuple(reasons),
+        rejection_reasons=reasons,
     )

@@ -159,6 +159,18 @@ class ScalingLever:
     projection: str
 
 
+def _epochs_lever(flops: float, epochs: float) -> ScalingLever:
+    return ScalingLever(
+        "half_epochs",
+        f"{epochs / 2:g} epochs instead of {epochs:g} (the same unique data, seen half as often)",
+        flops / 2,
+        0.5,
+        None,
+        "Kaplan's law counts distinct tokens: no loss projection for fewer repeats; "
+        "let the validation metric judge.",
+    )
+
+
 def scaling_levers(
     parameters: float,
     tokens: float,
@@ -206,17 +218,7 @@ def scaling_levers(
         ),
     ]
     if e >= 2:
-        levers.append(
-            ScalingLever(
-                "half_epochs",
-                f"{e / 2:g} epochs instead of {e:g} (the same unique data, seen half as often)",
-                flops / 2,
-                0.5,
-                None,
-                "Kaplan's law counts distinct tokens: no loss projection for fewer repeats; "
-                "let the validation metric judge.",
-            )
-        )
+        levers.append(_epochs_lever(flops, e))
     if precision_speedup is not None and lower_precision is not None:
         levers.append(_precision_lever(flops, precision_speedup, lower_precision, speedup_basis))
     return tuple(levers)

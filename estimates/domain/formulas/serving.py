@@ -92,6 +92,26 @@ class ServingProjection:
     local: LocalServing | None
 
 
+def _monthly_bills(
+    billed: float, rate: Decimal, months: int
+) -> tuple[Decimal, tuple[Decimal, ...]]:
+    """Each month's bill to cents, and the cumulative bills month by month."""
+    try:
+        monthly = cents(as_decimal(billed, "hours") * rate, "hourly_rate_per_gpu")
+        cumulative = tuple(cents(monthly * m, "months") for m in range(1, months + 1))
+    except AmountOverflowError as error:
+        raise AmountOverflowError("hourly_rate_per_gpu", error.message) from None
+    return monthly, cumulative
+
+
+def _month_exceeding(training_cost: Decimal | None, monthly: Decimal) -> int | None:
+    """The first month (1-based) whose cumulative bill is strictly above the training cost."""
+    if training_cost is None or monthly <= 0:
+        return None
+    paid = Fraction(non_negative_money(training_cost, "training_cost"))
+    return math.floor(paid / Fraction(monthly)) + 1
+
+
 def serving_projection(
     *,
     requests_per_month: float,
@@ -132,19 +152,8 @@ def serving_projection(
         load = busy / billed
     else:
         billed, load = busy, 1.0
-    try:
-        monthly = cents(as_decimal(billed, "hours") * rate, "hourly_rate_per_gpu")
-        cumulative = tuple(cents(monthly * m, "months") for m in range(1, n_months + 1))
-    except AmountOverflowError as error:
-        raise AmountOverflowError("hourly_rate_per_gpu", error.message) from None
-    exceeding = None
-    if training_cost is not None and monthly > 0:
-        exceeding = (
-            math.floor(
-                Fraction(non_negative_money(training_cost, "training_cost")) / Fraction(monthly)
-            )
-            + 1
-        )
+    monthly, cumulative = _monthly_bills(billed, rate, n_months)
+    exceeding = _month_exceeding(training_cost, monthly)
     local = None
     if purchase_price is not None:
         local = _owning(

@@ -11,6 +11,32 @@ from .offers import EPS
 from .problem import Bin, Problem
 
 
+def _best_open_bin(prob: Problem, open_bins: list[Bin], g: int) -> Bin | None:
+    """The open lot group `g` fits best (least left over), or None."""
+    h, comp = prob.hours[g], prob.compat[g]
+    best: Bin | None = None
+    best_left = math.inf
+    for b in open_bins:
+        if b.plan in comp:
+            left = prob.cap[b.plan] - b.used - h
+            if -EPS <= left < best_left:
+                best, best_left = b, left
+    return best
+
+
+def _new_lot_plan(prob: Problem, g: int, strategy: int, remaining: dict[int, float]) -> int:
+    """The plan of the lot opened for group `g` (see `_greedy`'s strategies)."""
+    h, cap, price, cands = prob.hours[g], prob.cap, prob.price, prob.cands[g]
+    if strategy == 0:
+        return min(
+            cands,
+            key=lambda q: (price[q] / max(h, min(cap[q], remaining.get(q, 0.0)), EPS), price[q], q),
+        )
+    if strategy == 1:
+        return min(cands, key=lambda q: (price[q] / max(cap[q], EPS), price[q], q))
+    return cands[0]
+
+
 def _greedy(
     prob: Problem, gs: Sequence[int], strategy: int, constrained_first: bool = False
 ) -> list[Bin]:
@@ -22,7 +48,7 @@ def _greedy(
     ones, so flexible work fills the slack of expensive lots instead of crowding out the work
     that has nowhere else to go.
     """
-    hours, compat, cap, price = prob.hours, prob.compat, prob.cap, prob.price
+    hours, compat, cap = prob.hours, prob.compat, prob.cap
     if constrained_first:
         order = sorted(gs, key=lambda g: (-prob.rate[g], -hours[g], len(compat[g]), g))
     else:
@@ -38,15 +64,8 @@ def _greedy(
     # Lots too full for even the smallest group leave the scan: keeps this linear-ish.
     open_bins: list[Bin] = []
     for g in order:
-        h = hours[g]
-        comp = compat[g]
-        best: Bin | None = None
-        best_left = math.inf
-        for b in open_bins:
-            if b.plan in comp:
-                left = cap[b.plan] - b.used - h
-                if -EPS <= left < best_left:
-                    best, best_left = b, left
+        h, comp = hours[g], compat[g]
+        best = _best_open_bin(prob, open_bins, g)
         if best is not None:
             best.used += h
             best.members.append(g)
@@ -54,20 +73,7 @@ def _greedy(
             if cap[best.plan] - best.used < smallest - EPS:
                 open_bins.remove(best)
         else:
-            cands = prob.cands[g]
-            if strategy == 0:
-                p = min(
-                    cands,
-                    key=lambda q: (
-                        price[q] / max(h, min(cap[q], remaining.get(q, 0.0)), EPS),
-                        price[q],
-                        q,
-                    ),
-                )
-            elif strategy == 1:
-                p = min(cands, key=lambda q: (price[q] / max(cap[q], EPS), price[q], q))
-            else:
-                p = cands[0]
+            p = _new_lot_plan(prob, g, strategy, remaining)
             b = Bin(p, h, [g], comp)
             bins.append(b)
             if cap[p] - h >= smallest - EPS:
