@@ -53,7 +53,9 @@ def documentation() -> list[Path]:
 def our_text_files() -> Iterator[Path]:
     for directory, subdirectories, names in os.walk(ROOT):
         subdirectories[:] = [
-            d for d in subdirectories if d not in NOT_OURS and not d.endswith(".egg-info")
+            d
+            for d in subdirectories
+            if d not in NOT_OURS and not d.endswith(".egg-info") and not d.startswith(".venv")
         ]
         for name in names:
             path = Path(directory) / name

@@ -23,6 +23,8 @@ TOP = 3
 @register.inclusion_tag("estimates/hardware_options_panel.html")
 def hardware_options_panel(campaign: Campaign, top: int = TOP) -> dict[str, Any]:
     """The ``top`` cheapest options that fit the campaign's remaining items, in plain words."""
+    # As stored: a change form shown again with its errors holds the refused values.
+    campaign = Campaign.objects.get(pk=campaign.pk)
     found = campaign_works(campaign)
     works = found.works
     ranked, excluded = campaign_hardware_options(campaign, works=found)

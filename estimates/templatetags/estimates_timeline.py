@@ -28,10 +28,12 @@ _MEMO = "_campaign_forecast"
 
 
 def forecast_of(campaign: Campaign) -> Forecast:
-    """The campaign's forecast, computed once per page."""
+    """The campaign's forecast, computed once per page, from the campaign as stored: a change
+    form shown again with its errors holds the refused values (a negative window) on its
+    object, and the page tells what is saved."""
     found = campaign.__dict__.get(_MEMO)
     if found is None:
-        found = campaign_forecast(campaign)
+        found = campaign_forecast(Campaign.objects.get(pk=campaign.pk))
         campaign.__dict__[_MEMO] = found
     return found
 
