@@ -65,6 +65,26 @@ from .wire import (
 )
 
 
+def _raise_unless_retried(
+    status: int,
+    decoded: Any,
+    reply_headers: Mapping[str, str],
+    method: str,
+    path: str,
+    attempt: int,
+    can_retry: bool,
+) -> None:
+    """An answer of 300 or more that is not worth retrying raises ``ApiError`` (a redirect
+    names where it pointed: the client does not follow one); with retries spent, any raises
+    ``DeskUnavailable``."""
+    if status not in RETRY_STATUSES and not in_flight(status, decoded):
+        if 300 <= status < 400 and "Location" in reply_headers:
+            decoded = {"redirect": reply_headers["Location"], "body": decoded}
+        raise ApiError(status, decoded, method, path)
+    if not can_retry:
+        raise DeskUnavailable(status, decoded, method, path, attempt + 1)
+
+
 class CampaignDesk:
     """A connection to one Campaign Desk server.
 
@@ -137,22 +157,14 @@ class CampaignDesk:
             idempotency_key = str(uuid.uuid4())
         data = None if body is NO_BODY else dumps(body)
         url = self.root + "/" + path.lstrip("/")
-        headers = {
-            "Authorization": self._authorization,
-            "Accept": "application/json",
-            "User-Agent": "campaign-desk-client/0.1",
-        }
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        if idempotency_key is not None:
-            headers["Idempotency-Key"] = idempotency_key
-
+        headers = self._headers(data is not None, idempotency_key)
         attempt = 0
         while True:
+            can_retry = retry and attempt < self.max_retries
             try:
                 status, reply_headers, raw = self._send(method, url, data, headers)
             except (OSError, http.client.HTTPException) as exc:
-                if not retry or attempt >= self.max_retries:
+                if not can_retry:
                     raise DeskUnavailable(
                         None, f"{type(exc).__name__}: {exc}", method, path, attempt + 1
                     ) from exc
@@ -162,19 +174,34 @@ class CampaignDesk:
                 decoded = decode(raw, reply_headers.get("Content-Type", ""))
                 if status < 300:
                     return Response(status, decoded, reply_headers, idempotency_key)
-                if status not in RETRY_STATUSES and not in_flight(status, decoded):
-                    if 300 <= status < 400 and "Location" in reply_headers:
-                        decoded = {"redirect": reply_headers["Location"], "body": decoded}
-                    raise ApiError(status, decoded, method, path)
-                if not retry or attempt >= self.max_retries:
-                    raise DeskUnavailable(status, decoded, method, path, attempt + 1)
-                delay = self._backoff_delay(attempt)
-                wait = retry_after(reply_headers.get("Retry-After"))
-                if wait is not None:
-                    delay = min(wait, self.max_retry_after) + random.uniform(0, self.backoff)
+                _raise_unless_retried(
+                    status, decoded, reply_headers, method, path, attempt, can_retry
+                )
+                delay = self._retry_delay(attempt, reply_headers)
                 log.warning("%s %s answered %s; retrying in %.2f s", method, path, status, delay)
             self._sleep(delay)
             attempt += 1
+
+    def _headers(self, has_body: bool, idempotency_key: str | None) -> dict[str, str]:
+        headers = {
+            "Authorization": self._authorization,
+            "Accept": "application/json",
+            "User-Agent": "campaign-desk-client/0.1",
+        }
+        if has_body:
+            headers["Content-Type"] = "application/json"
+        if idempotency_key is not None:
+            headers["Idempotency-Key"] = idempotency_key
+        return headers
+
+    def _retry_delay(self, attempt: int, reply_headers: Mapping[str, str]) -> float:
+        """The backoff, unless the server said when to come back (``Retry-After``, capped)."""
+        delay = self._backoff_delay(attempt)
+        wait = retry_after(reply_headers.get("Retry-After"))
+        if wait is not None:
+            # Jitter still: clients told the same Retry-After must not all return at once.
+            delay = min(wait, self.max_retry_after) + random.uniform(0, self.backoff)
+        return delay
 
     def _backoff_delay(self, attempt: int) -> float:
         ceiling = min(self.max_backoff, self.backoff * (2**attempt))

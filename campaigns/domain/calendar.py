@@ -164,13 +164,18 @@ def _find_cycle(remaining: set[str], deps: Mapping[str, tuple[str, ...]]) -> lis
     return [*path[seen[node] :], node]
 
 
-def _topological_order(stages: Sequence[Stage]) -> list[int]:
-    """Validate keys and dependencies; return stage indices in a dependency-respecting order."""
+def _key_index(stages: Sequence[Stage]) -> dict[str, int]:
+    """Each stage's position by key; a key used twice is an error (dependencies name keys)."""
     index: dict[str, int] = {}
     for i, s in enumerate(stages):
         if s.key in index:
             raise ValueError(f"duplicate stage key {s.key!r}")
         index[s.key] = i
+    return index
+
+
+def _check_known(stages: Sequence[Stage], index: Mapping[str, int]) -> None:
+    """Every dependency names a stage of the plan; all unknown ones are named at once."""
     unknown = [
         f"{s.key!r} depends on unknown {', '.join(repr(d) for d in s.depends_on if d not in index)}"
         for s in stages
@@ -178,7 +183,12 @@ def _topological_order(stages: Sequence[Stage]) -> list[int]:
     ]
     if unknown:
         raise ValueError("unknown dependency: " + "; ".join(unknown))
-    deps = {s.key: tuple(dict.fromkeys(s.depends_on)) for s in stages}
+
+
+def _kahn(
+    stages: Sequence[Stage], index: Mapping[str, int], deps: Mapping[str, tuple[str, ...]]
+) -> tuple[list[int], list[int]]:
+    """Kahn's algorithm: the order it finds and each stage's dependencies left unplaced."""
     indegree = [len(deps[s.key]) for s in stages]
     children: list[list[int]] = [[] for _ in stages]
     for i, s in enumerate(stages):
@@ -193,7 +203,17 @@ def _topological_order(stages: Sequence[Stage]) -> list[int]:
             indegree[c] -= 1
             if indegree[c] == 0:
                 queue.append(c)
+    return order, indegree
+
+
+def _topological_order(stages: Sequence[Stage]) -> list[int]:
+    """Validate keys and dependencies; return stage indices in a dependency-respecting order."""
+    index = _key_index(stages)
+    _check_known(stages, index)
+    deps = {s.key: tuple(dict.fromkeys(s.depends_on)) for s in stages}
+    order, indegree = _kahn(stages, index, deps)
     if len(order) != len(stages):
+        # Stages Kahn left unplaced wait on each other: name one cycle so it can be broken.
         remaining = {s.key for i, s in enumerate(stages) if indegree[i] > 0}
         cycle = _find_cycle(remaining, deps)
         waits = ", ".join(f"{a} waits for {b}" for a, b in itertools.pairwise(cycle))

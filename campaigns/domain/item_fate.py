@@ -125,6 +125,24 @@ def stage_facts(lines: Iterable[StageLine]) -> dict[int, list[StageFact]]:
     return facts
 
 
+def _evidence(
+    full_runs: Mapping[str, int],
+    work: Sequence[StageFact],
+    left: Sequence[str],
+    deliverables: Sequence[DeliverableFact] | None,
+) -> list[str]:
+    """Every fact that would show the item done, in words: completed full runs, all its work
+    stages done, accepted deliverables."""
+    verified: list[str] = []
+    completed = full_runs.get("completed", 0)
+    if completed:
+        verified.append(f"{_plural(completed, 'completed full run')}")
+    if work and not left:
+        verified.extend(stage_words(s) for s in work)
+    verified.extend(deliverable_words(d) for d in deliverables or ())
+    return verified
+
+
 def item_fate(
     *,
     cut: bool,
@@ -138,21 +156,13 @@ def item_fate(
     work = [s for s in stages if s.kind not in MEASURING_KINDS]
     done = tuple(s.name for s in work if s.state == STAGE_DONE)
     left = tuple(s.name for s in work if s.state != STAGE_DONE)
-    verified: list[str] = []
-    completed = full_runs.get("completed", 0)
-    if completed:
-        verified.append(f"{_plural(completed, 'completed full run')}")
-    if work and not left:
-        verified.extend(stage_words(s) for s in work)
-    verified.extend(deliverable_words(d) for d in deliverables or ())
     if cut:
         return ItemFate("cut", (), done, left)
-    fate = _from_runs(full_runs)
-    if fate is None and verified:
-        fate = "done"
-    if fate != "done":
-        verified = []
-    return ItemFate(fate or "planned", tuple(verified), done, left)
+    verified = _evidence(full_runs, work, left, deliverables)
+    # Full runs settle the fate first; the other facts only when no full run says anything.
+    fate = _from_runs(full_runs) or ("done" if verified else "planned")
+    # Only a done item lists what verified it.
+    return ItemFate(fate, tuple(verified) if fate == "done" else (), done, left)
 
 
 def fates_of(

@@ -73,6 +73,33 @@ def _first(latest: Mapping[str, float], names: tuple[str, ...], scale: int) -> t
     return 0.0, ""
 
 
+def _measured(
+    latest: Mapping[str, float], whole: tuple[str, ...], device: tuple[str, ...], gpus: int
+) -> tuple[float, str]:
+    """Sources 1 and 2: the whole job's figure, else the per-device one × the GPUs."""
+    found = _first(latest, whole, 1)
+    return found if found[0] else _first(latest, device, gpus)
+
+
+def _stepped(span: StepSpan | None, tokens_per_step: float | None) -> float | None:
+    """Source 3: the logged steps per second × the stated tokens per step."""
+    rate = span.steps_per_second if span is not None else None
+    per_step = _positive(tokens_per_step)
+    return _positive(rate * per_step) if rate is not None and per_step is not None else None
+
+
+def _seconds(
+    latest: Mapping[str, float], span: StepSpan | None, wall_seconds: float | None
+) -> float | None:
+    """The library's runtime, else the steps' span, else the run's wall time."""
+    runtime, _ = _first(latest, RUNTIMES, 1)
+    if runtime:
+        return runtime
+    if span is not None and span.seconds > 0:
+        return span.seconds
+    return _positive(wall_seconds)
+
+
 def from_metrics(
     latest: Mapping[str, float],
     *,
@@ -83,25 +110,17 @@ def from_metrics(
 ) -> Throughput | None:
     """The run's throughput over its `gpus` GPUs by the rule above; None when nothing says."""
     gpus = max(gpus, 1)
-    tokens, token_name = _first(latest, WHOLE_TOKENS, 1)
-    if not tokens:
-        tokens, token_name = _first(latest, DEVICE_TOKENS, gpus)
-    samples, sample_name = _first(latest, WHOLE_SAMPLES, 1)
-    if not samples:
-        samples, sample_name = _first(latest, DEVICE_SAMPLES, gpus)
-    rate = span.steps_per_second if span is not None else None
-    per_step = _positive(tokens_per_step)
-    stepped = _positive(rate * per_step) if rate is not None and per_step is not None else None
+    tokens, token_name = _measured(latest, WHOLE_TOKENS, DEVICE_TOKENS, gpus)
+    samples, sample_name = _measured(latest, WHOLE_SAMPLES, DEVICE_SAMPLES, gpus)
+    stepped = _stepped(span, tokens_per_step)
     if not tokens and stepped is not None:
         tokens, token_name = stepped, "logged steps × tokens_per_step"
     if not tokens and not samples:
         return None
-    runtime, _ = _first(latest, RUNTIMES, 1)
-    seconds = runtime or (span.seconds if span is not None and span.seconds > 0 else None)
     return Throughput(
         tokens_per_second=tokens or None,
         samples_per_second=samples or None,
         gpus=gpus,
-        measured_seconds=seconds or _positive(wall_seconds),
+        measured_seconds=_seconds(latest, span, wall_seconds),
         source=", ".join(name for name in (token_name, sample_name) if name),
     )

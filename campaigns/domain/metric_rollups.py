@@ -174,13 +174,19 @@ def _finest(points: Iterable[Point], k: int) -> dict[int, list[Any]]:
             if b[4] is None or value > b[4] or (value == b[4] and step < b[3]):
                 b[3], b[4] = step, value
         else:
-            tok = downsampling.token(value) or ""
-            b[5] += 1
-            if b[6] is None or step < b[6]:
-                b[6], b[7] = step, tok
-            if b[8] is None or step >= b[8]:
-                b[8], b[9] = step, tok
+            _fold_non_finite(b, step, value)
     return out
+
+
+def _fold_non_finite(b: list[Any], step: int, value: float) -> None:
+    """Count a non-finite point into bucket ``b`` and keep the first and last one's token (out
+    of ``_finest``'s loop: such points are rare, so the finite path pays no call)."""
+    tok = downsampling.token(value) or ""
+    b[5] += 1
+    if b[6] is None or step < b[6]:
+        b[6], b[7] = step, tok
+    if b[8] is None or step >= b[8]:
+        b[8], b[9] = step, tok
 
 
 def rollup(

@@ -3,6 +3,7 @@ name them, the check of a definition (``rule_problems``), ``StopRuleSpec`` and a
 Pure; re-exported by campaigns/domain/stop_rules.py, which evaluates them."""
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Literal, get_args
 
@@ -68,6 +69,47 @@ _NON_FINITE_TOKENS: Final[dict[str, float]] = {
 }
 
 
+def _metric_threshold_problems(
+    metric: str, comparator: str | None, threshold: float | None
+) -> list[str]:
+    """A metric threshold rule names its metric, a comparator and a finite threshold."""
+    problems: list[str] = []
+    if not metric.strip():
+        problems.append("a metric threshold rule needs the metric name")
+    if comparator is None:
+        problems.append("a metric threshold rule needs a comparator (lt, le, gt or ge)")
+    if threshold is None:
+        problems.append("a metric threshold rule needs a threshold")
+    elif isinstance(threshold, bool) or not math.isfinite(threshold):
+        # A NaN threshold would silently never fire; an infinite one is almost always a typo.
+        problems.append(f"the threshold must be a finite number, not {threshold!r}")
+    return problems
+
+
+def _idle_gpu_problems(metric: str, comparator: str | None, threshold: float | None) -> list[str]:
+    """An idle-GPU rule's threshold is a utilization percentage in (0, 100]."""
+    if threshold is None or isinstance(threshold, bool) or not 0 < threshold <= 100:
+        return [f"an idle-GPU rule's threshold is a percentage in (0, 100], not {threshold!r}"]
+    return []
+
+
+def _budget_problems(metric: str, comparator: str | None, threshold: float | None) -> list[str]:
+    """A budget rule's threshold, when given, is a finite fraction of the budget above 0."""
+    if threshold is None:
+        return []
+    if isinstance(threshold, bool) or not math.isfinite(threshold) or threshold <= 0:
+        return [f"a budget rule's threshold is a fraction of the budget above 0, not {threshold!r}"]
+    return []
+
+
+# The kinds whose definition needs more than the kind: each one's own check.
+_KIND_PROBLEMS: Final[dict[str, Callable[[str, str | None, float | None], list[str]]]] = {
+    "metric_threshold": _metric_threshold_problems,
+    "idle_gpu": _idle_gpu_problems,
+    "budget_overrun": _budget_problems,
+}
+
+
 def rule_problems(
     kind: str, metric: str, comparator: str | None, threshold: float | None
 ) -> tuple[str, ...]:
@@ -82,30 +124,9 @@ def rule_problems(
         problems.append(
             f"unknown comparator {comparator!r}; expected one of {', '.join(COMPARATORS)}"
         )
-    if kind == "metric_threshold":
-        if not metric.strip():
-            problems.append("a metric threshold rule needs the metric name")
-        if comparator is None:
-            problems.append("a metric threshold rule needs a comparator (lt, le, gt or ge)")
-        if threshold is None:
-            problems.append("a metric threshold rule needs a threshold")
-        elif isinstance(threshold, bool) or not math.isfinite(threshold):
-            # A NaN threshold would silently never fire; an infinite one is almost always a typo.
-            problems.append(f"the threshold must be a finite number, not {threshold!r}")
-    if kind == "idle_gpu" and (
-        threshold is None or isinstance(threshold, bool) or not 0 < threshold <= 100
-    ):
-        problems.append(
-            f"an idle-GPU rule's threshold is a percentage in (0, 100], not {threshold!r}"
-        )
-    if (
-        kind == "budget_overrun"
-        and threshold is not None
-        and (isinstance(threshold, bool) or not math.isfinite(threshold) or threshold <= 0)
-    ):
-        problems.append(
-            f"a budget rule's threshold is a fraction of the budget above 0, not {threshold!r}"
-        )
+    check = _KIND_PROBLEMS.get(kind)
+    if check is not None:
+        problems += check(metric, comparator, threshold)
     return tuple(problems)
 
 

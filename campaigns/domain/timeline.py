@@ -293,6 +293,29 @@ def observe(inputs: TimelineInputs) -> Reconciled:
     )
 
 
+def _schedules(
+    stages: Sequence[StagePlan],
+    frozen: Sequence[StagePlan],
+    durations: Mapping[int, float],
+    window: float,
+) -> tuple[_Placed, _Placed]:
+    """The committed schedule (the frozen stages at their planned hours) and the current one."""
+    planned = {s.id: float(s.planned_hours) for s in frozen}
+    current = place(stages, durations, window)
+    # Nothing slipped yet (a draft, or a plan as committed): one schedule serves both.
+    same = durations == planned and [_shape(s) for s in frozen] == [_shape(s) for s in stages]
+    return (current if same else place(frozen, planned, window)), current
+
+
+def _item_hours(machine: Sequence[StageLine]) -> dict[int, float]:
+    """Each item's machine hours, summed over its stages."""
+    item_hours: dict[int, float] = {}
+    for line in machine:
+        if line.variant_id is not None:
+            item_hours[line.variant_id] = item_hours.get(line.variant_id, 0.0) + line.hours
+    return item_hours
+
+
 def build(inputs: TimelineInputs) -> Timeline:
     """The campaign's timeline (the rule in the module docstring)."""
     window = float(inputs.window_hours)
@@ -302,19 +325,11 @@ def build(inputs: TimelineInputs) -> Timeline:
     seen = observe(inputs)
     states = _durations(stages, seen, items, inputs.closed)
     durations = {k: v[1] for k, v in states.items()}
-    planned = {s.id: float(s.planned_hours) for s in frozen}
-    current = place(stages, durations, window)
-    # Nothing slipped yet (a draft, or a plan as committed): one schedule serves both.
-    same = durations == planned and [_shape(s) for s in frozen] == [_shape(s) for s in stages]
-    committed = current if same else place(frozen, planned, window)
+    committed, current = _schedules(stages, frozen, durations, window)
     lines = _lines(stages, states, seen, committed, current, items)
     keys = stage_keys(stages)
     frozen_keys = stage_keys(frozen)
     machine = [line for line in lines if line.machine]
-    item_hours: dict[int, float] = {}
-    for line in machine:
-        if line.variant_id is not None:
-            item_hours[line.variant_id] = item_hours.get(line.variant_id, 0.0) + line.hours
     return Timeline(
         window_hours=window,
         stages=lines,
@@ -330,6 +345,6 @@ def build(inputs: TimelineInputs) -> Timeline:
         machine_end=max((line.end for line in machine), default=0.0),
         items_without_stage=_without_stage(inputs),
         problem=current.problem or committed.problem,
-        item_hours=item_hours,
+        item_hours=_item_hours(machine),
         closed=inputs.closed,
     )

@@ -79,30 +79,50 @@ class _Observed:
     full_runs: dict[int, float] = field(default_factory=dict)
 
 
-def _observed(inputs: ForecastInputs) -> _Observed:
-    reconciled = timeline.observe(inputs.timeline)
-    seen = _Observed(reconciled)
+def _stage_items(
+    stages: Sequence[timeline.StagePlan], reconciled: observed_hours.Reconciled
+) -> dict[int, float]:
+    """Per item: the observed hours of its own stages."""
     items: dict[int, float] = defaultdict(float)
-    stages = timeline.plan_stages(inputs.timeline)
     for s in stages:
         figure = reconciled.hours(s.id)
         if figure is not None and s.variant_id is not None:
             items[s.variant_id] += float(figure)
-    owned = {s.id for s in stages if s.variant_id is not None}
+    return items
+
+
+def _add_runs(
+    inputs: ForecastInputs, seen: _Observed, items: dict[int, float], owned: set[int]
+) -> None:
+    """Add each item's runs: unattributed hours to its column, finished full runs to its total."""
     for run in inputs.timeline.runs:
         took = observed_hours.run_hours(run)
         if run.variant_id is None or took is None:
             continue
-        if observed_hours.claim_of(run, reconciled.claims) not in owned:
+        if observed_hours.claim_of(run, seen.reconciled.claims) not in owned:
             # Claimed by a campaign-wide stage, or by none: still this item's hours.
             items[run.variant_id] += float(took)
         if run.kind != RUN_PILOT and run.status in FINISHED_RUNS:
             seen.full_runs[run.variant_id] = seen.full_runs.get(run.variant_id, 0.0) + float(took)
-    seen.items = dict(items)
-    for (item_id, kind), stage_id in reconciled.claims.items():
-        figure = reconciled.hours(stage_id)
+
+
+def _prefer_claimed_full_runs(seen: _Observed) -> None:
+    """A stage claiming an item's full run reports it reconciled: its figure wins over the sum."""
+    for (item_id, kind), stage_id in seen.reconciled.claims.items():
+        figure = seen.reconciled.hours(stage_id)
         if item_id in seen.full_runs and kind == "full" and figure is not None:
             seen.full_runs[item_id] = float(figure)
+
+
+def _observed(inputs: ForecastInputs) -> _Observed:
+    reconciled = timeline.observe(inputs.timeline)
+    seen = _Observed(reconciled)
+    stages = timeline.plan_stages(inputs.timeline)
+    items = _stage_items(stages, reconciled)
+    owned = {s.id for s in stages if s.variant_id is not None}
+    _add_runs(inputs, seen, items, owned)
+    seen.items = dict(items)
+    _prefer_claimed_full_runs(seen)
     return seen
 
 
@@ -224,6 +244,62 @@ def _with_forecasts(plan: TimelineInputs, forecasts: Sequence[ItemForecast]) -> 
 # --------------------------------------------------------------------------- lot work
 
 
+_Groups = dict[str, dict[str, list[timeline.StageLine]]]
+
+
+def _by_resource(line: timeline.Timeline, items: Mapping[int, ItemInput]) -> _Groups:
+    """Machine stages with hours, per resource, per entry (an item, or a stage of no item)."""
+    groups: _Groups = defaultdict(lambda: defaultdict(list))
+    for s in line.stages:
+        if s.machine and s.hours > 0:
+            key = f"item:{s.variant_id}" if s.variant_id in items else f"stage:{s.id}"
+            groups[s.resource or calendar.UNASSIGNED_RESOURCE][key].append(s)
+    return groups
+
+
+def _group_gpu(
+    entries: Mapping[str, list[timeline.StageLine]],
+    items: Mapping[int, ItemInput],
+    reserved_gpu: str | None,
+) -> str | None:
+    """The resource's GPU: the one most of its items name, else the reservation's."""
+    linked = [items[s.variant_id] for g in entries.values() for s in g if s.variant_id in items]  # type: ignore[index]
+    gpus = Counter(item.gpu for item in linked if item.gpu)
+    return gpus.most_common(1)[0][0] if gpus else reserved_gpu
+
+
+def _entry(
+    resource: str,
+    key: str,
+    group: list[timeline.StageLine],
+    item: ItemInput | None,
+    group_gpu: str | None,
+    memory: Mapping[int, int],
+) -> plans.PlanItem:
+    """One entry; a stage of no item is mandatory work on the resource's GPU."""
+    if item is None:
+        return plans.PlanItem(
+            key=f"{resource}/{key}",
+            machine_hours=sum(s.hours for s in group),
+            gpu=group_gpu,
+            gpus_needed=1,
+            memory_bytes_per_gpu=None,
+            tier="mandatory",
+            group=resource,
+            name=group[0].name,
+        )
+    return plans.PlanItem(
+        key=f"{resource}/{key}",
+        machine_hours=sum(s.hours for s in group),
+        gpu=item.gpu or group_gpu,
+        gpus_needed=count(item.config.get("gpus")) or 1,
+        memory_bytes_per_gpu=memory.get(item.id),
+        tier=item.tier,  # type: ignore[arg-type]
+        group=resource,
+        name=item.name,
+    )
+
+
 def _stage_work(
     line: timeline.Timeline,
     items: Mapping[int, ItemInput],
@@ -232,32 +308,12 @@ def _stage_work(
 ) -> list[plans.PlanItem]:
     """Machine work as lot-selection items: one group per resource (its stages run one after
     another on one lot); an item's stages on a resource become one entry, so a cut names it."""
-    by_resource: dict[str, dict[str, list[timeline.StageLine]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
-    for s in line.stages:
-        if s.machine and s.hours > 0:
-            key = f"item:{s.variant_id}" if s.variant_id in items else f"stage:{s.id}"
-            by_resource[s.resource or calendar.UNASSIGNED_RESOURCE][key].append(s)
     out: list[plans.PlanItem] = []
-    for resource, entries in by_resource.items():
-        linked = [items[s.variant_id] for g in entries.values() for s in g if s.variant_id in items]  # type: ignore[index]
-        gpus = Counter(item.gpu for item in linked if item.gpu)
-        group_gpu = gpus.most_common(1)[0][0] if gpus else reserved_gpu
+    for resource, entries in _by_resource(line, items).items():
+        group_gpu = _group_gpu(entries, items, reserved_gpu)
         for key, group in entries.items():
             item = items.get(group[0].variant_id) if key.startswith("item:") else None  # type: ignore[arg-type]
-            out.append(
-                plans.PlanItem(
-                    key=f"{resource}/{key}",
-                    machine_hours=sum(s.hours for s in group),
-                    gpu=(item.gpu if item is not None and item.gpu else None) or group_gpu,
-                    gpus_needed=(count(item.config.get("gpus")) if item else None) or 1,
-                    memory_bytes_per_gpu=memory.get(item.id) if item is not None else None,
-                    tier=item.tier if item is not None else "mandatory",  # type: ignore[arg-type]
-                    group=resource,
-                    name=item.name if item is not None else group[0].name,
-                )
-            )
+            out.append(_entry(resource, key, group, item, group_gpu, memory))
     return out
 
 

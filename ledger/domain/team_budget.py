@@ -217,43 +217,61 @@ def _run_out(figures: Figures | None, now: datetime, end: datetime) -> datetime 
     return when if when < end else None
 
 
+def _money(
+    allowance: Allowance,
+    mine: Sequence[Charge],
+    running: Sequence[Burn],
+    span: tuple[datetime, datetime],
+    now: datetime,
+) -> tuple[Figures | None, tuple[str, ...]]:
+    """The money figures in the allowance's currency, and the other currencies seen: those
+    are not converted, only named, so a sum never mixes currencies."""
+    if allowance.amount is None:
+        return None, ()
+    others = {c.currency for c in mine if c.currency != allowance.currency}
+    others |= {b.currency for b in running if b.currency != allowance.currency}
+    money = _figures(
+        allowance.amount,
+        [(c, c.amount) for c in mine if c.currency == allowance.currency],
+        [(b, b.money_per_hour) for b in running if b.currency == allowance.currency],
+        span,
+        now,
+    )
+    return money, tuple(sorted(others))
+
+
+def _gpu_hours(
+    allowance: Allowance,
+    mine: Sequence[Charge],
+    running: Sequence[Burn],
+    span: tuple[datetime, datetime],
+    now: datetime,
+) -> Figures | None:
+    """The GPU-hour figures, when the allowance caps GPU-hours."""
+    if allowance.gpu_hours is None:
+        return None
+    return _figures(
+        allowance.gpu_hours,
+        [(c, c.gpu_hours) for c in mine],
+        [(b, Decimal(b.gpus)) for b in running],
+        span,
+        now,
+    )
+
+
 def period_budget(
     allowance: Allowance, charges: Sequence[Charge], burns: Sequence[Burn], now: datetime
 ) -> PeriodBudget:
-    """The allowance's period: spent, committed, forecast, left and run-out date."""
+    """The allowance's period: spent, committed, forecast, left and run-out date (the earlier
+    of the money's and the GPU-hours')."""
     span = period_bounds(allowance.kind, allowance.start)
     mine = [c for c in charges if counts_against(allowance, c.gpu_model)]
     running = [b for b in burns if counts_against(allowance, b.gpu_model)]
-    money = None
-    others: set[str] = set()
-    if allowance.amount is not None:
-        others = {c.currency for c in mine if c.currency != allowance.currency}
-        others |= {b.currency for b in running if b.currency != allowance.currency}
-        money = _figures(
-            allowance.amount,
-            [(c, c.amount) for c in mine if c.currency == allowance.currency],
-            [(b, b.money_per_hour) for b in running if b.currency == allowance.currency],
-            span,
-            now,
-        )
-    hours = None
-    if allowance.gpu_hours is not None:
-        hours = _figures(
-            allowance.gpu_hours,
-            [(c, c.gpu_hours) for c in mine],
-            [(b, Decimal(b.gpus)) for b in running],
-            span,
-            now,
-        )
+    money, others = _money(allowance, mine, running, span, now)
+    hours = _gpu_hours(allowance, mine, running, span, now)
     outs = [t for t in (_run_out(money, now, span[1]), _run_out(hours, now, span[1])) if t]
     return PeriodBudget(
-        allowance,
-        span[0],
-        span[1],
-        money,
-        hours,
-        min(outs) if outs else None,
-        tuple(sorted(others)),
+        allowance, span[0], span[1], money, hours, min(outs) if outs else None, others
     )
 
 

@@ -223,15 +223,28 @@ def _more_gpus(
     return []
 
 
-def combination_advice(
-    inp: EstimateInput,
-    gpu: GpuModel,
-    base: MemConfig,
-    act_levers: Sequence[tuple[str, Change]],
-) -> str:
-    """The fewest combined changes that fit on the same GPUs, else the GPUs they need."""
-    device = gpu.memory_bytes
-    candidates: list[tuple[tuple[int, int, int], list[str], MemConfig]] = []
+_Candidate = tuple[tuple[int, int, int], list[str], MemConfig]
+
+
+def _staged(
+    base: MemConfig, cfg: MemConfig, chosen: Sequence[tuple[str, Change]]
+) -> list[_Candidate]:
+    """One combination of activation levers at each ZeRO stage from the base's up."""
+    out: list[_Candidate] = []
+    for stage in range(base.zero_stage, 4):
+        labels = [label for label, _ in chosen]
+        if stage != base.zero_stage:
+            labels.insert(0, f"ZeRO stage {stage}")
+        staged = replace(cfg, zero_stage=stage)
+        # Prefer fewer changes, then a lower ZeRO stage, then no recomputation.
+        key = (len(labels), stage, int(staged.recompute and not base.recompute))
+        out.append((key, labels, staged))
+    return out
+
+
+def _combinations(base: MemConfig, act_levers: Sequence[tuple[str, Change]]) -> list[_Candidate]:
+    """Every combination of the levers and ZeRO stages, the preferred first."""
+    candidates: list[_Candidate] = []
     for mask in range(1 << len(act_levers)):
         chosen = [act_levers[i] for i in range(len(act_levers)) if mask >> i & 1]
         names = {change for _, change in chosen}
@@ -241,26 +254,16 @@ def combination_advice(
         cfg = base
         for _, change in chosen:
             cfg = change(cfg)
-        for stage in range(base.zero_stage, 4):
-            labels = [label for label, _ in chosen]
-            if stage != base.zero_stage:
-                labels.insert(0, f"ZeRO stage {stage}")
-            staged = replace(cfg, zero_stage=stage)
-            # Prefer fewer changes, then a lower ZeRO stage, then no recomputation.
-            key = (len(labels), stage, int(staged.recompute and not base.recompute))
-            candidates.append((key, labels, staged))
+        candidates.extend(_staged(base, cfg, chosen))
     candidates.sort(key=lambda item: item[0])
-    for _, labels, cfg in candidates:
-        if len(labels) < 2:
-            continue
-        m = job_memory(inp, cfg)
-        if fits_with_range(inp, m, device):
-            return (
-                f"Combining {join_and(labels)} on {base.gpus} GPUs: {gib(m.total)} per device, "
-                "fits."
-            )
-    # The smallest footprint tried: ZeRO-3 and every activation lever except FlashAttention
-    # when recomputation is among them.
+    return candidates
+
+
+def _smallest(
+    base: MemConfig, act_levers: Sequence[tuple[str, Change]]
+) -> tuple[MemConfig, list[str]]:
+    """The smallest footprint tried: ZeRO-3 and every activation lever except FlashAttention
+    when recomputation is among them."""
     smallest = replace(base, zero_stage=3)
     labels = [] if base.zero_stage == 3 else ["ZeRO stage 3"]
     has_recompute = any(change is with_recompute for _, change in act_levers)
@@ -269,6 +272,28 @@ def combination_advice(
             continue
         smallest = change(smallest)
         labels.append(label)
+    return smallest, labels
+
+
+def combination_advice(
+    inp: EstimateInput,
+    gpu: GpuModel,
+    base: MemConfig,
+    act_levers: Sequence[tuple[str, Change]],
+) -> str:
+    """The fewest combined changes that fit on the same GPUs, else the GPUs they need."""
+    device = gpu.memory_bytes
+    for _, labels, cfg in _combinations(base, act_levers):
+        # Single changes are advised on their own; this advice is about combining them.
+        if len(labels) < 2:
+            continue
+        m = job_memory(inp, cfg)
+        if fits_with_range(inp, m, device):
+            return (
+                f"Combining {join_and(labels)} on {base.gpus} GPUs: {gib(m.total)} per device, "
+                "fits."
+            )
+    smallest, labels = _smallest(base, act_levers)
     found = min_gpus_that_fit(inp, smallest, device)
     if found is not None and labels:
         return (

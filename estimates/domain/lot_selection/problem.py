@@ -34,6 +34,19 @@ class Bin:
         self.allowed = allowed
 
 
+def _price_scale(plans: Sequence[RentalPlanOffer]) -> int:
+    """The power of ten that makes every plan's price an integer."""
+    exponents = [p.price.as_tuple().exponent for p in plans]
+    return max([0] + [-e for e in exponents if isinstance(e, int)])
+
+
+def _rate(candidates: Sequence[int], price: Sequence[int], cap: Sequence[float]) -> float:
+    """The cheapest price per usable hour among a group's candidate plans (inf: none)."""
+    if not candidates:
+        return math.inf
+    return min(price[p] / cap[p] if cap[p] > 0 else math.inf for p in candidates)
+
+
 class Problem:
     """Placeable groups with integer prices (scaled by 10**k) so the search compares exactly."""
 
@@ -45,10 +58,8 @@ class Problem:
     ) -> None:
         self.plans = list(plans)
         self.cap = [usable_hours(p, window_hours) for p in plans]
-        exponents = [p.price.as_tuple().exponent for p in plans]
-        scale = max([0] + [-e for e in exponents if isinstance(e, int)])
-        self.scale = scale
-        self.price = [int(p.price.scaleb(scale)) for p in plans]
+        self.scale = _price_scale(plans)
+        self.price = [int(p.price.scaleb(self.scale)) for p in plans]
         self.hours = [g.hours for g in groups]
         self.compat = [g.compat for g in groups]
         # Plans able to host the group alone, cheapest first.
@@ -61,12 +72,7 @@ class Problem:
         ]
         # Cheapest price per usable hour for each group: any lot hosting it pays at least this
         # rate for the group's hours, which gives the fractional lower bound.
-        self.rate = [
-            min(self.price[p] / self.cap[p] if self.cap[p] > 0 else math.inf for p in c)
-            if c
-            else math.inf
-            for c in self.cands
-        ]
+        self.rate = [_rate(c, self.price, self.cap) for c in self.cands]
         self.min_price = [self.price[c[0]] if c else 0 for c in self.cands]
 
     def cost(self, bins: Sequence[Bin]) -> int:

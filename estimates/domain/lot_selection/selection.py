@@ -136,6 +136,37 @@ def _grouped(
     return grouped
 
 
+def _place_group(
+    placing: Placing,
+    group: Group,
+    considered: Sequence[RentalPlanOffer],
+    plan_index: dict[RentalPlanOffer, int],
+    window_hours: float,
+) -> None:
+    """The group is placeable, or unplaced with why: its items share no kind of lot, or no lot
+    it could use holds its hours within the window (then the cut that would let one)."""
+    members = group.items
+    if not group.compat:
+        label = group.label
+        placing.problems.append(
+            f"{label[0].upper() + label[1:]}: its items need different kinds of lot "
+            "(GPU model, GPU count or memory), but dependent items must share one lot. "
+            "Unplaced: " + ", ".join(i.key for i in members) + "."
+        )
+        placing.unplaced.extend(i.key for i in members)
+        return
+    if not any(
+        usable_hours(considered[p], window_hours) >= group.hours - EPS for p in group.compat
+    ):
+        unfit_lines, unfit_cut = explain_unfit_group(group, considered, plan_index, window_hours)
+        placing.problems.extend(unfit_lines)
+        if unfit_cut is not None:
+            placing.cut_options.append(unfit_cut)
+        placing.unplaced.extend(i.key for i in members)
+        return
+    placing.placeable.append(group)
+
+
 def _placing(
     items: Sequence[PlanItem],
     fits: Sequence[Sequence[int]],
@@ -154,27 +185,16 @@ def _placing(
     }
     for (kind, gname), members in grouped.items():
         label = f"group {gname}" if kind == "group" else f"item {members[0].label}"
+        # A group's items share one lot: only the plans every one of them fits.
         compat = frozenset.intersection(*(fits_by_key[i.key] for i in members))
         hours = sum(i.machine_hours for i in members)
-        group = Group(label, tuple(members), hours, compat)
-        if not compat:
-            placing.problems.append(
-                f"{label[0].upper() + label[1:]}: its items need different kinds of lot "
-                "(GPU model, GPU count or memory), but dependent items must share one lot. "
-                "Unplaced: " + ", ".join(i.key for i in members) + "."
-            )
-            placing.unplaced.extend(i.key for i in members)
-            continue
-        if not any(usable_hours(considered[p], window_hours) >= hours - EPS for p in compat):
-            unfit_lines, unfit_cut = explain_unfit_group(
-                group, considered, plan_index, window_hours
-            )
-            placing.problems.extend(unfit_lines)
-            if unfit_cut is not None:
-                placing.cut_options.append(unfit_cut)
-            placing.unplaced.extend(i.key for i in members)
-            continue
-        placing.placeable.append(group)
+        _place_group(
+            placing,
+            Group(label, tuple(members), hours, compat),
+            considered,
+            plan_index,
+            window_hours,
+        )
     return placing
 
 
