@@ -30,7 +30,7 @@ def _enqueue_each(task: Any, ids: Sequence[int]) -> int:
 )
 def build_closing_report(report_id: int) -> str | None:
     """Build closing report `report_id`; safe to run twice (a ready report is left alone)."""
-    from ledger.reports import build
+    from ledger.services.closing_reports import build
 
     report = build(int(report_id))
     return report.status if report is not None else None

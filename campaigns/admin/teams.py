@@ -1,7 +1,7 @@
 """Teams and their members in the admin: superusers create teams, a team's owners manage its
 members (named by username) (docs/domain.md §1). Every write goes through
 campaigns/services/teams.py, as from the commands. The team's alert channels are the ledger's
-inline on this page (ledger/team_admin.py, docs/domain.md §19.4)."""
+inline on this page (ledger/admin/teams.py, docs/domain.md §19.4)."""
 
 from __future__ import annotations
 

@@ -22,8 +22,8 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from campaigns.models import Team, team_ids_for
-from ledger import export_writers as writers
 from ledger.domain import team_budget as periods
+from ledger.operations import export_writers
 from ledger.selectors.ledger_export import export_rows
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
@@ -67,11 +67,13 @@ def export_response(team: Team, fmt: str, kind: periods.PeriodKind, start: Any) 
     filename = f"ledger-{safe_filename_part(team.name)}-{label}.{fmt}"
     rows = export_rows(team.pk, kind, start)
     if fmt == "csv":
-        response: Any = StreamingHttpResponse(writers.csv_chunks(rows), content_type=FORMATS[fmt])
+        response: Any = StreamingHttpResponse(
+            export_writers.csv_chunks(rows), content_type=FORMATS[fmt]
+        )
     else:
         # FileResponse closes it once sent; the file is gone from the disk from the start.
         spool = tempfile.TemporaryFile()  # noqa: SIM115
-        writers.write_parquet(rows, spool)
+        export_writers.write_parquet(rows, spool)
         spool.seek(0)
         response = FileResponse(spool, content_type=FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

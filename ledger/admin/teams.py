@@ -1,5 +1,5 @@
 """The team's page in the admin, extended by the ledger (docs/domain.md §19, §22,
-docs/exports.md): its alert channels and deliveries (ledger/alert_admin.py), links to its
+docs/exports.md): its alert channels and deliveries (ledger/admin/alerts.py), links to its
 budget, its ledger export (FOCUS CSV or Parquet) and its portfolio. The ledger
 sits above the campaigns app, so it extends the team page rather than the page importing the
 ledger (docs/domain.md §17). Imported by ledger/admin.py."""
@@ -18,7 +18,7 @@ from django.utils.html import format_html, format_html_join
 
 from campaigns import admin as campaigns_admin
 from campaigns.models import Team
-from ledger.alert_admin import destination
+from ledger.admin.alerts import destination
 from ledger.api.ledger_export import FORMATS, export_response
 from ledger.domain import team_budget as periods
 from ledger.models import AlertChannel
@@ -120,7 +120,7 @@ class TeamAdmin(campaigns_admin.TeamAdmin):
         return TemplateResponse(request, "admin/ledger/team_export.html", context)
 
     def portfolio_view(self, request: HttpRequest, team_id: int) -> HttpResponse:
-        from ledger.portfolio_admin import portfolio_page
+        from ledger.admin.portfolio import portfolio_page
 
         return portfolio_page(self, request, self._team(request, team_id))
 

@@ -2,7 +2,7 @@
 §19.4–19.5). Owners add, change and remove channels (through `ledger.services.alert_channels`,
 as the API does); every member reads the deliveries, each with its state, attempts, last answer
 and error. A channel's URL is its secret: the pages show its host only, the forms never fill
-it back (blank keeps it). Imported by ledger/team_admin.py (the team page links here)."""
+it back (blank keeps it). Imported by ledger/admin/teams.py (the team page links here)."""
 
 from __future__ import annotations
 
