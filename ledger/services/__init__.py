@@ -23,7 +23,6 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from campaigns.domain.formatting import format_hours, format_money
-from campaigns.enqueue import enqueue_on_commit
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.selectors import run_cost as accrual
 from estimates import services as estimate_services
@@ -310,7 +309,7 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
     )
     # On commit: a worker must find the row, and a rolled-back request enqueues nothing. A
     # broker outage leaves it pending for sweep_stale_reports, and the request succeeds.
-    enqueue_on_commit(tasks.build_closing_report, report.pk)
+    tasks.build_closing_report.delay_on_commit(report.pk)
     return report
 
 
