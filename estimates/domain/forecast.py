@@ -36,8 +36,7 @@ from typing import Any
 from campaigns.domain import calendar, observed_hours, plan_figures, timeline
 from campaigns.domain.formatting import format_hours as fmt_hours
 from campaigns.domain.timeline import TimelineInputs
-from estimates.domain import forecast_calibration
-from estimates.domain import lot_selection as plans
+from estimates.domain import forecast_calibration, lot_selection
 from estimates.domain.forecast_advice import (
     count,
     figures_line,
@@ -229,7 +228,7 @@ def _stage_work(
     items: Mapping[int, ItemInput],
     memory: Mapping[int, int],
     reserved_gpu: str | None,
-) -> list[plans.PlanItem]:
+) -> list[lot_selection.PlanItem]:
     """Machine work as lot-selection items: one group per resource (its stages run one after
     another on one lot); an item's stages on a resource become one entry, so a cut names it."""
     by_resource: dict[str, dict[str, list[timeline.StageLine]]] = defaultdict(
@@ -239,7 +238,7 @@ def _stage_work(
         if s.machine and s.hours > 0:
             key = f"item:{s.variant_id}" if s.variant_id in items else f"stage:{s.id}"
             by_resource[s.resource or calendar.UNASSIGNED_RESOURCE][key].append(s)
-    out: list[plans.PlanItem] = []
+    out: list[lot_selection.PlanItem] = []
     for resource, entries in by_resource.items():
         linked = [items[s.variant_id] for g in entries.values() for s in g if s.variant_id in items]  # type: ignore[index]
         gpus = Counter(item.gpu for item in linked if item.gpu)
@@ -247,7 +246,7 @@ def _stage_work(
         for key, group in entries.items():
             item = items.get(group[0].variant_id) if key.startswith("item:") else None  # type: ignore[arg-type]
             out.append(
-                plans.PlanItem(
+                lot_selection.PlanItem(
                     key=f"{resource}/{key}",
                     machine_hours=sum(s.hours for s in group),
                     gpu=(item.gpu if item is not None and item.gpu else None) or group_gpu,
@@ -317,7 +316,7 @@ def _figures(
 
 def _lot_work(
     inputs: ForecastInputs, line: timeline.Timeline, memory: Mapping[int, int]
-) -> list[plans.PlanItem]:
+) -> list[lot_selection.PlanItem]:
     reserved_gpus = {lot.gpu for lot in inputs.lots}
     only_gpu = next(iter(reserved_gpus)) if len(reserved_gpus) == 1 else None
     return _stage_work(line, {i.id: i for i in inputs.items}, memory, only_gpu)

@@ -1,7 +1,7 @@
 """How a hardware option is bought (docs/domain.md §24.8): the cheaper of an hourly rate per GPU
 (given per GPU name, else a fallback, else the published offer that bills the works least, the
 GPUs rounded up to whole instances) and the cheapest combination of rental lots
-(``plans.select_lots``); the work being priced (`Work`) and the choice made (`PlanChoice`).
+(``lot_selection.select_lots``); the work being priced (`Work`) and the choice made (`PlanChoice`).
 Pure: no Django, no I/O. Money is Decimal with its currency, to cents.
 """
 
@@ -15,8 +15,7 @@ from typing import Literal
 
 from catalog.domain.catalog import GpuModel
 from catalog.domain.gpu_names import normalize_gpu
-from estimates.domain import formulas
-from estimates.domain import lot_selection as plans
+from estimates.domain import formulas, lot_selection
 from estimates.domain.hardware_calendar import Calendar
 from estimates.domain.rate_offers import RateOffer, cheapest_offer
 
@@ -64,7 +63,7 @@ def _hourly(gpu_hours: float, rate: Decimal, currency: str) -> tuple[PlanChoice,
 def _lots(
     works: Sequence[tuple[Work, float]],
     candidate: GpuModel,
-    offers: Sequence[plans.RentalPlanOffer],
+    offers: Sequence[lot_selection.RentalPlanOffer],
     window_hours: float,
 ) -> tuple[PlanChoice, formulas.Money, bool] | None:
     mine = [o for o in offers if normalize_gpu(o.gpu) == normalize_gpu(candidate.name)]
@@ -74,7 +73,7 @@ def _lots(
     if not mine or len({o.currency for o in mine}) > 1:
         return None
     items = [
-        plans.PlanItem(
+        lot_selection.PlanItem(
             key=work.key,
             machine_hours=hours,
             gpu=candidate.name,
@@ -84,7 +83,7 @@ def _lots(
         )
         for work, hours in works
     ]
-    selection = plans.select_lots(items, window_hours, mine)
+    selection = lot_selection.select_lots(items, window_hours, mine)
     if selection.unplaced:
         return None
     counts: dict[str, int] = {}
@@ -103,7 +102,7 @@ class Pricing:
     fallback_rate: Decimal | None
     currency: str
     window_hours: float | None
-    offers: Sequence[plans.RentalPlanOffer]
+    offers: Sequence[lot_selection.RentalPlanOffer]
     rate_notes: Mapping[str, str]
     rate_instances: Mapping[str, int]
     offers_by_gpu: Mapping[str, tuple[RateOffer, ...]] = field(default_factory=dict)

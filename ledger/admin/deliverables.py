@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from campaigns.admin import TeamScopedAdmin
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.models import (
     Campaign,
     Membership,
@@ -120,7 +121,7 @@ class DeliverableSubmitForm(forms.ModelForm[Deliverable]):
         pass
 
 
-class DeliverableAdmin(TeamScopedAdmin):
+class DeliverableAdmin(ServiceWrittenRows, TeamScopedAdmin):
     """Deliverables, read-only once stored (the verdict is the server's); submitted from the
     campaign page ("Submit a deliverable", `ledger_links`) or the API."""
 
@@ -215,7 +216,7 @@ class DeliverableAdmin(TeamScopedAdmin):
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # the verdict is the server's: a correction is a new submission
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         data = form.cleaned_data
         campaign = data["campaign"]
         if not Membership.objects.can_write(request.user, campaign.team_id):
@@ -232,9 +233,7 @@ class DeliverableAdmin(TeamScopedAdmin):
             base_revision=data.get("base_revision") or "",
             user=request.user,
         )
-        # The admin goes on with `obj` (log entry, redirect): give it the row that was written.
-        obj.__dict__.update({k: v for k, v in stored.__dict__.items() if k != "_state"})
-        obj._state = stored._state
+        return stored
 
     def response_add(self, request: HttpRequest, obj: Any, post_url_continue: Any = None) -> Any:
         # The verdict is what the planner came for: the stored deliverable with its checks.

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest
 
 from campaigns.admin import TeamScopedAdmin
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.models import (
     Campaign,
     Membership,
@@ -67,7 +68,7 @@ class LedgerEntryForm(forms.ModelForm[LedgerEntry]):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(TeamScopedAdmin):
+class LedgerEntryAdmin(ServiceWrittenRows, TeamScopedAdmin):
     team_path = "campaign__team"
     form = LedgerEntryForm
     list_display = [
@@ -122,7 +123,7 @@ class LedgerEntryAdmin(TeamScopedAdmin):
             ).select_related("campaign")
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         if change:
             raise LedgerImmutable("ledger entries are append-only")
         data = form.cleaned_data
@@ -145,6 +146,4 @@ class LedgerEntryAdmin(TeamScopedAdmin):
                 currency=data["currency"],
                 user=request.user,
             )
-        # The admin goes on with `obj` (log entry, redirect): give it the row that was written.
-        obj.__dict__.update({k: v for k, v in entry.__dict__.items() if k != "_state"})
-        obj._state = entry._state
+        return entry

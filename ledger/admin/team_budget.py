@@ -10,6 +10,7 @@ from django.contrib import admin
 from django.http import Http404, HttpRequest
 
 from campaigns.admin import TeamScopedAdmin
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.models import (
     Membership,
 )
@@ -34,7 +35,7 @@ class TeamAllowanceForm(forms.ModelForm[TeamAllowance]):
 
 
 @admin.register(TeamAllowance)
-class TeamAllowanceAdmin(TeamScopedAdmin):
+class TeamAllowanceAdmin(ServiceWrittenRows, TeamScopedAdmin):
     """Owners state the team's allowance per month or quarter; `ledger.services` writes it."""
 
     form = TeamAllowanceForm
@@ -66,9 +67,8 @@ class TeamAllowanceAdmin(TeamScopedAdmin):
             return super().has_change_permission(request, obj)
         return Membership.objects.has_role(request.user, obj.team_id, {"owner"})
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         data = form.cleaned_data
         if not Membership.objects.has_role(request.user, data["team"].pk, {"owner"}):
             raise Http404("Only the team's owners state its allowances.")
-        saved = budget_services.set_allowance(user=request.user, **data)
-        obj.pk = saved.pk
+        return budget_services.set_allowance(user=request.user, **data)

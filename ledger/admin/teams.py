@@ -20,7 +20,7 @@ from campaigns import admin as campaigns_admin
 from campaigns.models import Team
 from ledger.admin.alerts import destination
 from ledger.api.ledger_export import FORMATS, export_response
-from ledger.domain import team_budget as periods
+from ledger.domain import team_budget
 from ledger.models import AlertChannel
 from ledger.selectors.alert_deliveries import delivery_states
 
@@ -33,7 +33,7 @@ class ExportForm(forms.Form):
 
     def clean_period(self) -> tuple[str, Any]:
         try:
-            return periods.parse_period(self.cleaned_data["period"])
+            return team_budget.parse_period(self.cleaned_data["period"])
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 
@@ -105,7 +105,7 @@ class TeamAdmin(campaigns_admin.TeamAdmin):
     def export_view(self, request: HttpRequest, team_id: int) -> HttpResponse:
         """A period and a format, then the same file the API answers."""
         team = self._team(request, team_id)
-        initial = {"period": periods.period_label("month", timezone.now().date())}
+        initial = {"period": team_budget.period_label("month", timezone.now().date())}
         form = ExportForm(request.GET if "period" in request.GET else None, initial=initial)
         if form.is_valid():
             kind, start = form.cleaned_data["period"]

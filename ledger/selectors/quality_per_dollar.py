@@ -29,7 +29,7 @@ from campaigns.models import (
     StopRuleKind,
 )
 from campaigns.selectors import run_cost as accrual
-from ledger.charts import quality_per_dollar_chart as drawing
+from ledger.charts import quality_per_dollar_chart
 
 # The kinds of run that count: full runs are the item's result, pilots are drawn apart.
 _KINDS = (RunKind.FULL, RunKind.PILOT)
@@ -59,7 +59,7 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
     return {
         "metric": metric,
         "lower_is_better": lower,
-        "best_is": drawing.best_in_words(metric, lower),
+        "best_is": quality_per_dollar_chart.best_in_words(metric, lower),
         "currency": campaign.currency,
         "items": items,
         "cut_items": cut,
