@@ -40,7 +40,7 @@ def sweep_stale_reports() -> int:
     Redis's visibility timeout, and the report "running" meanwhile; a message lost before it
     reached the broker leaves it "pending" for ever. Re-enqueueing is safe because the build is
     idempotent: whichever run finishes first lands the report, a later one finds it ready and
-    changes nothing (ledger.reports.build).
+    changes nothing (ledger.services.closing_reports.build).
     """
     from datetime import timedelta
 

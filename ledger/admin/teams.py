@@ -2,7 +2,7 @@
 docs/exports.md): its alert channels and deliveries (ledger/admin/alerts.py), links to its
 budget, its ledger export (FOCUS CSV or Parquet) and its portfolio. The ledger
 sits above the campaigns app, so it extends the team page rather than the page importing the
-ledger (docs/domain.md §17). Imported by ledger/admin.py."""
+ledger (docs/domain.md §17). Imported by ledger/admin/__init__.py."""
 
 from __future__ import annotations
 
