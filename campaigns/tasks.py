@@ -7,7 +7,6 @@ from datetime import timedelta
 
 from celery import shared_task
 from django.conf import settings
-from django.db import transaction
 from django.utils import timezone
 
 from campaigns.models import IdempotencyRecord, Run, Team
@@ -15,7 +14,7 @@ from campaigns.selectors import raw_points
 from campaigns.services import metric_packing, metric_store, run_lifecycle
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+@shared_task  # type: ignore[untyped-decorator]
 def purge_idempotency_records() -> int:
     """Forget stored responses older than IDEMPOTENCY_RETENTION_HOURS; returns how many.
 
@@ -27,7 +26,7 @@ def purge_idempotency_records() -> int:
     return deleted
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+@shared_task  # type: ignore[untyped-decorator]
 def drop_old_metric_points() -> int:
     """Drop the raw metric points each team's retention says are too old, keeping their
     summaries and rollups (docs/domain.md §27); returns how many. Bounded transactions one
@@ -46,7 +45,7 @@ def drop_old_metric_points() -> int:
     return total
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+@shared_task  # type: ignore[untyped-decorator]
 def pack_run_points(run_pk: int) -> int:
     """Pack one run's points logged more than METRIC_PACK_AFTER_SECONDS ago into blocks
     (docs/metric_store.md §3 "Two tiers"); returns how many moved. Enqueued when the run
@@ -56,7 +55,7 @@ def pack_run_points(run_pk: int) -> int:
     return metric_packing.pack_points(run_id=run_pk, older_than=horizon).points
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+@shared_task  # type: ignore[untyped-decorator]
 def pack_metric_points() -> int:
     """Beat: pack the points logged more than METRIC_PACK_AFTER_SECONDS ago of every run
     holding some (running runs included), a transaction per run, until METRIC_PACK_SECONDS of
@@ -74,10 +73,10 @@ def pack_metric_points() -> int:
 def pack_when_finished(sender: object, run: Run, **kwargs: object) -> None:
     """run_finished's receiver: the packing is enqueued once the finish commits (a broker
     that is down loses nothing: the beat packs the run later)."""
-    transaction.on_commit(lambda: pack_run_points.delay(run.pk), robust=True)
+    pack_run_points.delay_on_commit(run.pk)
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True)  # type: ignore[untyped-decorator]
+@shared_task  # type: ignore[untyped-decorator]
 def sweep_orphan_artifact_files() -> int:
     """Periodic: delete upload files a killed worker left without a row (docs/domain.md §23);
     older than the longest upload and a margin, so none being received is touched."""

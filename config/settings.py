@@ -572,7 +572,7 @@ MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
 # Single sign-on with OpenID Connect (README "Single sign-on"; mozilla-django-oidc). Without
 # OIDC_RP_CLIENT_ID nothing changes: local passwords only. The app has no models.
 INSTALLED_APPS.append("mozilla_django_oidc")
-TEMPLATES[0]["OPTIONS"]["context_processors"].append("ledger.sso.context")  # type: ignore[index]
+TEMPLATES[0]["OPTIONS"]["context_processors"].append("ledger.views.sso.context")  # type: ignore[index]
 OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
 OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
 OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
@@ -587,7 +587,7 @@ OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
 OIDC_TEAM_ROLES = os.environ.get("OIDC_TEAM_ROLES", "")
 LOGIN_REDIRECT_URL = "/admin/"
 LOGOUT_REDIRECT_URL = "/admin/login/"
-# Accounts are found by the ID token's issuer and subject (ledger/sso.py); with OIDC_OP_ISSUER
+# Accounts are found by the ID token's issuer and subject (ledger/views/sso.py); with OIDC_OP_ISSUER
 # set, a token from any other issuer is refused.
 OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "")
 # Every call to the provider (token, userinfo, keys) gives up after this many seconds.
@@ -596,12 +596,12 @@ OIDC_TIMEOUT = env_seconds("OIDC_TIMEOUT", "10")
 # hint): without it, "Log out" signed straight back in.
 OIDC_OP_LOGOUT_ENDPOINT = os.environ.get("OIDC_OP_LOGOUT_ENDPOINT", "")
 OIDC_STORE_ID_TOKEN = True
-OIDC_OP_LOGOUT_URL_METHOD = "ledger.sso.provider_logout_url"
+OIDC_OP_LOGOUT_URL_METHOD = "ledger.views.sso.provider_logout_url"
 # Session refresh (mozilla-django-oidc's SessionRefresh): a provider-signed-in session asks the
 # provider again (prompt=none) after this many seconds; a refusal (the account was disabled
-# there) ends the session and deletes the user's API tokens (ledger.sso.DeskCallbackView).
+# there) ends the session and deletes the user's API tokens (ledger.views.sso.DeskCallbackView).
 OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = int(env_seconds("OIDC_RENEW_SECONDS", "900"))
-OIDC_CALLBACK_CLASS = "ledger.sso.DeskCallbackView"
+OIDC_CALLBACK_CLASS = "ledger.views.sso.DeskCallbackView"
 OIDC_EXEMPT_URLS = [re.compile(r"^/(api|mlflow)/"), "/metrics"]
 MIDDLEWARE.insert(
     MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
@@ -612,7 +612,7 @@ API_TOKEN_HOURS = env_seconds("API_TOKEN_HOURS", "24")
 if OIDC_RP_CLIENT_ID:
     AUTHENTICATION_BACKENDS = [
         "axes.backends.AxesStandaloneBackend",
-        "ledger.sso.DeskOIDCBackend",
+        "ledger.views.sso.DeskOIDCBackend",
         "django.contrib.auth.backends.ModelBackend",
     ]
 # --- end h22 ---------------------------------------------------------------------------------

@@ -8,8 +8,8 @@ from campaigns import links
 from campaigns.api.schema import SwaggerDocs
 from campaigns.views import api_not_found, health
 from ledger.operations.prometheus import metrics_view
-from ledger.report_pages import report_page, shared_report_page
-from ledger.sso import api_token, link_identity, sign_out
+from ledger.views.report_pages import report_page, shared_report_page
+from ledger.views.sso import api_token, link_identity, sign_out
 
 admin.site.site_header = "Campaign Desk"
 admin.site.site_title = "Campaign Desk"
@@ -27,12 +27,12 @@ urlpatterns = [
     ),
     # `/` (and so the admin's "View site") opens the admin: there is no other front page.
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
-    # Before the admin's own: also ends the identity provider's session (ledger/sso.py).
+    # Before the admin's own: also ends the identity provider's session (ledger/views/sso.py).
     path("admin/logout/", sign_out, name="sign-out"),
     path("admin/", admin.site.urls),
     path("runs/<str:run_id>/", admin.site.admin_view(links.open_run), name="open-run"),
     # A closing report in the browser: team members signed in, and a shared link signed out
-    # (ledger/report_pages.py, docs/domain.md §16.4).
+    # (ledger/views/report_pages.py, docs/domain.md §16.4).
     path("reports/<int:pk>/", admin.site.admin_view(report_page), name="report-page"),
     path("shared/reports/<str:token>/", shared_report_page, name="shared-report"),
     # MLflow's "View run at …/mlflow/#/experiments/E/runs/R" (campaigns/links.py).

@@ -11,7 +11,7 @@ from typing import Any
 from django.db import models
 
 from catalog.models import RentalPlan
-from estimates.domain import lot_selection as plans
+from estimates.domain import lot_selection
 
 
 class EstimateStatus(models.TextChoices):
@@ -65,9 +65,9 @@ class Estimate(models.Model):
         return f"Estimate for {target} ({self.status})"
 
 
-def plan_offer(plan: RentalPlan) -> plans.RentalPlanOffer:
+def plan_offer(plan: RentalPlan) -> lot_selection.RentalPlanOffer:
     """The pure lot selector's view of a rental plan row (needs `gpu` loaded)."""
-    return plans.RentalPlanOffer(
+    return lot_selection.RentalPlanOffer(
         provider=plan.provider,
         name=plan.name,
         gpu=plan.gpu.name,

@@ -1,7 +1,7 @@
 """Celery tasks of the estimates: thin wrappers that take ids and call `estimates.forecasts`.
 
 Both tasks acknowledge late and requeue when the worker process dies (settings set this for every
-task; it is repeated here because these two rely on it). That is safe because they are
+task: CELERY_TASK_ACKS_LATE, CELERY_TASK_REJECT_ON_WORKER_LOST). That is safe because they are
 idempotent: a recompute lands only if the version it was asked for is still the current input
 version and has not landed yet, so a redelivered or duplicated message changes nothing.
 
@@ -15,9 +15,7 @@ from celery import shared_task
 from django.conf import settings
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="estimates.tasks.recompute_forecast", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="estimates.tasks.recompute_forecast")  # type: ignore[untyped-decorator]
 def recompute_forecast(campaign_id: int, version: int) -> str:
     """Recompute the campaign's forecast for input version `version`; returns what happened."""
     from estimates import forecasts
@@ -25,9 +23,7 @@ def recompute_forecast(campaign_id: int, version: int) -> str:
     return forecasts.recompute(int(campaign_id), int(version))
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="estimates.tasks.sweep_stale_estimates", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="estimates.tasks.sweep_stale_estimates")  # type: ignore[untyped-decorator]
 def sweep_stale_estimates() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): re-enqueue forecasts stale longer than
     STALE_ESTIMATE_SECONDS, whose message was lost or whose worker died. Returns how many."""

@@ -1,21 +1,18 @@
-"""Celery tasks of the ledger: thin wrappers that take ids and call `ledger.reports`, the
-alert scans and the alert outbox's delivery rounds.
+"""Celery tasks of the ledger: thin wrappers that take ids and call the closing report's build
+(`ledger.services.closing_reports`), the alert scans and the alert outbox's delivery rounds.
 
-Tasks import what they call inside their body: `ledger.services` imports this module to enqueue,
-so a module-level import back would make the two import each other.
+Their options (acks_late, reject_on_worker_lost, time limits, queues) are the settings' for
+every task (config/settings.py). Tasks import what they call inside their body: `ledger.services`
+imports this module to enqueue, so a module-level import back would make the two import each
+other.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
 from celery import shared_task
-from celery.contrib.django.task import DjangoTask
-from django.db import transaction
-
-logger = logging.getLogger(__name__)
 
 
 def _enqueue_each(task: Any, ids: Sequence[int]) -> int:
@@ -25,20 +22,16 @@ def _enqueue_each(task: Any, ids: Sequence[int]) -> int:
     return len(ids)
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="ledger.build_closing_report", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="ledger.build_closing_report")  # type: ignore[untyped-decorator]
 def build_closing_report(report_id: int) -> str | None:
     """Build closing report `report_id`; safe to run twice (a ready report is left alone)."""
-    from ledger.reports import build
+    from ledger.services.closing_reports import build
 
     report = build(int(report_id))
     return report.status if report is not None else None
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="ledger.sweep_stale_reports", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="ledger.sweep_stale_reports")  # type: ignore[untyped-decorator]
 def sweep_stale_reports() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): re-enqueue closing reports left pending or running for
     longer than REPORT_STALE_SECONDS; returns how many.
@@ -47,7 +40,7 @@ def sweep_stale_reports() -> int:
     Redis's visibility timeout, and the report "running" meanwhile; a message lost before it
     reached the broker leaves it "pending" for ever. Re-enqueueing is safe because the build is
     idempotent: whichever run finishes first lands the report, a later one finds it ready and
-    changes nothing (ledger.reports.build).
+    changes nothing (ledger.services.closing_reports.build).
     """
     from datetime import timedelta
 
@@ -69,9 +62,7 @@ def sweep_stale_reports() -> int:
     return _enqueue_each(build_closing_report, due)
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="ledger.scan_alerts", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="ledger.scan_alerts")  # type: ignore[untyped-decorator]
 def scan_live_campaigns() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): scan every committed or running campaign for alert
     conditions (docs/domain.md §19, `ledger.services.alerts.scan_alerts`); returns how many
@@ -88,26 +79,9 @@ def scan_live_campaigns() -> int:
     return raised
 
 
-class OutboxTask(DjangoTask):  # type: ignore[misc]
-    """A task whose work is in the outbox: its enqueue after commit never fails the committer
-    (a broker that is down leaves the rows due; the beat's retry scan wakes a worker)."""
-
-    def delay_on_commit(self, *args: Any, **kwargs: Any) -> None:
-        def enqueue() -> None:
-            try:
-                self.delay(*args, **kwargs)
-            except Exception:
-                logger.warning("%s not enqueued; the retry beat will run it", self.name)
-
-        transaction.on_commit(enqueue)
-
-
 @shared_task(  # type: ignore[untyped-decorator]
     bind=True,
-    base=OutboxTask,
     name="ledger.deliver_alerts",
-    acks_late=True,
-    reject_on_worker_lost=True,
 )
 def deliver_alerts(self: Any) -> str:
     """Send the outbox's due deliveries, fairest first, for up to ALERT_DELIVERY_ROUND_SECONDS
@@ -129,9 +103,7 @@ def deliver_alerts(self: Any) -> str:
     return " ".join(f"{state}:{n}" for state, n in sorted(done.states.items()))
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="ledger.retry_alert_deliveries", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="ledger.retry_alert_deliveries")  # type: ignore[untyped-decorator]
 def retry_alert_deliveries() -> int:
     """Periodic (CELERY_BEAT_SCHEDULE): wake a delivery round when a row is due (never
     enqueued because the broker was down or Redis restarted, failed and due again, or claimed
@@ -146,9 +118,7 @@ def retry_alert_deliveries() -> int:
     return 1
 
 
-@shared_task(  # type: ignore[untyped-decorator]
-    name="ledger.scan_team_budgets", acks_late=True, reject_on_worker_lost=True
-)
+@shared_task(name="ledger.scan_team_budgets")  # type: ignore[untyped-decorator]
 def scan_team_budgets() -> int:
     """Periodic: the team-budget alert of every team with allowances (docs/domain.md §22),
     delivered like the campaign alerts; returns how many were raised."""

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from campaigns.models import Campaign, MetricPoint, Run, RunStatus
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_metrics
 from mlflow_api.models import Experiment, LoggedModel, MlflowRun
 
 STATUS = {
@@ -118,7 +118,7 @@ def run_info(run: Run) -> dict[str, Any]:
 
 def latest_metrics(run: Run) -> list[dict[str, Any]]:
     """The last point of each metric (highest step, then the last logged)."""
-    return [metric(p) for p in readings.last_points([run.pk]).get(run.pk, [])]
+    return [metric(p) for p in run_metrics.last_points([run.pk]).get(run.pk, [])]
 
 
 def metric(point: MetricPoint, run_id: str | None = None) -> dict[str, Any]:

@@ -197,11 +197,7 @@ IMPURE = (
 
 # Pure-layer modules that still import a framework, each with the reason; delete an entry once
 # the module is pure (the test fails on an entry that imports nothing impure).
-IMPURE_ALLOWED: dict[str, str] = {
-    "ledger/charts/spend_chart.py": "renders its SVG through a Django template and parses "
-    "datetimes with django.utils: the geometry is to move to a pure function (spend modules "
-    "being reorganised, issue 16 item 1)",
-}
+IMPURE_ALLOWED: dict[str, str] = {}
 
 
 def is_pure(name: str) -> bool:

@@ -27,7 +27,7 @@ from django.utils import timezone
 from campaigns.models import ApiToken, Membership, Team
 from campaigns.tests.factories import make_user
 from ledger.models import OidcIdentity
-from ledger.sso import DeskOIDCBackend
+from ledger.views.sso import DeskOIDCBackend
 from tests.oidc_provider.live import OIDC_SETTINGS, PORT, Provider
 
 PROVIDER_USERS = [

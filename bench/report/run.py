@@ -9,9 +9,9 @@ Run from the project root: ``.venv/bin/python bench/report/run.py [--repeat 3] [
 2. Loads what happened with psycopg's COPY: the large campaign gets 2,000 runs (``--runs``),
    1,000,000 metric points (``--points``) and a checkpoint per run; the small one a tenth of
    that (200 runs, 100,000 points), to show that the number of queries does not grow with runs.
-3. Times ``ledger.reports.collect`` and the HTML, Markdown and JSON renderings, and the Celery
-   task's body (``reports.build``: collect, render and store) per campaign, ``--repeat`` times
-   (median and min), counting the SQL queries of each.
+3. Times ``ledger.selectors.closing_report.collect`` and the HTML, Markdown and JSON
+   renderings, and the Celery task's body (``closing_reports.build``: collect, render and
+   store) per campaign, ``--repeat`` times (median and min), counting the SQL queries of each.
 4. Prints a table and writes ``build/bench-report.json``. The database is dropped at the end
    unless ``--keep-db``. Target: the same number of queries for both campaigns, and the large
    report built in under 10 s.
@@ -371,8 +371,10 @@ def measure(campaign_id: int, repeat: int) -> dict[str, Any]:
     from django.test.utils import CaptureQueriesContext
 
     from campaigns.models import Campaign
-    from ledger import reports
     from ledger.models import Report
+    from ledger.rendering.closing_report import render
+    from ledger.selectors.closing_report import collect
+    from ledger.services.closing_reports import build
 
     timings: dict[str, list[float]] = {
         "collect": [],
@@ -390,19 +392,19 @@ def measure(campaign_id: int, repeat: int) -> dict[str, Any]:
         campaign = Campaign.objects.select_related("team", "committed_by").get(pk=campaign_id)
         with CaptureQueriesContext(connection) as collected:
             start = time.perf_counter()
-            data = reports.collect(campaign)
+            data = collect(campaign)
             timings["collect"].append(time.perf_counter() - start)
         queries["collect"] = len(collected.captured_queries)
         for fmt in ("html", "markdown", "json"):
             start = time.perf_counter()
-            text = reports.render(data, fmt)
+            text = render(data, fmt)
             timings[fmt].append(time.perf_counter() - start)
             sizes[fmt] = len(text.encode())
         report = Report.objects.create(campaign_id=campaign_id)
         reset_queries()
         with CaptureQueriesContext(connection) as built:
             start = time.perf_counter()
-            done = reports.build(report.pk)
+            done = build(report.pk)
             timings["task"].append(time.perf_counter() - start)
         assert done is not None and done.status == "ready", done and done.error
         queries["task"] = len(built.captured_queries)

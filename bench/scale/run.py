@@ -14,7 +14,7 @@ Run from the project root:
 3. At the full table: ingest against COPY again; bytes per point (points table and its indexes,
    and the summaries and rollups apart); the series read of the largest run at max_points=500
    and 2,000 (selector and API); get-history's first page of 1,000 and a page deep in the run;
-   the run page; the closing report's data (``ledger.reports.collect``) of the campaign of
+   the run page; the closing report's data (``ledger.selectors.closing_report``) of the campaign of
    ``--runs`` runs; the alert scan (``ledger.selectors.alerts.campaign_facts``) — each the
    median of ``--repeat`` with its query count.
    With ``--pack-while-loading`` each run is packed once loaded (the service packs a run
@@ -244,8 +244,8 @@ def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[t
 
     from campaigns.models import ApiToken
     from campaigns.selectors import run_metrics
-    from ledger.reports.collect import collect
     from ledger.selectors import alerts
+    from ledger.selectors.closing_report import collect
 
     _token, raw = ApiToken.issue(ctx["user"])
     api = Client(HTTP_AUTHORIZATION=f"Token {raw}")

@@ -23,7 +23,6 @@ from campaigns.admin.campaign_pages import (
     row_pages,
 )
 from campaigns.admin.forms import (
-    CAMPAIGN_FIELDS,
     CampaignChildForm,
     CampaignForm,
     CloseCampaignForm,
@@ -41,6 +40,7 @@ from campaigns.admin.inlines import (
     rows_page,
 )
 from campaigns.admin.refusals import refusal_of
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.admin.shared_choices import shared_choice_lists
 from campaigns.admin.tenancy import (
     OWNERS,
@@ -51,10 +51,11 @@ from campaigns.admin.tenancy import (
     caller_team_ids,
 )
 from campaigns.models import Campaign, CommitRefused, PlanFrozen, Role, Team
+from campaigns.models.field_lists import CAMPAIGN_FIELDS
 
 
 @admin.register(Campaign)
-class CampaignAdmin(TeamScopedAdmin):
+class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
     form = CampaignForm
     change_form_template = "admin/campaigns/campaign/change_form.html"
     list_display = [
@@ -190,16 +191,14 @@ class CampaignAdmin(TeamScopedAdmin):
             params["save_as_new"] = "_saveasnew" in request.POST
         return params
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         data = {f: form.cleaned_data[f] for f in CAMPAIGN_FIELDS if f in form.cleaned_data}
         if not change:
-            created = services.create_campaign(user=request.user, **data)
-            obj.pk, obj._state = created.pk, created._state
-            obj.refresh_from_db()
-            return
+            return services.create_campaign(user=request.user, **data)
         changes = {f: data[f] for f in form.changed_data if f in data}
         if changes:
             services.update_campaign(campaign=obj, user=request.user, **changes)
+        return obj
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         form.instance.refresh_from_db()

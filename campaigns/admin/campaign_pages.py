@@ -23,7 +23,7 @@ from campaigns.domain.config_diff import differing_keys
 from campaigns.domain.downsampling import token
 from campaigns.domain.metric_direction import best_value, loss_like
 from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_metrics
 from campaigns.selectors.plan_summary import tier_counts
 
 
@@ -59,7 +59,7 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
     the table's last and best are exact); the stop rule's threshold for the metric as a line;
     the configuration keys that differ between the runs. An unknown metric is a 404.
     Queries: the metric names, the runs, the threshold rule, and one for every series."""
-    names = readings.campaign_metric_names(campaign.pk)
+    names = run_metrics.campaign_metric_names(campaign.pk)
     metric = requested or (names[0][0] if names else "")
     if names and metric not in {n for n, _ in names}:
         raise Http404("No such metric in this campaign.")
@@ -68,8 +68,8 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
         .select_related("variant")
         .order_by("variant__name", "kind", "run_id")
     )
-    by_run = readings.campaign_series(campaign.pk, metric) if metric else {}
-    rule = readings.threshold_rule(campaign.pk, metric) if metric else None
+    by_run = run_metrics.campaign_series(campaign.pk, metric) if metric else {}
+    rule = run_metrics.threshold_rule(campaign.pk, metric) if metric else None
     lower = loss_like(metric, rule.comparator if rule is not None else "")
     legend: list[dict[str, Any]] = []
     lines: list[Overlaid] = []
@@ -97,7 +97,7 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
 
 
 def _legend_row(
-    run: Run, colour: str, dashed: bool, shown: readings.Series, lower: bool
+    run: Run, colour: str, dashed: bool, shown: run_metrics.Series, lower: bool
 ) -> dict[str, Any]:
     values = [v for _, v in shown.points]
     last = values[-1] if values else None

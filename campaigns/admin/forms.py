@@ -26,6 +26,12 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
+from campaigns.models.field_lists import (
+    CAMPAIGN_FIELDS,
+    STAGE_OBSERVED_FIELDS,
+    STAGE_PLAN_FIELDS,
+    STOP_RULE_FIELDS,
+)
 
 
 def refusal_to_form(form: forms.BaseForm, exc: Exception, field: str | None = None) -> None:
@@ -188,16 +194,7 @@ class ItemWorkForm(PlannedItemForm):
 class StopRuleForm(CampaignChildForm):
     class Meta:
         model = StopRule
-        fields = [
-            "kind",
-            "metric",
-            "comparator",
-            "threshold",
-            "description",
-            "grace_steps",
-            "grace_minutes",
-            "for_minutes",
-        ]
+        fields = list(STOP_RULE_FIELDS)
         widgets = {
             "description": forms.Textarea(attrs={"rows": 1, "cols": 24}),
             "grace_steps": forms.NumberInput(attrs={"style": "width: 6em"}),
@@ -206,19 +203,8 @@ class StopRuleForm(CampaignChildForm):
         }
 
 
-STAGE_FIELDS = [
-    "name",
-    "kind",
-    "machine",
-    "resource",
-    "variant",
-    "planned_hours",
-    "depends_on",
-    "observed_hours",
-    "deviation_note",
-    "observed_reason",
-]
-OBSERVED_FIELDS = {"observed_hours", "deviation_note", "observed_reason"}
+STAGE_FIELDS = [*STAGE_PLAN_FIELDS, *STAGE_OBSERVED_FIELDS]
+OBSERVED_FIELDS = set(STAGE_OBSERVED_FIELDS)
 
 
 class StageForm(CampaignChildForm):
@@ -320,26 +306,10 @@ class LotForm(CampaignChildForm):
         fields = ["plan", "quantity", "start"]
 
 
-CAMPAIGN_FIELDS = [
-    "team",
-    "title",
-    "question",
-    "corpus_name",
-    "corpus_revision",
-    "expected_deliverables",
-    "decision_threshold",
-    "window_hours",
-    "budget",
-    "currency",
-    "hourly_rate_per_gpu",
-    "required_checkpoint_components",
-]
-
-
 class CampaignForm(EmptyJsonIsDefault):
     class Meta:
         model = Campaign
-        fields = CAMPAIGN_FIELDS
+        fields = list(CAMPAIGN_FIELDS)
         widgets = {
             "question": forms.Textarea(attrs={"rows": 2}),
             "expected_deliverables": forms.Textarea(attrs={"rows": 2}),

@@ -48,6 +48,7 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
+from campaigns.models.field_lists import STOP_RULE_FIELDS
 from campaigns.selectors.observed_hours import reconciled
 
 # The tables that grow with the plan show this many rows a page (issue 21: 200 items once
@@ -226,16 +227,7 @@ class ItemWorkInline(ItemRowsInline):
 class StopRuleInline(CampaignInline):
     model = StopRule
     form = StopRuleForm
-    fields = [
-        "kind",
-        "metric",
-        "comparator",
-        "threshold",
-        "description",
-        "grace_steps",
-        "grace_minutes",
-        "for_minutes",
-    ]
+    fields = list(STOP_RULE_FIELDS)
 
 
 class StageInline(CampaignInline):

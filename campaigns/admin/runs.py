@@ -24,7 +24,7 @@ from campaigns.charts import interactive
 from campaigns.charts.curves import curve_svg
 from campaigns.domain import run_hours
 from campaigns.models import PlanBaseline, Run
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_metrics
 
 # The run page draws at most this many metrics, each downsampled to this many points.
 CURVES_SHOWN = 8
@@ -269,7 +269,7 @@ class RunAdmin(TeamScopedAdmin):
     def curves(self, run: Run) -> str:
         """Each metric downsampled (campaigns/domain/downsampling.py) and drawn
         (campaigns/charts/curves.py, which escapes what it draws)."""
-        names = [(n, c) for n, c in readings.metric_names(run) if not n.startswith(SYSTEM)]
+        names = [(n, c) for n, c in run_metrics.metric_names(run) if not n.startswith(SYSTEM)]
         if not names:
             return "no metrics logged"
         return self._drawn(run, [name for name, _count in names[:CURVES_SHOWN]], "curve")
@@ -278,7 +278,7 @@ class RunAdmin(TeamScopedAdmin):
     def system_curves(self, run: Run) -> str:
         """GPU utilisation, memory and power (and MLflow's CPU and disk figures), each drawn as
         the curves are; the GPUs' first."""
-        names = [n for n, _c in readings.metric_names(run) if n.startswith(SYSTEM)]
+        names = [n for n, _c in run_metrics.metric_names(run) if n.startswith(SYSTEM)]
         if not names:
             return "no system metrics logged (the client's nvml extra or MLflow's system metrics)"
         names.sort(key=lambda n: (not n.startswith(f"{SYSTEM}gpu_"), n))
@@ -287,7 +287,7 @@ class RunAdmin(TeamScopedAdmin):
     def _drawn(self, run: Run, shown: list[str], prefix: str) -> str:
         stop_step = run.stop_step if run.status == "stopped" else None
         # Every curve in a few queries, not three per curve (issue 21).
-        by_name = readings.run_series(run, shown, POINTS_PER_CURVE)
+        by_name = run_metrics.run_series(run, shown, POINTS_PER_CURVE)
         drawings = []
         for i, name in enumerate(shown):
             found = by_name[name]

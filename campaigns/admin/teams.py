@@ -1,7 +1,7 @@
 """Teams and their members in the admin: superusers create teams, a team's owners manage its
 members (named by username) (docs/domain.md §1). Every write goes through
 campaigns/services/teams.py, as from the commands. The team's alert channels are the ledger's
-inline on this page (ledger/team_admin.py, docs/domain.md §19.4)."""
+inline on this page (ledger/admin/teams.py, docs/domain.md §19.4)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from campaigns.admin.refusals import RefusalsAsFieldErrors, refusal_of
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Membership, Team
 from campaigns.services import teams
@@ -115,7 +116,9 @@ class TeamForm(forms.ModelForm[Team]):
 
 
 @admin.register(Team)
-class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Team]):
+class TeamAdmin(
+    ServiceWrittenRows, RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Team]
+):
     form = TeamForm
     list_display = ["name", "created_at"]
     search_fields = ["name"]
@@ -164,14 +167,14 @@ class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Te
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.is_superuser
 
-    def save_model(self, request: HttpRequest, obj: Team, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Team, form: Any, change: bool) -> Team:
         name = form.cleaned_data["name"]
         if not change:
-            created = teams.create_team(name=name, user=request.user)
-            obj.pk, obj._state = created.pk, created._state
-        elif "name" in form.changed_data:
+            return teams.create_team(name=name, user=request.user)
+        if "name" in form.changed_data:
             teams.rename_team(team=obj, name=name, user=request.user)
         obj.refresh_from_db()
+        return obj
 
     def delete_model(self, request: HttpRequest, obj: Team) -> None:
         teams.delete_team(team=obj, user=request.user)

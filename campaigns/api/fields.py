@@ -30,7 +30,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.relations import MANY_RELATION_KWARGS
 
-from campaigns.domain import stop_rules as rules
+from campaigns.domain import stop_rules
 from catalog.domain.display_text import bidi_refusal
 
 #: The largest number of hours any input takes (11 years of one GPU, far past any campaign);
@@ -421,11 +421,11 @@ class MetricValueField(serializers.Field[float, Any, Any, Any]):
 
     def to_internal_value(self, data: Any) -> float:
         try:
-            return rules.parse_metric_value(data)
+            return stop_rules.parse_metric_value(data)
         except ValueError as exc:
             raise serializers.ValidationError(str(exc)) from exc
 
 
 def json_metric_value(value: float) -> float | str:
     """A float as strict JSON can carry it: non-finite values become their tokens."""
-    return value if math.isfinite(value) else rules.format_metric_value(value)
+    return value if math.isfinite(value) else stop_rules.format_metric_value(value)

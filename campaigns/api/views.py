@@ -52,8 +52,7 @@ from campaigns.api.serializers import (
 )
 from campaigns.domain import downsampling as series
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
-from campaigns.selectors import run_cost as accrual
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_cost, run_metrics
 from campaigns.services import ingest, metric_batch
 from campaigns.views import Conflict
 
@@ -301,8 +300,8 @@ class RunMetrics(RunView):
             OpenApiParameter(
                 "max_points",
                 int,
-                description=f"At most this many points (2 to {readings.LIMIT_MAX_POINTS}, "
-                f"default {readings.DEFAULT_MAX_POINTS}); each bucket keeps its minimum and "
+                description=f"At most this many points (2 to {run_metrics.LIMIT_MAX_POINTS}, "
+                f"default {run_metrics.DEFAULT_MAX_POINTS}); each bucket keeps its minimum and "
                 "maximum, every non-finite point and the last point are kept.",
             ),
         ],
@@ -320,17 +319,17 @@ class RunMetrics(RunView):
         name = request.query_params.get("name")
         # Parameters are checked whether or not `name` is given: an invalid one is a 400 either
         # way, never silently ignored.
-        raw = request.query_params.get("max_points", str(readings.DEFAULT_MAX_POINTS))
+        raw = request.query_params.get("max_points", str(run_metrics.DEFAULT_MAX_POINTS))
         try:
             max_points = int(raw)
         except ValueError:
             max_points = 0
-        if not 2 <= max_points <= readings.LIMIT_MAX_POINTS:
+        if not 2 <= max_points <= run_metrics.LIMIT_MAX_POINTS:
             return _json(
                 400,
                 {
                     "max_points": [
-                        f"A whole number from 2 to {readings.LIMIT_MAX_POINTS}; got {raw!r}."
+                        f"A whole number from 2 to {run_metrics.LIMIT_MAX_POINTS}; got {raw!r}."
                     ]
                 },
             )
@@ -338,7 +337,7 @@ class RunMetrics(RunView):
         if x not in ("step", "cost"):
             return _json(400, {"x": [f'"step" (the default) or "cost"; got {x!r}.']})
         if name is None:
-            names = readings.metric_names(run)
+            names = run_metrics.metric_names(run)
             return _json(
                 200,
                 {
@@ -346,13 +345,13 @@ class RunMetrics(RunView):
                     "metrics": [{"name": n, "count": c} for n, c in names],
                 },
             )
-        found = readings.metric_series(run, name, max_points)
+        found = run_metrics.metric_series(run, name, max_points)
         points: list[dict[str, Any]] = [
             {"step": step, "value": series.as_json_value(value)} for step, value in found.points
         ]
         # What an MLflow client said of each point (docs/mlflow.md): only where it said it.
         for point, (stamp, model_id) in zip(
-            points, readings.client_marks(run, name, found.points), strict=True
+            points, run_metrics.client_marks(run, name, found.points), strict=True
         ):
             if stamp is not None:
                 point["timestamp"] = stamp
@@ -361,7 +360,7 @@ class RunMetrics(RunView):
         if x == "cost":
             # Each point's cost so far, so a loss-vs-money curve needs no client arithmetic
             # (docs/domain.md §18); null where nothing prices an hour in this campaign.
-            priced = accrual.point_costs(run, readings.logged_at(run, name, found.points))
+            priced = run_cost.point_costs(run, run_metrics.logged_at(run, name, found.points))
             costs: list[Any] = list(priced) if priced is not None else [None] * len(points)
             for point, cost in zip(points, costs, strict=True):
                 point["cost"] = None if cost is None else str(cost)

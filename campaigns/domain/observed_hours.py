@@ -39,6 +39,17 @@ from campaigns.domain.run_hours import RUNNING, ended_hours
 
 # Which runs a stage stands for.
 RUN_KIND_FOR_STAGE: Final = {"training": "full", "pilot": "pilot", "inference": "inference"}
+# Observed hours further than this from the planned ones need a note saying why (§8.4).
+DEVIATION_NEEDING_NOTE: Final = Decimal("0.10")
+
+
+def needs_deviation_note(planned: Decimal, observed: Decimal) -> bool:
+    """More than 10% away from the plan needs an explanation; any hour of a stage planned at
+    none does."""
+    if planned == 0:
+        return observed != 0
+    return abs(observed - planned) > planned * DEVIATION_NEEDING_NOTE
+
 
 FROM_RUNS: Final = "runs"
 RECORDED: Final = "recorded"

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from campaigns.domain import observed_hours
 from campaigns.domain import stop_rules as rules
 from catalog.validators import no_bidi_controls
 
@@ -348,11 +349,9 @@ class Stage(models.Model):
         }
 
     def needs_deviation_note(self, observed: Decimal) -> bool:
-        """More than 10% away from the plan needs an explanation."""
-        planned = Decimal(self.planned_hours)
-        if planned == 0:
-            return observed != 0
-        return abs(observed - planned) > planned * Decimal("0.10")
+        """More than 10% away from the plan needs an explanation (the rule:
+        campaigns/domain/observed_hours.py)."""
+        return observed_hours.needs_deviation_note(Decimal(self.planned_hours), observed)
 
 
 class LotReservation(models.Model):

@@ -12,13 +12,13 @@ from django.utils.dateparse import parse_datetime
 from campaigns.domain import logged_throughput as logged
 from campaigns.models import MetricSummary, Run
 from campaigns.selectors import raw_points as raw
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_metrics
 
 
 def latest_values(run: Run) -> dict[str, float]:
     """The latest (largest step) value of each throughput metric the run logged."""
     rows = MetricSummary.objects.filter(run=run, name__in=logged.NAMES)
-    return {row.name: readings.as_summary(row).last_value for row in rows}
+    return {row.name: run_metrics.as_summary(row).last_value for row in rows}
 
 
 def _logged_at(point: raw.Raw) -> float | None:

@@ -17,9 +17,9 @@ from rest_framework.request import Request
 from campaigns.api.authentication import is_ingest
 from campaigns.api.permissions import INGEST_ONLY
 from catalog.domain import catalog
-from catalog.models import GpuModel
 from estimates.api.serializers import CustomHardwareSerializer
 from estimates.domain import formulas
+from estimates.selectors.gpus import catalog_gpu
 
 
 class SignedInPerson(permissions.BasePermission):
@@ -58,21 +58,12 @@ def calculator_schema(body: type[Any], result: type[Any], summary: str) -> Calla
     )
 
 
-def catalog_gpu(name: str, field: str, hint: str = "") -> catalog.GpuModel:
-    """The catalog's GPU named ``name`` (or an alias of it); an unknown name is a 400 naming
-    ``field`` with the names known, and ``hint`` after them."""
-    row = GpuModel.objects.lookup(name)
-    if row is None:
-        known = ", ".join(GpuModel.objects.values_list("name", flat=True))
-        raise serializers.ValidationError(
-            nested_error(field, f"unknown GPU model {name!r}; known: {known}{hint}")
-        )
-    return row.as_spec()
-
-
 def hardware_spec(hardware: dict[str, Any], field: str = "hardware.gpu") -> catalog.GpuModel:
     """The accelerator a validated ``hardware`` section names: custom, or a catalog row (by
     name or alias); an unknown name is a 400 naming ``field``."""
     if "custom" in hardware:
         return CustomHardwareSerializer().as_spec(hardware["custom"])
-    return catalog_gpu(hardware["gpu"], field, "; or describe it in hardware.custom")
+    try:
+        return catalog_gpu(hardware["gpu"], field, "; or describe it in hardware.custom")
+    except formulas.EstimateInputError as error:
+        raise field_error(error) from None

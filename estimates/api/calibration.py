@@ -5,16 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns.models import Team, team_ids_for
 from estimates.domain.calibration import MIN_OBSERVATIONS
-from estimates.selectors.calibration import team_calibrations
+from estimates.selectors.calibration import readable_team, team_calibrations
 
 
 class SpreadSerializer(serializers.Serializer[Any]):
@@ -50,10 +49,9 @@ class CalibrationSerializer(serializers.Serializer[Any]):
 class TeamCalibration(APIView):
     @extend_schema(responses={200: CalibrationSerializer})
     def get(self, request: Request, id: int) -> Response:
-        teams = Team.objects.all()
-        if not getattr(request.user, "is_superuser", False):
-            teams = teams.filter(pk__in=team_ids_for(request.user))
-        team = get_object_or_404(teams, pk=id)
+        team = readable_team(request.user, id)
+        if team is None:
+            raise Http404("No such team.")
         return Response(
             {
                 "team": team.pk,

@@ -36,8 +36,7 @@ from typing import Any
 from campaigns.domain import calendar, observed_hours, plan_figures, timeline
 from campaigns.domain.formatting import format_hours as fmt_hours
 from campaigns.domain.timeline import TimelineInputs
-from estimates.domain import forecast_calibration
-from estimates.domain import lot_selection as plans
+from estimates.domain import forecast_calibration, lot_selection
 from estimates.domain.forecast_advice import (
     count,
     figures_line,
@@ -275,10 +274,10 @@ def _entry(
     item: ItemInput | None,
     group_gpu: str | None,
     memory: Mapping[int, int],
-) -> plans.PlanItem:
+) -> lot_selection.PlanItem:
     """One entry; a stage of no item is mandatory work on the resource's GPU."""
     if item is None:
-        return plans.PlanItem(
+        return lot_selection.PlanItem(
             key=f"{resource}/{key}",
             machine_hours=sum(s.hours for s in group),
             gpu=group_gpu,
@@ -288,7 +287,7 @@ def _entry(
             group=resource,
             name=group[0].name,
         )
-    return plans.PlanItem(
+    return lot_selection.PlanItem(
         key=f"{resource}/{key}",
         machine_hours=sum(s.hours for s in group),
         gpu=item.gpu or group_gpu,
@@ -305,10 +304,10 @@ def _stage_work(
     items: Mapping[int, ItemInput],
     memory: Mapping[int, int],
     reserved_gpu: str | None,
-) -> list[plans.PlanItem]:
+) -> list[lot_selection.PlanItem]:
     """Machine work as lot-selection items: one group per resource (its stages run one after
     another on one lot); an item's stages on a resource become one entry, so a cut names it."""
-    out: list[plans.PlanItem] = []
+    out: list[lot_selection.PlanItem] = []
     for resource, entries in _by_resource(line, items).items():
         group_gpu = _group_gpu(entries, items, reserved_gpu)
         for key, group in entries.items():
@@ -373,7 +372,7 @@ def _figures(
 
 def _lot_work(
     inputs: ForecastInputs, line: timeline.Timeline, memory: Mapping[int, int]
-) -> list[plans.PlanItem]:
+) -> list[lot_selection.PlanItem]:
     reserved_gpus = {lot.gpu for lot in inputs.lots}
     only_gpu = next(iter(reserved_gpus)) if len(reserved_gpus) == 1 else None
     return _stage_work(line, {i.id: i for i in inputs.items}, memory, only_gpu)

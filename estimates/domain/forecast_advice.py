@@ -15,8 +15,7 @@ from typing import Any
 
 from campaigns.domain.formatting import format_hours as fmt_hours
 from campaigns.domain.timeline import Timeline
-from estimates.domain import formulas
-from estimates.domain import lot_selection as plans
+from estimates.domain import formulas, lot_selection
 from estimates.domain.forecast_inputs import ItemInput, LotInput, PilotInput, h
 
 
@@ -209,7 +208,9 @@ def _reserved_json(reserved_lots: Sequence[LotInput], currency: str) -> dict[str
     }
 
 
-def _selection_json(selection: plans.Selection, labels: Mapping[str, str]) -> dict[str, Any]:
+def _selection_json(
+    selection: lot_selection.Selection, labels: Mapping[str, str]
+) -> dict[str, Any]:
     return {
         "advised": [
             {
@@ -239,7 +240,7 @@ def _selection_json(selection: plans.Selection, labels: Mapping[str, str]) -> di
 
 
 def _cost_lines(
-    selection: plans.Selection,
+    selection: lot_selection.Selection,
     reserved_lots: Sequence[LotInput],
     currency: str,
     budget: Decimal | None,
@@ -273,8 +274,8 @@ def lot_advice(
     currency: str,
     budget: Decimal | None,
     reserved_lots: Sequence[LotInput],
-    offers: Sequence[plans.RentalPlanOffer],
-    work: list[plans.PlanItem],
+    offers: Sequence[lot_selection.RentalPlanOffer],
+    work: list[lot_selection.PlanItem],
     reserved_machine_hours: float | None,
     forecast_hours: float,
     window: float,
@@ -297,7 +298,7 @@ def lot_advice(
     reference = reserved_machine_hours
     if reference is not None and abs(reference - sum(i.machine_hours for i in work)) < 1e-9:
         reference = None  # "the calendar stays the same" says nothing
-    selection = plans.select_lots(work, lot_window, list(offers), reference_hours=reference)
+    selection = lot_selection.select_lots(work, lot_window, list(offers), reference_hours=reference)
     lines = list(selection.explanation)
     if not fits:
         lines.insert(

@@ -16,15 +16,15 @@ most powerful hardware without comparing its price against the real load):
   rental plans cost the cheapest lot combination (``plans.select_lots``, priced per lot). The
   cheaper of the two is the option's plan. Money is Decimal with its currency, to cents.
 * Ranking: ascending total cost; options without any price come last, by GPU-hours.
+* How an option is priced (rates, published offers, lots) is estimates/domain/hardware_pricing.py.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal, TypeVar
+from typing import TypeVar
 
 from catalog.domain import catalog
 from catalog.domain.catalog import GpuModel
@@ -33,41 +33,20 @@ from estimates.domain import formulas
 from estimates.domain import lot_selection as plans
 from estimates.domain.formulas.projection import speedup
 from estimates.domain.hardware_calendar import REST, Calendar, measured_words
+from estimates.domain.hardware_pricing import PlanChoice, Pricing, TimeSource, Work, cheapest
 from estimates.domain.projection_words import basis_words, range_kind
-from estimates.domain.rate_offers import RateOffer, cheapest_offer, offers_by_gpu
+from estimates.domain.rate_offers import RateOffer, offers_by_gpu
 
-TimeSource = Literal["pilot", "projected", "assumed", "observed", "calibrated"]
 _V = TypeVar("_V")
-_NO_WINDOW_HOURS = 1e9
-
-
-@dataclass(frozen=True)
-class Work:
-    """One piece of work as measured, projected or planned on its own GPU.
-
-    ``wall_hours`` is on ``gpus`` devices of ``gpu`` (None: no GPU stated, hours kept as they
-    are everywhere); ``memory_bytes_per_gpu`` None means unknown (then a candidate needs at
-    least the memory of ``gpu``, when known).
-    """
-
-    key: str
-    name: str
-    gpu: str | None
-    wall_hours: float
-    gpus: int = 1
-    precision: str = "bf16"
-    memory_bytes_per_gpu: int | None = None
-    time_source: TimeSource = "assumed"
-
-
-@dataclass(frozen=True)
-class PlanChoice:
-    """How the option is bought: ``hourly`` at a rate per GPU-hour, or ``lots``."""
-
-    kind: Literal["hourly", "lots", "none"]
-    description: str
-    rate_per_gpu_hour: Decimal | None = None
-    lots: tuple[str, ...] = ()
+__all__ = [
+    "Excluded",
+    "HardwareOption",
+    "PlanChoice",
+    "TimeSource",
+    "Work",
+    "rank_options",
+    "ranking",
+]
 
 
 @dataclass(frozen=True)
@@ -117,63 +96,6 @@ def _fits(work: Work, own: GpuModel | None, candidate: GpuModel) -> bool:
     return own is None or own.memory_bytes <= candidate.memory_bytes
 
 
-def _hourly(gpu_hours: float, rate: Decimal, currency: str) -> tuple[PlanChoice, formulas.Money]:
-    amount = formulas.hourly_cost(1, gpu_hours, rate)
-    choice = PlanChoice(
-        "hourly", f"hourly at {rate} {currency} per GPU-hour", rate_per_gpu_hour=rate
-    )
-    return choice, formulas.Money(amount, currency)
-
-
-def _lots(
-    works: Sequence[tuple[Work, float]],
-    candidate: GpuModel,
-    offers: Sequence[plans.RentalPlanOffer],
-    window_hours: float,
-) -> tuple[PlanChoice, formulas.Money, bool] | None:
-    mine = [o for o in offers if normalize_gpu(o.gpu) == normalize_gpu(candidate.name)]
-    # A campaign stored with no window (0 h, before the rule refused it) fits no lot.
-    if not math.isfinite(window_hours) or window_hours <= 0:
-        return None
-    if not mine or len({o.currency for o in mine}) > 1:
-        return None
-    items = [
-        plans.PlanItem(
-            key=work.key,
-            machine_hours=hours,
-            gpu=candidate.name,
-            gpus_needed=work.gpus,
-            memory_bytes_per_gpu=work.memory_bytes_per_gpu,
-            name=work.name,
-        )
-        for work, hours in works
-    ]
-    selection = plans.select_lots(items, window_hours, mine)
-    if selection.unplaced:
-        return None
-    counts: dict[str, int] = {}
-    for lot in selection.lots:
-        counts[lot.plan.name] = counts.get(lot.plan.name, 0) + 1
-    names = tuple(f"{n} x {plan}" for plan, n in counts.items())
-    choice = PlanChoice("lots", f"rental lots: {', '.join(names)}", lots=names)
-    return choice, formulas.Money(selection.total, selection.currency), selection.feasible
-
-
-@dataclass(frozen=True)
-class _Pricing:
-    """How options are priced: hourly rates by normalized GPU name, a fallback, rental lots."""
-
-    rates: Mapping[str, Decimal]
-    fallback_rate: Decimal | None
-    currency: str
-    window_hours: float | None
-    offers: Sequence[plans.RentalPlanOffer]
-    rate_notes: Mapping[str, str]
-    rate_instances: Mapping[str, int]
-    offers_by_gpu: Mapping[str, tuple[RateOffer, ...]] = field(default_factory=dict)
-    calendar: Calendar | None = None
-
-
 def rank_options(
     works: Sequence[Work],
     gpus: Sequence[GpuModel],
@@ -188,6 +110,7 @@ def rank_options(
     rate_instances: Mapping[str, int] | None = None,
     rate_offers: Sequence[RateOffer] = (),
     calendar: Calendar | None = None,
+    works_on: Mapping[str, Sequence[Work]] | None = None,
 ) -> tuple[list[HardwareOption], list[Excluded]]:
     """Every GPU of ``gpus`` that fits all the ``works``, priced and ranked by total cost.
 
@@ -203,10 +126,11 @@ def rank_options(
     works least, the GPUs rounded up to that offer's instances (a one-GPU job takes the plan
     that sells one GPU). With a campaign's ``calendar``, an option fits the window when the
     campaign's calendar with the works on that GPU does (docs/domain.md §7.7), and the calendar's
-    other machine stages still to come are rented and priced with it.
+    other machine stages still to come are rented and priced with it. ``works_on`` gives a GPU
+    its own works (the calculator's job estimated on each GPU) in place of ``works``.
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
-    pricing = _Pricing(
+    pricing = Pricing(
         rates=_by_gpu(rates),
         fallback_rate=fallback_rate,
         currency=currency,
@@ -220,7 +144,8 @@ def rank_options(
     options: list[HardwareOption] = []
     excluded: list[Excluded] = []
     for candidate in gpus:
-        placed, reasons, sources = _place(works, by_name, candidate)
+        mine = (works_on or {}).get(candidate.name, works)
+        placed, reasons, sources = _place(mine, by_name, candidate)
         if reasons:
             excluded.append(Excluded(candidate.name, _reasons_text(reasons)))
             continue
@@ -316,7 +241,7 @@ def _option(
     candidate: GpuModel,
     placed: Sequence[tuple[Work, float]],
     sources: set[TimeSource],
-    pricing: _Pricing,
+    pricing: Pricing,
     measured: Mapping[str, str],
 ) -> HardwareOption:
     wall = sum(h for _, h in placed)
@@ -324,7 +249,7 @@ def _option(
     source = _time_source(sources)
     rented = _with_calendar(placed, pricing.calendar)
     rest = sum(h for w, h in rented if w.key == REST)
-    plan, total, fits_window = _cheapest(candidate, rented, wall + rest, gpu_hours + rest, pricing)
+    plan, total, fits_window = cheapest(candidate, rented, wall + rest, gpu_hours + rest, pricing)
     calendar_hours = None
     if pricing.calendar is not None:
         calendar_hours = pricing.calendar({w.key: h for w, h in placed}).hours
@@ -362,101 +287,6 @@ def _with_calendar(
         other = Work(key=REST, name="the calendar's other stages", gpu=None, wall_hours=rest)
         out.append((other, rest))
     return out
-
-
-def _cheapest(
-    candidate: GpuModel,
-    placed: Sequence[tuple[Work, float]],
-    wall: float,
-    gpu_hours: float,
-    pricing: _Pricing,
-) -> tuple[PlanChoice, formulas.Money | None, bool | None]:
-    """The cheaper of the hourly rate and the rental lots, or no plan without any price."""
-    window_hours = pricing.window_hours
-    priced = _hourly_price(candidate, placed, wall, gpu_hours, pricing)
-    if pricing.offers and placed:
-        # Without a window, lots are only bounded by their own durations.
-        lots_window = window_hours if window_hours is not None else _NO_WINDOW_HOURS
-        lots = _lots(placed, candidate, pricing.offers, lots_window)
-        if lots is not None:
-            choice, money, feasible = lots
-            priced.append((choice, money, feasible if window_hours is not None else None))
-    if priced:
-        priced.sort(key=lambda p: p[1].amount)
-        plan, money, fits_window = priced[0]
-        return plan, money, fits_window
-    plan = PlanChoice("none", "no price known for this GPU: give a rate per GPU-hour")
-    return plan, None, None if window_hours is None else wall <= window_hours
-
-
-def _billed_gpu_hours(placed: Sequence[tuple[Work, float]], instance: int) -> float:
-    """GPU-hours paid for: each work's GPUs rounded up to whole instances of ``instance``."""
-    return sum(h * math.ceil(w.gpus / instance) * instance for w, h in placed)
-
-
-def _hourly_price(
-    candidate: GpuModel,
-    placed: Sequence[tuple[Work, float]],
-    wall: float,
-    gpu_hours: float,
-    pricing: _Pricing,
-) -> list[tuple[PlanChoice, formulas.Money, bool | None]]:
-    key = normalize_gpu(candidate.name)
-    own_rate = pricing.rates.get(key)
-    offers = pricing.offers_by_gpu.get(key, ()) if own_rate is None else ()
-    if offers:
-        found = _offer_price(offers, placed, wall, pricing)
-        return [] if found is None else [found]
-    rate = own_rate if own_rate is not None else pricing.fallback_rate
-    if rate is None:
-        return []
-    instance = pricing.rate_instances.get(key, 1) if own_rate else 1
-    billed = _billed_gpu_hours(placed, instance) if placed and instance > 1 else gpu_hours
-    try:
-        choice, money = _hourly(billed, rate, pricing.currency)
-    except formulas.EstimateInputError:
-        return []  # beyond the largest amount handled: not a usable price
-    if own_rate is None:
-        # Said, because one rate for every card favours the fastest card.
-        choice = PlanChoice(
-            "hourly",
-            f"{choice.description} (the fallback rate: no rate given for this GPU)",
-            rate_per_gpu_hour=rate,
-        )
-    note = pricing.rate_notes.get(normalize_gpu(candidate.name)) if own_rate is not None else None
-    if billed > gpu_hours:
-        # Said, because the rate alone would price the GPUs the job does not use at nothing.
-        billing = f"rented {instance} GPUs at a time: {billed:,.4g} GPU-hours billed"
-        note = f"{note}; {billing}" if note else billing
-    if note:
-        choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
-    window = pricing.window_hours
-    return [(choice, money, None if window is None else wall <= window)]
-
-
-def _offer_price(
-    offers: Sequence[RateOffer],
-    placed: Sequence[tuple[Work, float]],
-    wall: float,
-    pricing: _Pricing,
-) -> tuple[PlanChoice, formulas.Money, bool | None] | None:
-    """The published offer that bills the works least, with its provenance and billing said."""
-    found = cheapest_offer(offers, [(w.gpus, h) for w, h in placed])
-    if found is None:
-        return None
-    offer, amount, billed = found
-    note = offer.note
-    if billed > sum(h * w.gpus for w, h in placed):
-        billing = f"rented {offer.gpus_per_instance} GPUs at a time: {billed:,.4g} GPU-hours billed"
-        note = f"{note}; {billing}" if note else billing
-    description = f"hourly at {offer.rate_per_gpu_hour} {pricing.currency} per GPU-hour"
-    choice = PlanChoice(
-        "hourly",
-        f"{description} ({note})" if note else description,
-        rate_per_gpu_hour=offer.rate_per_gpu_hour,
-    )
-    window = None if pricing.window_hours is None else wall <= pricing.window_hours
-    return choice, formulas.Money(amount, pricing.currency), window
 
 
 def ranking(option: HardwareOption) -> tuple[bool, Decimal, float, str]:

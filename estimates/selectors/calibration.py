@@ -6,8 +6,10 @@ SQL so that a team's read does not grow with its runs (bench/money/run.py)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from campaigns.domain.timeline import build
-from campaigns.models import Campaign, CampaignStatus
+from campaigns.models import Campaign, CampaignStatus, Team, team_ids_for
 from campaigns.selectors.timeline import timeline_inputs_of
 from catalog.models import GpuModel
 from estimates.domain import calibration
@@ -54,3 +56,11 @@ def team_calibrations(
     return calibration.calibrate(
         team_observations(team_id, exclude_campaign_id=exclude_campaign_id)
     )
+
+
+def readable_team(user: Any, team_id: int) -> Team | None:
+    """The team ``team_id`` when ``user`` may read it (a member, or a superuser), else None."""
+    teams = Team.objects.all()
+    if not getattr(user, "is_superuser", False):
+        teams = teams.filter(pk__in=team_ids_for(user))
+    return teams.filter(pk=team_id).first()

@@ -11,8 +11,9 @@ headline and the lot advice state. Writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from decimal import Decimal
 from typing import Any
 
 from django.utils import timezone
@@ -21,14 +22,16 @@ from campaigns.domain import timeline
 from campaigns.domain.timeline import TimelineInputs
 from campaigns.models import Campaign, ItemStatus
 from catalog.domain import catalog
-from catalog.models import GpuModel, HourlyRate, RentalPlan
+from catalog.models import HourlyRate, RentalPlan
 from estimates.domain import forecast
 from estimates.domain import hardware_options as options
 from estimates.domain.forecast_inputs import Forecast, ItemForecast
 from estimates.domain.hardware_calendar import Calendar, CalendarFit
+from estimates.domain.hardware_jobs import Inputs, job_on_gpus
 from estimates.domain.rate_offers import RateOffer
 from estimates.models import plan_offer
 from estimates.selectors.forecast_inputs import forecast_inputs
+from estimates.selectors.gpus import catalog_gpus
 
 # Done and cut items are not work left to rent hardware for.
 _SKIPPED = frozenset({ItemStatus.DONE, ItemStatus.CUT})
@@ -130,20 +133,82 @@ def campaign_hardware_options(
     cheaper of its rental lots and its cheapest published hourly rate (`works`:
     `campaign_works(campaign)`, when the caller read it already)."""
     found = works if works is not None else campaign_works(campaign)
-    gpus = [row.as_spec() for row in GpuModel.objects.order_by("name")]
-    offers = [
-        plan_offer(plan)
-        for plan in RentalPlan.objects.select_related("gpu").filter(currency=campaign.currency)
-    ]
-    return options.rank_options(
+    return ranked_options(
         found.works,
-        gpus,
-        offers=offers,
-        rate_offers=published_rate_offers(campaign.currency),
+        catalog_gpus(),
         currency=campaign.currency,
         window_hours=float(campaign.window_hours),
         measured_on=found.measured_on,
         calendar=found.calendar,
+    )
+
+
+def job_hardware_options(
+    data: dict[str, Any],
+    *,
+    own: catalog.GpuModel,
+    pilot_gpu: catalog.GpuModel,
+    inputs: Inputs,
+) -> tuple[list[options.HardwareOption], list[options.Excluded]]:
+    """The calculator's job (validated request ``data``, on its GPU ``own``, its pilot's on
+    ``pilot_gpu``) on every catalog GPU, the custom one and the pilot's, ranked as the campaign's
+    options are (`ranked_options`); ``inputs`` builds the formulas' input for a GPU."""
+    candidates = catalog_gpus()
+    if "custom" in data["hardware"]:
+        candidates.append(own)
+    pilot = data.get("pilot")
+    if pilot and all(c.name != pilot_gpu.name for c in candidates):
+        candidates.append(pilot_gpu)  # the GPU the pilot ran on is always an option
+    job = job_on_gpus(data, candidates, pilot_gpu, inputs)
+    cost = data.get("cost") or {}
+    ranked, _ = ranked_options(
+        (),
+        job.gpus,
+        works_on=job.works_on,
+        currency=cost.get("currency", "USD"),
+        rates=dict(data.get("rates") or {}),
+        fallback_rate=cost.get("hourly_rate_per_gpu"),
+        # The caller's rate first; without one, the catalog's published hourly rates by
+        # instance size, with their provenance (docs/domain.md §24.8).
+        published=not cost.get("hourly_rate_per_gpu"),
+        window_hours=data.get("window_hours"),
+        measured_on={"job": pilot_gpu.name} if pilot else None,
+    )
+    return ranked, job.excluded
+
+
+def ranked_options(
+    works: Sequence[options.Work],
+    gpus: Sequence[catalog.GpuModel],
+    *,
+    currency: str,
+    works_on: Mapping[str, Sequence[options.Work]] | None = None,
+    rates: Mapping[str, Decimal] | None = None,
+    fallback_rate: Decimal | None = None,
+    published: bool = True,
+    window_hours: float | None = None,
+    measured_on: Mapping[str, str] | None = None,
+    calendar: Calendar | None = None,
+) -> tuple[list[options.HardwareOption], list[options.Excluded]]:
+    """The one ranking of hardware options, for the campaign page, its API and the calculator:
+    `options.rank_options` with the rental plans in ``currency`` and, when ``published``, the
+    catalog's published hourly rates."""
+    offers = [
+        plan_offer(plan)
+        for plan in RentalPlan.objects.select_related("gpu").filter(currency=currency)
+    ]
+    return options.rank_options(
+        works,
+        gpus,
+        works_on=works_on,
+        offers=offers,
+        rates=rates,
+        fallback_rate=fallback_rate,
+        rate_offers=published_rate_offers(currency) if published else (),
+        currency=currency,
+        window_hours=window_hours,
+        measured_on=measured_on,
+        calendar=calendar,
     )
 
 

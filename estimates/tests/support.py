@@ -101,17 +101,21 @@ class OnTheDemoCampaign:
 
 class CommittedTestData:
     """TestCase mixin: setUpTestData's transaction never commits, so the recomputes it queued
-    stay pending in every test and would absorb the tests' own (one per transaction and
-    campaign). Dropping them models the setup having committed."""
+    stay pending in every test and would mix with the tests' own. Dropping them models the
+    setup having committed."""
 
     def setUp(self) -> None:
-        from estimates.services import _EnqueueRecompute
+        from campaigns.enqueue import OnCommitEnqueue
+        from estimates.tasks import recompute_forecast
 
         connection = transaction.get_connection()
         connection.run_on_commit = [
             entry
             for entry in connection.run_on_commit
-            if not isinstance(entry[1], _EnqueueRecompute)
+            if not (
+                isinstance(entry[1], OnCommitEnqueue)
+                and entry[1].task.name == recompute_forecast.name
+            )
         ]
         super().setUp()  # type: ignore[misc]
 

@@ -16,6 +16,7 @@ from django.test import TestCase
 from django.urls import reverse
 from django.utils import timezone
 
+from campaigns.enqueue import OnCommitEnqueue
 from campaigns.models import (
     Campaign,
     IngestKey,
@@ -38,8 +39,8 @@ from estimates.forecasts import (
     recompute,
 )
 from estimates.models import Estimate
-from estimates.services import _EnqueueRecompute, mark_stale
-from estimates.tasks import sweep_stale_estimates
+from estimates.services import mark_stale
+from estimates.tasks import recompute_forecast, sweep_stale_estimates
 from estimates.tests.support import (
     CommittedTestData,
     grow_seed_by_30_hours_with_an_exploratory_item,
@@ -60,8 +61,13 @@ def campaign_row(campaign: Campaign) -> Estimate:
     return Estimate.objects.get(campaign=campaign, item__isnull=True)
 
 
-def enqueued(callbacks: list[Any]) -> list[int]:
-    return [c.campaign_id for c in callbacks if isinstance(c, _EnqueueRecompute)]
+def enqueued(callbacks: list[Any]) -> list[tuple[int, int]]:
+    """The (campaign, version) of each recompute enqueued after the commit."""
+    return [
+        c.args
+        for c in callbacks
+        if isinstance(c, OnCommitEnqueue) and c.task.name == recompute_forecast.name
+    ]
 
 
 class ForecastEndpointTests(TestCase):
@@ -185,7 +191,7 @@ class SeedPilotTests(CommittedTestData, TestCase):
         self.assertIsNotNone(stale.stale_since)
         self.assertEqual(stale.input_version, before.input_version + 1)
         self.assertEqual(stale.computed_version, before.computed_version)
-        self.assertEqual(enqueued(callbacks), [self.seed.pk])
+        self.assertEqual(enqueued(callbacks), [(self.seed.pk, stale.input_version)])
         item_rows = Estimate.objects.filter(campaign=self.seed, item__isnull=False)
         self.assertEqual({r.status for r in item_rows}, {"stale"})
 
@@ -349,12 +355,17 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         cls.team = Team.objects.create(name="nlp")
         cls.campaign = make_plannable(cls.team)
 
-    def test_many_plan_changes_in_one_transaction_enqueue_a_single_recompute(self) -> None:
+    def test_many_plan_changes_in_one_transaction_compute_the_forecast_once(self) -> None:
         with self.captureOnCommitCallbacks() as callbacks, transaction.atomic():
             for n in range(5):
                 PlannedItem.objects.create(campaign=self.campaign, name=f"extra {n}")
             Stage.objects.filter(campaign=self.campaign).first().save()  # type: ignore[union-attr]
-        self.assertEqual(enqueued(callbacks), [self.campaign.pk])
+        messages = enqueued(callbacks)
+        self.assertEqual({campaign for campaign, _version in messages}, {self.campaign.pk})
+        self.assertEqual(messages[-1][1], campaign_row(self.campaign).input_version)
+        # Every earlier version is superseded before anything is computed; the last one lands.
+        answers = [recompute(campaign, version) for campaign, version in messages]
+        self.assertEqual(answers, ["superseded"] * (len(messages) - 1) + ["landed"])
 
     def test_a_window_change_marks_stale_but_a_title_change_does_not(self) -> None:
         ensure_forecast(self.campaign)

@@ -22,8 +22,8 @@ from rest_framework.request import Request
 from rest_framework.views import APIView
 
 from campaigns.models import Team, team_ids_for
-from ledger import export_writers as writers
-from ledger.domain import team_budget as periods
+from ledger.domain import team_budget
+from ledger.operations import export_writers
 from ledger.selectors.ledger_export import export_rows
 
 FORMATS = {"csv": "text/csv; charset=utf-8", "parquet": "application/vnd.apache.parquet"}
@@ -40,7 +40,7 @@ class JSONErrorsOnly(BaseContentNegotiation):
         return (JSONRenderer(), JSONRenderer.media_type)
 
 
-def parse_query(request: Request) -> tuple[str, periods.PeriodKind, Any]:
+def parse_query(request: Request) -> tuple[str, team_budget.PeriodKind, Any]:
     fmt = request.query_params.get("format", "csv")
     if fmt not in FORMATS:
         raise exceptions.ValidationError({"format": [f"{fmt!r}: use csv or parquet"]})
@@ -48,7 +48,7 @@ def parse_query(request: Request) -> tuple[str, periods.PeriodKind, Any]:
     if not text:
         raise exceptions.ValidationError({"period": ["required: YYYY-MM or YYYY-Qn"]})
     try:
-        kind, start = periods.parse_period(text)
+        kind, start = team_budget.parse_period(text)
     except ValueError as exc:
         raise exceptions.ValidationError({"period": [str(exc)]}) from None
     return fmt, kind, start
@@ -61,17 +61,19 @@ def safe_filename_part(text: str) -> str:
     return cleaned[:80] or "team"
 
 
-def export_response(team: Team, fmt: str, kind: periods.PeriodKind, start: Any) -> Any:
+def export_response(team: Team, fmt: str, kind: team_budget.PeriodKind, start: Any) -> Any:
     """The export as a streamed response (the admin's link answers the same)."""
-    label = periods.period_label(kind, start)
+    label = team_budget.period_label(kind, start)
     filename = f"ledger-{safe_filename_part(team.name)}-{label}.{fmt}"
     rows = export_rows(team.pk, kind, start)
     if fmt == "csv":
-        response: Any = StreamingHttpResponse(writers.csv_chunks(rows), content_type=FORMATS[fmt])
+        response: Any = StreamingHttpResponse(
+            export_writers.csv_chunks(rows), content_type=FORMATS[fmt]
+        )
     else:
         # FileResponse closes it once sent; the file is gone from the disk from the start.
         spool = tempfile.TemporaryFile()  # noqa: SIM115
-        writers.write_parquet(rows, spool)
+        export_writers.write_parquet(rows, spool)
         spool.seek(0)
         response = FileResponse(spool, content_type=FORMATS[fmt])
     response["Content-Disposition"] = f'attachment; filename="{filename}"'

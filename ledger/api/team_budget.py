@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaigns.models import Team, team_ids_for
-from ledger.selectors import team_budget as budgets
+from ledger.selectors import team_budget
 
 
 class FiguresSerializer(serializers.Serializer[Any]):
@@ -53,5 +53,5 @@ class TeamBudget(APIView):
         if not getattr(request.user, "is_superuser", False):
             teams = teams.filter(pk__in=team_ids_for(request.user))
         team = get_object_or_404(teams, pk=id)
-        periods = [budgets.period_json(p) for p in budgets.team_budget(team.pk)]
+        periods = [team_budget.period_json(p) for p in team_budget.team_budget(team.pk)]
         return Response({"team": team.pk, "periods": periods})

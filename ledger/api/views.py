@@ -26,7 +26,7 @@ from rest_framework.views import APIView
 from campaigns import services as campaign_services
 from campaigns.api.permissions import campaign_for, campaigns_for
 from campaigns.models import Campaign, Stage
-from ledger import reports, services
+from ledger import services
 from ledger.api.serializers import (
     DeliverableSerializer,
     DetailSerializer,
@@ -40,6 +40,7 @@ from ledger.api.serializers import (
 )
 from ledger.domain.cost_per_deliverable import MixedCurrencyError
 from ledger.models import OUT_OF_DATE_NOTE, Deliverable, LedgerEntry, Report, ReportStatus
+from ledger.rendering.closing_report import render_json
 from ledger.selectors.ledger_summary import ledger_summary
 
 READ_AND_APPEND = ["get", "post", "head", "options"]
@@ -239,7 +240,7 @@ def report_download(report: Report, rendering: str) -> HttpResponse:
     content_type, extension, disposition = RENDERINGS[rendering]
     if rendering == "json":
         data = report.data or {}
-        content = reports.render_json({**data, "out_of_date": True} if report.out_of_date else data)
+        content = render_json({**data, "out_of_date": True} if report.out_of_date else data)
     else:
         content = getattr(report, rendering)
         if report.out_of_date:

@@ -8,10 +8,13 @@ and the cost breakdown as horizontal bars. Units: hours in, money as Decimal in,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from decimal import Decimal
+from typing import Any
 
+from campaigns.charts.gantt import stages_from_timeline
 from campaigns.domain.formatting import format_hours_short as _hours
+from campaigns.domain.timeline import Timeline
 
 PLANNED = "#8fb3d9"
 PLANNED_HUMAN = "#c7b6e0"
@@ -211,3 +214,13 @@ def cost_chart(rows: Sequence[CostRow], currency: str) -> Chart:
         tuple(labels),
         tuple(rules),
     )
+
+
+def gantt_section(timeline: Timeline) -> dict[str, Any]:
+    """The Gantt's input, from the timeline (campaigns/charts/gantt.py `stages_from_timeline`),
+    stored with the report so that every rendering of it draws the same chart."""
+    return {
+        "window_hours": timeline.window_hours,
+        "stages": [asdict(s) for s in stages_from_timeline(timeline)],
+        "lots": [asdict(lot) for lot in timeline.lots],
+    }

@@ -23,8 +23,8 @@ from campaigns import services
 from campaigns.models import Campaign, PlannedItem, Run, Stage, Team
 from campaigns.services import ingest, run_lifecycle
 from catalog.models import RentalPlan
-from ledger import reports
 from ledger import services as ledger_services
+from ledger.services.closing_reports import build
 
 QUESTION = "Does the LoRA variant beat the baseline on last quarter's tickets by 1.0 macro-F1?"
 CORPUS = ("support-tickets-es", "sha256:1a2b3c4d5e")
@@ -93,7 +93,7 @@ def load_past_campaign(team: Team, user: Any, past: PastCampaign) -> tuple[Campa
     if not campaign.reports.exists():
         report = ledger_services.request_report(campaign=campaign, user=user)
         # Built now, so the demo has it without a worker (a queued build leaves a ready one).
-        reports.build(report.pk)
+        build(report.pk)
     return campaign, created
 
 

@@ -11,8 +11,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from ledger.domain import focus_export as focus
-from ledger.domain import team_budget as periods
+from ledger.domain import focus_export, team_budget
 from ledger.models import LedgerEntry
 
 CHUNK = 5000
@@ -73,7 +72,7 @@ def _posts(row: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     }
 
 
-def _facts(row: dict[str, Any]) -> tuple[focus.EntryFacts, focus.EntryFacts | None]:
+def _facts(row: dict[str, Any]) -> tuple[focus_export.EntryFacts, focus_export.EntryFacts | None]:
     own = {
         "id": row["id"],
         "kind": row["kind"],
@@ -86,22 +85,22 @@ def _facts(row: dict[str, Any]) -> tuple[focus.EntryFacts, focus.EntryFacts | No
         "team_id": row["campaign__team_id"],
         "team_name": row["campaign__team__name"],
     }
-    entry = focus.EntryFacts(**own, reverses=row["reverses_id"], **_posts(row))
+    entry = focus_export.EntryFacts(**own, reverses=row["reverses_id"], **_posts(row))
     original = None
     if row["reverses_id"] is not None:
-        original = focus.EntryFacts(
+        original = focus_export.EntryFacts(
             **{**own, "kind": row["reverses__kind"], "created_at": row["reverses__created_at"]},
             **_posts(row, "reverses__"),
         )
     return entry, original
 
 
-def billing_period(kind: periods.PeriodKind, start: date) -> tuple[datetime, datetime]:
-    return periods.period_bounds(kind, start)
+def billing_period(kind: team_budget.PeriodKind, start: date) -> tuple[datetime, datetime]:
+    return team_budget.period_bounds(kind, start)
 
 
 def export_rows(
-    team_id: int, kind: periods.PeriodKind, start: date, *, chunk_size: int = CHUNK
+    team_id: int, kind: team_budget.PeriodKind, start: date, *, chunk_size: int = CHUNK
 ) -> Iterator[dict[str, Any]]:
     """The FOCUS rows of the team's entries posted in the period, in posting order."""
     billing = billing_period(kind, start)
@@ -114,12 +113,12 @@ def export_rows(
     )
     for row in rows.iterator(chunk_size=chunk_size):
         entry, original = _facts(row)
-        yield focus.focus_row(entry, billing, original)
+        yield focus_export.focus_row(entry, billing, original)
     for lot in lots_in(team_id, billing):
-        yield from focus.amortised_rows(lot, billing)
+        yield from focus_export.amortised_rows(lot, billing)
 
 
-def lots_in(team_id: int, billing: tuple[datetime, datetime]) -> Iterator[focus.LotFacts]:
+def lots_in(team_id: int, billing: tuple[datetime, datetime]) -> Iterator[focus_export.LotFacts]:
     """The team's lots bought through the ledger (a rental entry posting them, not reversed)
     whose window overlaps the billing period."""
     entries = (
@@ -139,7 +138,7 @@ def lots_in(team_id: int, billing: tuple[datetime, datetime]) -> Iterator[focus.
         end = start + timedelta(hours=float(plan.duration_hours))
         if end <= billing[0]:
             continue
-        yield focus.LotFacts(
+        yield focus_export.LotFacts(
             lot_id=lot.pk, entry_id=entry.pk, campaign_id=entry.campaign_id,
             campaign_title=entry.campaign.title, team_id=team_id,
             team_name=entry.campaign.team.name, provider=plan.provider, plan=plan.name,

@@ -16,9 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db.models import Max, Min
-from django.template.loader import render_to_string
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.domain.metric_direction import loss_like
 from campaigns.models import (
@@ -31,7 +29,7 @@ from campaigns.models import (
     StopRuleKind,
 )
 from campaigns.selectors import run_cost as accrual
-from ledger.charts import quality_per_dollar_chart as drawing
+from ledger.charts import quality_per_dollar_chart
 
 # The kinds of run that count: full runs are the item's result, pilots are drawn apart.
 _KINDS = (RunKind.FULL, RunKind.PILOT)
@@ -61,7 +59,7 @@ def value_for_money(campaign: Campaign, until: datetime | None = None) -> dict[s
     return {
         "metric": metric,
         "lower_is_better": lower,
-        "best_is": drawing.best_in_words(metric, lower),
+        "best_is": quality_per_dollar_chart.best_in_words(metric, lower),
         "currency": campaign.currency,
         "items": items,
         "cut_items": cut,
@@ -112,26 +110,3 @@ def _figures(
         "cost": None if cost is None else str(cost.quantize(_CENT)),
         "best": bests.get((item, kind)),
     }
-
-
-def value_chart_html(value: dict[str, Any]) -> SafeString:
-    """The scatter of a `value_for_money` answer (pilots as hollow dots apart); empty when no
-    item has a cost and a best."""
-    points = [
-        drawing.ItemValue(row["item"], Decimal(row["cost"]), row["best"])
-        for row in value["items"]
-        if row["cost"] is not None
-    ]
-    points += [
-        drawing.ItemValue(row["item"], Decimal(row["pilot"]["cost"]), row["pilot"]["best"], True)
-        for row in value["items"]
-        if row["pilot"] is not None and row["pilot"]["cost"] is not None
-    ]
-    chart = drawing.value_chart(
-        points, value["metric"], value["lower_is_better"], value["currency"]
-    )
-    if chart is None:
-        return mark_safe("")
-    return mark_safe(
-        render_to_string("ledger/_value_chart.svg.html", {"chart": chart, "value": value})
-    )

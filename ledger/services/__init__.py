@@ -23,9 +23,8 @@ from django.db import IntegrityError, transaction
 from django.db.models import Sum
 
 from campaigns.domain.formatting import format_hours, format_money
-from campaigns.enqueue import enqueue_on_commit
 from campaigns.models import Campaign, Run, RunStatus
-from campaigns.selectors import run_cost as accrual
+from campaigns.selectors import run_cost
 from estimates import services as estimate_services
 from ledger import tasks
 from ledger.domain.deliverable_checks import FileEntry, check_deliverable
@@ -185,9 +184,9 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
     makes the database refuse a second entry for the same stretch.
     """
     campaign = Campaign.objects.get(pk=run.campaign_id)
-    prices = accrual.pricing(campaign)
+    prices = run_cost.pricing(campaign)
     gpu = run.variant.gpu if run.variant_id and run.variant else ""
-    priced = accrual.cost_of_run(run, prices, gpu=gpu)
+    priced = run_cost.cost_of_run(run, prices, gpu=gpu)
     if priced is None or priced[1].basis != "hourly":
         return None
     segment = run.segments.count() + 1
@@ -199,7 +198,7 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
     corrected = LedgerEntry.objects.filter(run_correction__run=run).aggregate(s=Sum("amount"))["s"]
     held = sum((a for _n, a in posted), corrected or Decimal(0))
     amount = max(total - held, Decimal(0))
-    hours = accrual.hours_of_run(run) - run.prior_hours
+    hours = run_cost.hours_of_run(run) - run.prior_hours
     stretch = f" (segment {segment})" if segment > 1 else ""
     try:
         with transaction.atomic():
@@ -310,7 +309,7 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
     )
     # On commit: a worker must find the row, and a rolled-back request enqueues nothing. A
     # broker outage leaves it pending for sweep_stale_reports, and the request succeeds.
-    enqueue_on_commit(tasks.build_closing_report, report.pk)
+    tasks.build_closing_report.delay_on_commit(report.pk)
     return report
 
 

@@ -14,7 +14,7 @@ from django.db.models import Q, Sum
 
 from campaigns.domain.formatting import format_hours
 from campaigns.models import Campaign, Run, RunHoursCorrection
-from campaigns.selectors import run_cost as accrual
+from campaigns.selectors import run_cost
 from ledger.models import EntryKind, LedgerEntry
 
 
@@ -39,7 +39,7 @@ def post_run_correction(
     run = correction.run
     campaign = Campaign.objects.get(pk=run.campaign_id)
     gpu = run.variant.gpu if run.variant_id and run.variant else ""
-    priced = accrual.cost_of_run(run, accrual.pricing(campaign), gpu=gpu)
+    priced = run_cost.cost_of_run(run, run_cost.pricing(campaign), gpu=gpu)
     if priced is None or priced[1].basis != "hourly" or not run.ledger_entries.exists():
         return None
     cost, _rate = priced

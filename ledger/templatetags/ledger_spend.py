@@ -12,9 +12,10 @@ from django.template.loader import render_to_string
 from django.utils.safestring import SafeString, mark_safe
 
 from campaigns.models import Campaign
-from ledger.charts.spend_chart import spend_chart_html
 from ledger.models import Alert
-from ledger.selectors.quality_per_dollar import value_chart_html, value_for_money
+from ledger.rendering.spend_chart import spend_chart_html
+from ledger.rendering.value_chart import value_chart_html
+from ledger.selectors.quality_per_dollar import value_for_money
 from ledger.selectors.spend import spend_over_time
 
 register = template.Library()

@@ -10,11 +10,12 @@ from django.urls import reverse
 
 from campaigns.models import Team
 from campaigns.tests.factories import GOOD_SHA, celery_eager, committed_campaign, make_user
-from ledger import reports
 from ledger import services as ledger_services
-from ledger.admin import campaign_reports_link, campaign_reports_url
+from ledger.admin import campaign_reports_link
 from ledger.models import LedgerEntry, Report
 from ledger.services import submit_deliverable
+from ledger.services.closing_reports import build
+from ledger.templatetags.ledger_links import campaign_reports_url
 
 
 class LedgerAdminTests(TestCase):
@@ -36,9 +37,9 @@ class LedgerAdminTests(TestCase):
             files=[{"path": "/tmp/p.jsonl", "size_bytes": 0, "sha256": GOOD_SHA}],
         )
         cls.report = Report.objects.create(campaign=cls.campaign)
-        reports.build(cls.report.pk)
+        build(cls.report.pk)
         cls.their_report = Report.objects.create(campaign=cls.theirs)
-        reports.build(cls.their_report.pk)
+        build(cls.their_report.pk)
 
     def setUp(self) -> None:
         self.client.force_login(self.planner)

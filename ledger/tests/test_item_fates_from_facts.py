@@ -10,7 +10,8 @@ from django.test import TestCase
 
 from campaigns.models import Campaign, Team
 from campaigns.tests.factories import GOOD_SHA, as_user, make_user
-from ledger import reports
+from ledger.rendering.closing_report import render_markdown
+from ledger.selectors.closing_report import collect
 from ledger.tests.support import call, seed_campaign
 
 
@@ -57,7 +58,7 @@ class FatesFromFacts(TestCase):
 
     def setUp(self) -> None:
         campaign = Campaign.objects.get(pk=self.built["id"])
-        self.data = reports.collect(campaign)
+        self.data = collect(campaign)
         self.report = {i["name"]: i for t in self.data["items"]["tiers"] for i in t["items"]}
         answer = as_user(self.planner).get(f"/api/v1/campaigns/{campaign.pk}/variants/")
         self.assertEqual(answer.status_code, 200)
@@ -73,7 +74,7 @@ class FatesFromFacts(TestCase):
             self.assertEqual(api["verified_by"], [words])
             self.assertEqual(report["verified_by"], [words])
             self.assertEqual(report["detail"], f"verified by {words}")
-        self.assertNotIn("no run was logged", reports.render_markdown(self.data))
+        self.assertNotIn("no run was logged", render_markdown(self.data))
 
     def test_runs_still_settle_the_trained_items_and_the_cut_one(self) -> None:
         for name in ("Baseline", "Variant A"):

@@ -388,7 +388,8 @@ def get_user(username: str):  # type: ignore[no-untyped-def]
 @pytest.mark.postgres
 class ReportSpendTests(TestCase):
     def test_the_closing_report_carries_the_spend_series_and_draws_it(self) -> None:
-        from ledger.reports import collect, render_html
+        from ledger.rendering.closing_report import render_html
+        from ledger.selectors.closing_report import collect
 
         campaign = committed_campaign(Team.objects.create(name="nlp"))
         data = collect(campaign)

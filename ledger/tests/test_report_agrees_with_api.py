@@ -12,7 +12,8 @@ from django.test import TestCase
 from campaigns.models import Checkpoint, Run, Team, ThroughputSample
 from campaigns.services import amend_item
 from campaigns.tests.factories import as_user, committed_campaign, make_user
-from ledger import reports
+from ledger.rendering.closing_report import render
+from ledger.selectors.closing_report import collect
 
 
 class ReportTruth(TestCase):
@@ -63,7 +64,7 @@ class ReportTruth(TestCase):
         )
 
     def setUp(self) -> None:
-        self.data = reports.collect(self.campaign)
+        self.data = collect(self.campaign)
         self.items = {i["name"]: i for t in self.data["items"]["tiers"] for i in t["items"]}
 
     def test_an_item_whose_only_runs_are_pilots_is_planned_in_the_report_and_the_api(self) -> None:
@@ -84,7 +85,7 @@ class ReportTruth(TestCase):
         self.assertIn("/tmp", resume)
         self.assertFalse(self.data["checkpoints"]["usable_resume"])
         for fmt in ("markdown", "html"):
-            self.assertNotIn("Resume from /tmp", reports.render(self.data, fmt))
+            self.assertNotIn("Resume from /tmp", render(self.data, fmt))
 
     def test_timestamps_are_to_the_minute_with_the_time_zone(self) -> None:
         minute = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$")
@@ -95,17 +96,17 @@ class ReportTruth(TestCase):
     def test_amendments_show_old_and_new_values(self) -> None:
         texts = [c["text"] for c in self.data["amendments"][0]["changes"]]
         self.assertIn("planned_hours: 12.00 → 8", texts)
-        self.assertIn("planned_hours: 12.00 → 8", reports.render(self.data, "markdown"))
+        self.assertIn("planned_hours: 12.00 → 8", render(self.data, "markdown"))
 
     def test_the_pilot_measurement_and_the_assumption_it_replaced_are_shown(self) -> None:
         (pilot,) = self.data["pilots"]
         self.assertEqual(pilot["item"], "baseline")
         self.assertEqual(pilot["measured"], "41,500 tokens/s on 8 GPU(s)")
         self.assertIn("assumed 30,000 tokens/s", pilot["replaced"])
-        self.assertIn("41,500 tokens/s", reports.render(self.data, "html"))
+        self.assertIn("41,500 tokens/s", render(self.data, "html"))
 
     def test_the_html_report_draws_the_calendar_as_the_campaign_page_does(self) -> None:
-        html = reports.render(self.data, "html")
+        html = render(self.data, "html")
         self.assertIn('id="calendar-gantt"', html)
         self.assertRegex(html, r'class="stage \w+ critical"')
 
@@ -118,7 +119,7 @@ class ReportGanttDrawsTheReservedLots(TestCase):
         from campaigns.tests.factories import committed_campaign as with_lot
 
         campaign = with_lot(Team.objects.create(name="lots"))
-        data = reports.collect(campaign)
+        data = collect(campaign)
         self.assertEqual(data["plan"]["lots"][0]["duration_hours"], "72.00")
-        html = reports.render(data, "html")
+        html = render(data, "html")
         self.assertIn('text-anchor="end">reserved lots</text>', html)

@@ -1,4 +1,5 @@
-"""The closing report's Gantt (ledger/reports/render.py gantt_section, gantt_of): drawn to scale
+"""The closing report's Gantt (ledger/charts/report_charts.py gantt_section,
+ledger/rendering/closing_report.py gantt_of): drawn to scale
 from the campaign's timeline, cut items' stages marked cut, observed hours overlaid, stored in
 the report's JSON so that every rendering draws the same chart. Pure: no database."""
 
@@ -9,7 +10,8 @@ from decimal import Decimal as D
 
 from campaigns.domain.observed_hours import RunRow
 from campaigns.domain.timeline import ItemPlan, LotPlan, StagePlan, TimelineInputs, build
-from ledger.reports.render import gantt_of, gantt_section
+from ledger.charts.report_charts import gantt_section
+from ledger.rendering.closing_report import gantt_of
 
 
 def test_the_reports_gantt_marks_cut_stages_and_overlays_observed_hours() -> None:

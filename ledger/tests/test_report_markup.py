@@ -19,7 +19,8 @@ from markdown_it import MarkdownIt
 
 from campaigns.models import Campaign, Team
 from campaigns.tests.factories import committed_campaign, make_plannable, make_user
-from ledger import reports
+from ledger.rendering.closing_report import render_html, render_markdown
+from ledger.selectors.closing_report import collect
 from ledger.services import post_entry
 from ledger.templatetags.ledger_report import md_cell, md_text
 from tests.adminforms import form_data
@@ -55,10 +56,10 @@ class TheReportKeepsTypedTextAsText(TestCase):
             amount=Decimal("5.00"),
             currency="USD",
         )
-        cls.data = reports.collect(campaign)
+        cls.data = collect(campaign)
 
     def test_the_markdown_holds_no_tag_and_no_link(self) -> None:
-        markdown = reports.render_markdown(self.data)
+        markdown = render_markdown(self.data)
         for raw in (SCRIPT, IMAGE, LINK, AUTOLINK, "<script", "<img"):
             self.assertNotIn(raw, markdown)
         self.assertNotRegex(markdown, r"(?<!\\)\]\(javascript:")  # only as "\](javascript:"
@@ -66,7 +67,7 @@ class TheReportKeepsTypedTextAsText(TestCase):
         self.assertIn("\\[open the results\\](javascript:alert(document.cookie))", markdown)
 
     def test_rendered_it_shows_the_characters_and_runs_and_links_nothing(self) -> None:
-        html = permissive_html(reports.render_markdown(self.data))
+        html = permissive_html(render_markdown(self.data))
         self.assertNotIn("<script", html)
         self.assertNotIn("<img", html)
         self.assertNotIn('href="javascript:', html)
@@ -74,7 +75,7 @@ class TheReportKeepsTypedTextAsText(TestCase):
         self.assertIn("[open the results](javascript:alert(document.cookie))", html)
 
     def test_the_html_rendering_escapes_them_too(self) -> None:
-        html = reports.render_html(self.data)
+        html = render_html(self.data)
         self.assertNotIn(SCRIPT, html)
         self.assertNotIn("<img src=x", html)
         self.assertNotIn('href="javascript:', html)
@@ -117,12 +118,12 @@ class EveryStringOfTheDataShowsInert(TestCase):
             required_checkpoint_components=["model", LINK]
         )
         self.campaign.refresh_from_db()
-        html = permissive_html(reports.render_markdown(reports.collect(self.campaign)))
+        html = permissive_html(render_markdown(collect(self.campaign)))
         self.assertNotIn('href="javascript:', html)
         self.assertIn("[open the results](javascript:alert(document.cookie))", html)
 
     def test_a_link_in_any_string_of_the_data_is_no_link(self) -> None:
-        data = reports.collect(self.campaign)
+        data = collect(self.campaign)
         paths = list(_strings(data))
         self.assertGreater(len(paths), 50)
         for path in paths:
@@ -130,7 +131,7 @@ class EveryStringOfTheDataShowsInert(TestCase):
             holder = functools.reduce(lambda node, key: node[key], path[:-1], changed)
             holder[path[-1]] = LINK
             with self.subTest(path=path):
-                html = permissive_html(reports.render_markdown(changed))
+                html = permissive_html(render_markdown(changed))
                 self.assertNotIn('href="javascript:', html)
 
 

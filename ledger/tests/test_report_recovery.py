@@ -25,8 +25,9 @@ from campaigns.models import Team
 from campaigns.tests.factories import celery_eager, committed_campaign
 from config.celery import app
 from conftest import _database_url_for_worker, queued_messages, start_worker, stop_worker, wait_for
-from ledger import reports
 from ledger.models import Report, ReportStatus
+from ledger.services import closing_reports
+from ledger.services.closing_reports import build
 from ledger.tasks import build_closing_report, sweep_stale_reports
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,7 +64,7 @@ class TheSweepPicksOnlyStaleReports(TestCase):
 
     def test_a_run_finishing_after_another_landed_the_report_leaves_it_as_landed(self) -> None:
         report = Report.objects.create(campaign=self.campaign)
-        collect = reports.collect
+        real_collect = closing_reports.collect
         runs: list[str] = []
         landed: list[Report | None] = []
 
@@ -72,11 +73,11 @@ class TheSweepPicksOnlyStaleReports(TestCase):
             # sweep) builds it completely.
             runs.append("collect")
             if len(runs) == 1:
-                landed.append(reports.build(report.pk))
-            return collect(campaign)
+                landed.append(build(report.pk))
+            return real_collect(campaign)
 
-        with mock.patch.object(reports, "collect", a_duplicate_lands_first):
-            reports.build(report.pk)
+        with mock.patch.object(closing_reports, "collect", a_duplicate_lands_first):
+            build(report.pk)
         first = landed[0]
         assert first is not None
         self.assertEqual(first.status, ReportStatus.READY)

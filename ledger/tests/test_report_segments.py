@@ -12,7 +12,8 @@ from campaigns.models import Campaign, Team
 from campaigns.services import run_lifecycle
 from campaigns.services.run_lifecycle import resume_run
 from campaigns.tests.factories import committed_campaign, make_run, make_user
-from ledger import reports
+from ledger.rendering.closing_report import render_html, render_json, render_markdown
+from ledger.selectors.closing_report import collect
 
 
 class ResumedRunInTheReport(TestCase):
@@ -27,10 +28,10 @@ class ResumedRunInTheReport(TestCase):
         run_lifecycle.finish_run(run=run, status="completed", observed_hours=Decimal("5.00"))
         make_run(campaign, "steady", observed_hours="1.00")
         campaign = Campaign.objects.select_related("team", "committed_by").get(pk=campaign.pk)
-        cls.data = reports.collect(campaign)
+        cls.data = collect(campaign)
 
     def test_the_json_lists_each_segment_with_its_hours_and_cost(self) -> None:
-        (row,) = json.loads(reports.render_json(self.data))["run_segments"]
+        (row,) = json.loads(render_json(self.data))["run_segments"]
         self.assertEqual(row["run_id"], "crashy")
         self.assertEqual(
             [(s["number"], s["status"], s["hours"], s["cost"]) for s in row["segments"]],
@@ -39,8 +40,8 @@ class ResumedRunInTheReport(TestCase):
         self.assertEqual((row["hours"], row["cost"]), ("5.00", "12.50"))
 
     def test_the_html_and_the_markdown_show_the_same_segments(self) -> None:
-        html = reports.render_html(self.data)
-        markdown = reports.render_markdown(self.data)
+        html = render_html(self.data)
+        markdown = render_markdown(self.data)
         self.assertIn('id="run-segments"', html)
         for cells in (("1", "failed", "2.00", "5.00 USD"), ("2", "completed", "3.00", "7.50 USD")):
             self.assertRegex(html, r"<td>crashy</td><td class=\"num\">" + cells[0])

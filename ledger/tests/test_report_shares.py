@@ -12,7 +12,7 @@ from django.utils import timezone
 from campaigns.models import Team
 from campaigns.tests.factories import committed_campaign, make_user
 from ledger.models import Report, ReportShare
-from ledger.reports import build
+from ledger.services.closing_reports import build
 from ledger.services.report_shares import revoke_share, share_report, token_of
 
 

@@ -35,8 +35,10 @@ from campaigns.tests.factories import (
     make_user,
 )
 from catalog.models import RentalPlan
-from ledger import reports
 from ledger.models import Report
+from ledger.rendering.closing_report import render_html, render_markdown
+from ledger.selectors.closing_report import collect
+from ledger.services.closing_reports import build
 
 
 class ApiRefused(AssertionError):
@@ -425,16 +427,16 @@ class ReportBuildTests(TestCase):
 
     def test_building_twice_leaves_a_ready_report_as_it_was(self) -> None:
         report = Report.objects.create(campaign=self.campaign)
-        first = reports.build(report.pk)
+        first = build(report.pk)
         assert first is not None
         self.assertEqual(first.status, "ready")
-        second = reports.build(report.pk)
+        second = build(report.pk)
         assert second is not None
         self.assertEqual(second.finished_at, first.finished_at)
         self.assertEqual(second.html, first.html)
 
     def test_a_missing_report_is_nothing_to_build(self) -> None:
-        self.assertIsNone(reports.build(987654))
+        self.assertIsNone(build(987654))
 
     def test_a_failure_is_recorded_on_the_report_not_raised(self) -> None:
         # A baseline without its window cannot be scheduled nor compared: the build fails.
@@ -443,7 +445,7 @@ class ReportBuildTests(TestCase):
         )
         PlanBaseline.objects.create(campaign=broken, snapshot={"stages": []})
         report = Report.objects.create(campaign=broken)
-        built = reports.build(report.pk)
+        built = build(report.pk)
         assert built is not None
         self.assertEqual(built.status, "failed")
         self.assertIn("window_hours", built.error)
@@ -453,10 +455,10 @@ class ReportBuildTests(TestCase):
         from campaigns.tests.factories import make_plannable
 
         draft = make_plannable(self.team, title="Draft")
-        data = reports.collect(draft)
+        data = collect(draft)
         self.assertFalse(data["plan"]["committed"])
         self.assertIn("never committed", data["plan"]["note"])
-        self.assertIn("never committed", reports.render_markdown(data))
+        self.assertIn("never committed", render_markdown(data))
 
     def test_without_any_accepted_deliverable_it_shows_undefined_the_cost_and_the_causes(
         self,
@@ -474,13 +476,13 @@ class ReportBuildTests(TestCase):
         )
         Campaign.objects.filter(pk=self.campaign.pk).update(conclusion="No variant helps.")
         self.campaign.refresh_from_db()
-        data = reports.collect(self.campaign)
+        data = collect(self.campaign)
         ratio = data["cost_per_accepted"]
         self.assertEqual((ratio["ratio"], ratio["cost_per_accepted"]), ("undefined", None))
         self.assertEqual(ratio["incurred"], "47.14")
         self.assertIn("empty file: /tmp/p.jsonl (0 bytes)", ratio["rejection_reasons"])
         self.assertIn("No variant helps.", ratio["statement"])
-        html = reports.render_html(data)
+        html = render_html(data)
         self.assertIn('id="cost-per-accepted-value">undefined', html)
         self.assertIn("empty file: /tmp/p.jsonl (0 bytes)", html)
 
@@ -518,9 +520,9 @@ class BoundedQueriesTests(TestCase):
     def queries_for(self, campaign: Campaign) -> tuple[int, dict[str, Any]]:
         campaign = Campaign.objects.select_related("team", "committed_by").get(pk=campaign.pk)
         with CaptureQueriesContext(connection) as captured:
-            data = reports.collect(campaign)
-            reports.render_html(data)
-            reports.render_markdown(data)
+            data = collect(campaign)
+            render_html(data)
+            render_markdown(data)
         return len(captured.captured_queries), data
 
     def test_ten_times_the_runs_and_points_take_the_same_number_of_queries(self) -> None:

@@ -90,7 +90,8 @@ class ValueChartTests(SimpleTestCase):
 @pytest.mark.postgres
 class ReportValueTests(TestCase):
     def test_the_closing_report_sets_each_items_best_loss_against_its_cost(self) -> None:
-        from ledger.reports import collect, render_html
+        from ledger.rendering.closing_report import render_html
+        from ledger.selectors.closing_report import collect
 
         campaign = committed_campaign(Team.objects.create(name="nlp"))
         loop = ingest_client(campaign)
@@ -140,7 +141,8 @@ class FullRunsOfLiveItemsTests(TestCase):
 
     def test_only_full_runs_of_items_not_cut_count_and_pilots_are_drawn_apart(self) -> None:
         from campaigns.services import record_decision
-        from ledger.selectors.quality_per_dollar import value_chart_html, value_for_money
+        from ledger.rendering.value_chart import value_chart_html
+        from ledger.selectors.quality_per_dollar import value_for_money
 
         campaign = committed_campaign(Team.objects.create(name="nlp"))
         loop = ingest_client(campaign)

@@ -16,7 +16,7 @@ import orjson
 from django.http import HttpRequest, HttpResponse
 
 from campaigns.models import Run
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_metrics
 from campaigns.services import ingest, metric_batch, run_log
 from mlflow_api import shapes
 from mlflow_api.auth import Caller
@@ -139,7 +139,7 @@ def metric_history(request: HttpRequest, caller: Caller) -> HttpResponse:
     name = text_field(data, "metric_key")
     # Paged like MLflow's (max_results, page_token; issue 21): a page costs what it holds.
     limit = _max_results(data.get("max_results"))
-    points, following = readings.history_page(
+    points, following = run_metrics.history_page(
         run, name, limit=limit, after=_cursor(data.get("page_token"))
     )
     body: dict[str, Any] = {"metrics": [shapes.metric(p, run.run_id) for p in points]}

@@ -50,7 +50,7 @@ OIDC_SETTINGS = {
     "OIDC_RP_SIGN_ALGO": "RS256",
     "AUTHENTICATION_BACKENDS": [
         "axes.backends.AxesStandaloneBackend",  # as config/settings.py installs them
-        "ledger.sso.DeskOIDCBackend",
+        "ledger.views.sso.DeskOIDCBackend",
         "django.contrib.auth.backends.ModelBackend",
     ],
 }

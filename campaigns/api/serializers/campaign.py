@@ -19,12 +19,13 @@ from campaigns.api.fields import (
     StrictModelSerializer,
     StrictPrimaryKeyRelatedField,
 )
-from campaigns.domain import stop_rules as rules
+from campaigns.domain import stop_rules
 from campaigns.models import (
     Campaign,
     Team,
     team_ids_for,
 )
+from campaigns.models.field_lists import CAMPAIGN_TERMS
 from campaigns.selectors.timeline import plan_figures_of
 
 
@@ -80,7 +81,7 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
         "(docs/domain.md §18).",
     )
     required_checkpoint_components = serializers.ListField(
-        child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER), required=False
+        child=serializers.ChoiceField(choices=stop_rules.COMPONENT_ORDER), required=False
     )
 
     class Meta:
@@ -91,13 +92,7 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
             "title",
             "question",
             "corpus",
-            "expected_deliverables",
-            "decision_threshold",
-            "window_hours",
-            "budget",
-            "currency",
-            "hourly_rate_per_gpu",
-            "required_checkpoint_components",
+            *CAMPAIGN_TERMS,
             "planned_from",
             "inherited_uncertainties",
             "status",
@@ -132,7 +127,7 @@ class CampaignSerializer(StrictModelSerializer[Campaign]):
         return fields
 
     def validate_required_checkpoint_components(self, value: list[str]) -> list[str]:
-        return [c for c in rules.COMPONENT_ORDER if c in set(value)]
+        return [c for c in stop_rules.COMPONENT_ORDER if c in set(value)]
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if self.instance is None and "team" not in attrs:

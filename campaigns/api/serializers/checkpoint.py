@@ -14,7 +14,7 @@ from campaigns.api.fields import (
 )
 from campaigns.api.serializers.base import BIGINT_MAX
 from campaigns.api.serializers.stop import RunStopFigures
-from campaigns.domain import stop_rules as rules
+from campaigns.domain import stop_rules
 from campaigns.models import (
     Checkpoint,
 )
@@ -23,8 +23,8 @@ from campaigns.models import (
 class CheckpointSerializer(RunStopFigures, StrictModelSerializer[Checkpoint]):
     step = StrictIntegerField(min_value=0, max_value=BIGINT_MAX)
     components = serializers.ListField(
-        child=serializers.ChoiceField(choices=rules.COMPONENT_ORDER),
-        help_text="What the checkpoint holds: " + ", ".join(rules.COMPONENT_ORDER) + ".",
+        child=serializers.ChoiceField(choices=stop_rules.COMPONENT_ORDER),
+        help_text="What the checkpoint holds: " + ", ".join(stop_rules.COMPONENT_ORDER) + ".",
     )
     size_bytes = StrictIntegerField(
         min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
@@ -60,4 +60,4 @@ class CheckpointSerializer(RunStopFigures, StrictModelSerializer[Checkpoint]):
         read_only_fields = ["id", "created_at"]
 
     def validate_components(self, value: list[str]) -> list[str]:
-        return [c for c in rules.COMPONENT_ORDER if c in set(value)]
+        return [c for c in stop_rules.COMPONENT_ORDER if c in set(value)]

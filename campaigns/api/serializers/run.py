@@ -38,8 +38,7 @@ from campaigns.models import (
     RunKind,
     RunSegment,
 )
-from campaigns.selectors import run_cost as accrual
-from campaigns.selectors import run_metrics as readings
+from campaigns.selectors import run_cost, run_metrics
 
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._:+=@~-]{0,199}"
 
@@ -247,13 +246,13 @@ class RunDetailSerializer(RunSerializer):
     @extend_schema_field(CostSoFarSerializer(allow_null=True))
     def get_cost_so_far(self, run: Run) -> dict[str, Any] | None:
         """Null when the campaign has neither lots nor an hourly rate (docs/domain.md §18)."""
-        return accrual.cost_so_far(run)
+        return run_cost.cost_so_far(run)
 
     @extend_schema_field(LatestFiguresSerializer)
     def get_latest(self, run: Run) -> dict[str, Any]:
         """The last value of each metric (by step), the last throughput and checkpoint."""
         # From the run's metric summaries (docs/metric_store.md §1), not its points.
-        latest, count = readings.latest_points(run)
+        latest, count = run_metrics.latest_points(run)
         metrics: dict[str, Any] = {
             name: {"step": step, "value": json_metric_value(value)}
             for name, (step, value) in latest.items()

@@ -27,6 +27,7 @@ from campaigns.models import (
     PlannedItem,
     Stage,
 )
+from campaigns.models.field_lists import STAGE_PLAN_FIELDS
 from campaigns.selectors.observed_hours import reconciled_for
 
 
@@ -80,13 +81,7 @@ class StageSerializer(ObservedFigures, StrictModelSerializer[Stage]):
         model = Stage
         fields = [
             "id",
-            "name",
-            "kind",
-            "machine",
-            "resource",
-            "variant",
-            "planned_hours",
-            "depends_on",
+            *STAGE_PLAN_FIELDS,
             "observed_hours",
             "observed_source",
             "runs_observed_hours",

@@ -16,7 +16,7 @@ from campaigns.api.fields import (
     StrictPrimaryKeyRelatedField,
 )
 from campaigns.api.serializers.base import BIGINT_MAX, scope
-from campaigns.domain import stop_rules as rules
+from campaigns.domain import stop_rules
 from campaigns.models import (
     Run,
     StopRule,
@@ -46,7 +46,7 @@ def stop_info(run: Run) -> dict[str, Any] | None:
     a loop on another machine needs no synchronised clock."""
     if run.status != "stopped":
         return None
-    grace = run.stop_rule.grace if run.stop_rule is not None else rules.NO_GRACE
+    grace = run.stop_rule.grace if run.stop_rule is not None else stop_rules.NO_GRACE
     since = (timezone.now() - run.stopped_at).total_seconds() if run.stopped_at else 0.0
     return {
         "rule": run.stop_rule_id,
@@ -58,8 +58,8 @@ def stop_info(run: Run) -> dict[str, Any] | None:
         else None,
         "grace_steps": grace.steps,
         "grace_minutes": grace.minutes,
-        "grace_until_step": rules.grace_until_step(grace, run.stop_step),
-        "grace_seconds_left": rules.grace_seconds_left(grace, since),
+        "grace_until_step": stop_rules.grace_until_step(grace, run.stop_step),
+        "grace_seconds_left": stop_rules.grace_seconds_left(grace, since),
     }
 
 

@@ -10,6 +10,7 @@ from campaigns.api.fields import (
 from campaigns.models import (
     StopRule,
 )
+from campaigns.models.field_lists import STOP_RULE_FIELDS
 
 
 class StopRuleSerializer(StrictModelSerializer[StopRule]):
@@ -18,16 +19,5 @@ class StopRuleSerializer(StrictModelSerializer[StopRule]):
 
     class Meta:
         model = StopRule
-        fields = [
-            "id",
-            "kind",
-            "metric",
-            "comparator",
-            "threshold",
-            "description",
-            "grace_steps",
-            "grace_minutes",
-            "for_minutes",
-            "created_at",
-        ]
+        fields = ["id", *STOP_RULE_FIELDS, "created_at"]
         read_only_fields = ["id", "created_at"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Final
 
 from estimates.domain.formulas.checks import EstimateInputError, positive
@@ -222,3 +223,17 @@ def scaling_levers(
     if precision_speedup is not None and lower_precision is not None:
         levers.append(_precision_lever(flops, precision_speedup, lower_precision, speedup_basis))
     return tuple(levers)
+
+
+def budget_flops(
+    amount: Decimal, hourly_rate_per_gpu: Decimal, peak_flops: float, utilization: float
+) -> tuple[float, float]:
+    """(GPU-hours, FLOPs) a money budget buys: ``amount / hourly_rate_per_gpu`` GPU-hours at
+    ``utilization`` of the GPU's peak FLOP/s; beyond 1e32 FLOPs is refused (``budget.amount``)."""
+    gpu_hours = float(amount / hourly_rate_per_gpu)
+    flops = gpu_hours * 3600.0 * peak_flops * utilization
+    if flops > 1e32:
+        raise EstimateInputError(
+            "budget.amount", f"buys {flops:.3g} FLOPs, beyond the 1e32 handled"
+        )
+    return gpu_hours, flops

@@ -12,7 +12,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from campaigns.models import Campaign
-from ledger import reports
+from ledger.rendering.closing_report import FORMATS, render
+from ledger.selectors.closing_report import collect
 
 
 class Command(BaseCommand):
@@ -20,7 +21,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("campaign_id", type=int)
-        parser.add_argument("--format", choices=reports.FORMATS, default="markdown")
+        parser.add_argument("--format", choices=FORMATS, default="markdown")
         parser.add_argument("--output", "-o", help="File to write (default: standard output).")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         )
         if campaign is None:
             raise CommandError(f"no campaign with id {options['campaign_id']}")
-        content = reports.render(reports.collect(campaign), options["format"])
+        content = render(collect(campaign), options["format"])
         if options["output"]:
             target = Path(options["output"])
             target.parent.mkdir(parents=True, exist_ok=True)

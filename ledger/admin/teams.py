@@ -1,8 +1,8 @@
 """The team's page in the admin, extended by the ledger (docs/domain.md §19, §22,
-docs/exports.md): its alert channels and deliveries (ledger/alert_admin.py), links to its
+docs/exports.md): its alert channels and deliveries (ledger/admin/alerts.py), links to its
 budget, its ledger export (FOCUS CSV or Parquet) and its portfolio. The ledger
 sits above the campaigns app, so it extends the team page rather than the page importing the
-ledger (docs/domain.md §17). Imported by ledger/admin.py."""
+ledger (docs/domain.md §17). Imported by ledger/admin/__init__.py."""
 
 from __future__ import annotations
 
@@ -18,9 +18,9 @@ from django.utils.html import format_html, format_html_join
 
 from campaigns import admin as campaigns_admin
 from campaigns.models import Team
-from ledger.alert_admin import destination
+from ledger.admin.alerts import destination
 from ledger.api.ledger_export import FORMATS, export_response
-from ledger.domain import team_budget as periods
+from ledger.domain import team_budget
 from ledger.models import AlertChannel
 from ledger.selectors.alert_deliveries import delivery_states
 
@@ -33,7 +33,7 @@ class ExportForm(forms.Form):
 
     def clean_period(self) -> tuple[str, Any]:
         try:
-            return periods.parse_period(self.cleaned_data["period"])
+            return team_budget.parse_period(self.cleaned_data["period"])
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 
@@ -105,7 +105,7 @@ class TeamAdmin(campaigns_admin.TeamAdmin):
     def export_view(self, request: HttpRequest, team_id: int) -> HttpResponse:
         """A period and a format, then the same file the API answers."""
         team = self._team(request, team_id)
-        initial = {"period": periods.period_label("month", timezone.now().date())}
+        initial = {"period": team_budget.period_label("month", timezone.now().date())}
         form = ExportForm(request.GET if "period" in request.GET else None, initial=initial)
         if form.is_valid():
             kind, start = form.cleaned_data["period"]
@@ -120,7 +120,7 @@ class TeamAdmin(campaigns_admin.TeamAdmin):
         return TemplateResponse(request, "admin/ledger/team_export.html", context)
 
     def portfolio_view(self, request: HttpRequest, team_id: int) -> HttpResponse:
-        from ledger.portfolio_admin import portfolio_page
+        from ledger.admin.portfolio import portfolio_page
 
         return portfolio_page(self, request, self._team(request, team_id))
 

@@ -16,7 +16,7 @@ from campaigns.domain.formatting import format_hours_fixed, format_money
 from campaigns.domain.timeline import Timeline
 from campaigns.models import DecisionPoint, ItemStatus, PlannedItem, RunKind, RunStatus, Tier
 from ledger.models import Deliverable
-from ledger.reports.common import moment
+from ledger.selectors.closing_report.common import moment
 
 
 def run_counts(run_groups: Iterable[dict[str, Any]]) -> dict[int | None, dict[str, Any]]:

@@ -1,23 +1,22 @@
 """The closing report rendered: HTML (with its inline SVG charts), Markdown and JSON, from the
-plain JSON that `ledger.reports.collect` gathers. Chart geometry is ledger/charts/ and
+plain JSON that `ledger.selectors.closing_report` gathers. Chart geometry is ledger/charts/ and
 campaigns/charts/gantt.py; this module only turns the report's rows into their inputs."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, fields
+from dataclasses import fields
 from decimal import Decimal
 from typing import Any
 
 from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 
-from campaigns.charts.gantt import GanttStage, gantt_svg, stages_from_timeline
-from campaigns.domain.timeline import Timeline
+from campaigns.charts.gantt import GanttStage, gantt_svg
 from campaigns.domain.timeline_lots import LotSpan
 from ledger.charts import report_charts as charts
-from ledger.charts.spend_chart import spend_chart_html
-from ledger.selectors.quality_per_dollar import value_chart_html
+from ledger.rendering.spend_chart import spend_chart_html
+from ledger.rendering.value_chart import value_chart_html
 from ledger.templatetags.ledger_report import as_markdown_text
 
 FORMATS = ("html", "markdown", "json")
@@ -87,16 +86,6 @@ def _happened(row: dict[str, Any]) -> bool:
     if row.get("start") is None:
         return False
     return row["observed_hours"] is not None or row.get("state") in ("running", "cut")
-
-
-def gantt_section(timeline: Timeline) -> dict[str, Any]:
-    """The Gantt's input, from the timeline (campaigns/charts/gantt.py `stages_from_timeline`),
-    stored with the report so that every rendering of it draws the same chart."""
-    return {
-        "window_hours": timeline.window_hours,
-        "stages": [asdict(s) for s in stages_from_timeline(timeline)],
-        "lots": [asdict(lot) for lot in timeline.lots],
-    }
 
 
 def gantt_of(data: dict[str, Any]) -> str:

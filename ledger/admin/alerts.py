@@ -2,7 +2,7 @@
 §19.4–19.5). Owners add, change and remove channels (through `ledger.services.alert_channels`,
 as the API does); every member reads the deliveries, each with its state, attempts, last answer
 and error. A channel's URL is its secret: the pages show its host only, the forms never fill
-it back (blank keeps it). Imported by ledger/team_admin.py (the team page links here)."""
+it back (blank keeps it). Imported by ledger/admin/teams.py (the team page links here)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from django.contrib import admin, messages
 from django.http import Http404, HttpRequest
 
 from campaigns.admin import TeamScopedAdmin
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.admin.tenancy import OWNERS, caller_has_role, caller_team_ids
 from campaigns.models import Team
 from ledger.domain import alerts
@@ -56,7 +57,7 @@ class AlertChannelForm(forms.ModelForm[AlertChannel]):
         fields = ["team", "kind", "name", "target", "secret", "muted_kinds"]
 
 
-class AlertChannelAdmin(TeamScopedAdmin):
+class AlertChannelAdmin(ServiceWrittenRows, TeamScopedAdmin):
     form = AlertChannelForm
     list_display = ["__str__", "team", "kind", "shown_destination"]
     list_filter = ["kind"]
@@ -89,28 +90,30 @@ class AlertChannelAdmin(TeamScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return self.has_change_permission(request, obj)
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         data = form.cleaned_data
         team = obj.team if change else data["team"]
         if not caller_has_role(request, team.pk, OWNERS):
             raise Http404("Only the team's owners manage its alert channels.")
         # A refusal (ValidationError naming the field) shows beside it: RefusalsAsFieldErrors.
-        obj.pk = self._write(request, obj, data, change)
+        return self._write(request, obj, data, change)
 
-    def _write(self, request: HttpRequest, obj: Any, data: dict[str, Any], change: bool) -> int:
+    def _write(
+        self, request: HttpRequest, obj: Any, data: dict[str, Any], change: bool
+    ) -> AlertChannel:
         if change:
             return services.change_alert_channel(
                 channel=obj, name=data["name"], target=data["target"] or None,
                 secret=data["secret"] or None, muted_kinds=data["muted_kinds"],
                 acting_user=request.user,
-            ).pk  # fmt: skip
+            )  # fmt: skip
         channel, shown = services.add_alert_channel(
             team=data["team"], kind=data["kind"], name=data["name"], target=data["target"],
             secret=data["secret"], muted_kinds=data["muted_kinds"], acting_user=request.user,
         )  # fmt: skip
         if shown:
             messages.info(request, "A signing secret was generated; set one you know to verify.")
-        return channel.pk
+        return channel
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         services.remove_alert_channel(channel=obj, acting_user=request.user)

@@ -1,16 +1,11 @@
-"""The closing report: the frozen plan set beside what happened, in HTML, Markdown and JSON.
+"""Building a closing report: the frozen plan set beside what happened, stored in HTML, Markdown and
+JSON (docs/domain.md §16).
 
 `ledger.services.request_report` records a pending Report and enqueues its build once the
-transaction commits; `build(report_id)` (the Celery task's body) collects the figures and stores
-the three renderings. The package, one module per part:
-
-- `collect`: reads the campaign in a fixed number of queries and assembles the sections;
-- `plan`, `money`, `hours`, `items`, `outputs`: one module per family of sections;
-- `render`: HTML (with its charts, ledger/charts/), Markdown and JSON.
-
-Pure computation stays in the domain modules (ledger/domain/: money, resume point; every hour
-figure is the campaign's one timeline, read through `estimates.selectors.timeline`; the next
-plan's lessons are estimates/domain/next_plan.py) and the charts.
+transaction commits; `build(report_id)` (the Celery task's body) is the one writer of a report's
+status and renderings. What it reads is `ledger.selectors.closing_report` (the sections, in a
+fixed number of queries; every hour figure from the campaign's one timeline), with the pure
+rules of `ledger/domain/`; how it is drawn is `ledger.rendering.closing_report`.
 """
 
 from __future__ import annotations
@@ -22,33 +17,8 @@ from django.utils import timezone
 
 from campaigns.models import Campaign
 from ledger.models import Report, ReportStatus
-from ledger.reports.collect import collect
-from ledger.reports.common import REPORT_SCHEMA, RUN_KIND_FOR_STAGE
-from ledger.reports.render import (
-    FORMATS,
-    costs_of,
-    gantt_of,
-    render,
-    render_html,
-    render_json,
-    render_markdown,
-    timeline_of,
-)
-
-__all__ = [
-    "FORMATS",
-    "REPORT_SCHEMA",
-    "RUN_KIND_FOR_STAGE",
-    "build",
-    "collect",
-    "costs_of",
-    "gantt_of",
-    "render",
-    "render_html",
-    "render_json",
-    "render_markdown",
-    "timeline_of",
-]
+from ledger.rendering.closing_report import render_html, render_markdown
+from ledger.selectors.closing_report import collect
 
 logger = logging.getLogger(__name__)
 

@@ -35,20 +35,24 @@ from campaigns.models import (
 from estimates.domain.forecast_inputs import Forecast
 from estimates.selectors.next_plan import campaign_lessons
 from estimates.selectors.timeline import campaign_forecast, campaign_timeline_json
+from ledger.charts.report_charts import gantt_section
+from ledger.domain.report_hours import hours_section, next_campaign
 from ledger.models import Deliverable, LedgerEntry
-from ledger.reports.common import REPORT_SCHEMA, moment
-from ledger.reports.hours import hours_section, next_campaign
-from ledger.reports.items import (
+from ledger.selectors.closing_report.common import REPORT_SCHEMA, moment
+from ledger.selectors.closing_report.items import (
     item_fates,
     items_section,
     pilots_section,
     runs_section,
     segments_section,
 )
-from ledger.reports.money import cost_per_accepted, costs_section
-from ledger.reports.outputs import checkpoints_section, deliverables_section, reload_instructions
-from ledger.reports.plan import changes, lot_hours, plan_section
-from ledger.reports.render import gantt_section
+from ledger.selectors.closing_report.money import cost_per_accepted, costs_section
+from ledger.selectors.closing_report.outputs import (
+    checkpoints_section,
+    deliverables_section,
+    reload_instructions,
+)
+from ledger.selectors.closing_report.plan import changes, lot_hours, plan_section
 from ledger.selectors.quality_per_dollar import value_for_money
 from ledger.selectors.spend import spend_over_time
 

@@ -11,8 +11,8 @@ from campaigns.domain.item_fate import ItemFate
 from campaigns.models import Campaign, PlannedItem, RunStatus
 from ledger.domain.resume_point import CheckpointFacts, ResumeChoice, choose_resume_point
 from ledger.models import Deliverable
-from ledger.reports.common import moment
-from ledger.reports.items import run_counts
+from ledger.selectors.closing_report.common import moment
+from ledger.selectors.closing_report.items import run_counts
 
 
 def deliverables_section(deliverables: list[Deliverable]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ current hours (observed where it happened, forecast elsewhere, a cut stage only 
 before the cut), where the committed calendar put it and where the current one does; the
 deviations that need a note; and the totals, the observed total being the stages' figures plus
 the runs no stage stands for. Nothing here schedules a stage or sums a run: it formats the
-timeline. Hours are written to the hundredth."""
+timeline. Hours are written to the hundredth. Pure: no Django, no I/O."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from decimal import Decimal
 from typing import Any
 
 from campaigns.domain.formatting import CENT, format_hours_fixed, format_percent
+from campaigns.domain.observed_hours import needs_deviation_note
 from campaigns.domain.timeline import CUT, StageLine, Timeline
-from campaigns.models import Stage
 from estimates.domain.next_plan import Lessons, advice
 
 CUT_NOTE = "cut by a decision: it counts what ran before the cut"
@@ -61,7 +61,7 @@ def stage_row(line: StageLine, note: str) -> dict[str, Any]:
     seen = line.observed
     observed = seen.hours
     delta = observed - planned if observed is not None else None
-    needs = observed is not None and Stage(planned_hours=planned).needs_deviation_note(observed)
+    needs = observed is not None and needs_deviation_note(planned, observed)
     if line.state == CUT and not note.strip():
         # The decision that cut the item explains why its stage stopped short (§6.4).
         note = CUT_NOTE

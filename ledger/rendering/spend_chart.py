@@ -1,6 +1,6 @@
 """The SVG burn-down of a `ledger.selectors.spend.spend_over_time` answer (docs/domain.md §18.4):
 drawn on the campaign page (templatetags/ledger_spend.py) and in the closing report
-(ledger/reports/render.py)."""
+(ledger/rendering/closing_report.py)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The team's portfolio page in the admin (docs/domain.md §22.5): every campaign of the team in
 one table and the current period's burn-down against its allowance, server-rendered SVG. Served
-by the ledger's team page extension (`ledger.team_admin.TeamAdmin.portfolio_view`)."""
+by the ledger's team page extension (`ledger.admin.teams.TeamAdmin.portfolio_view`)."""
 
 from __future__ import annotations
 

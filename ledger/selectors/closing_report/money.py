@@ -13,7 +13,7 @@ from campaigns.domain.formatting import format_money
 from campaigns.models import Campaign
 from ledger.domain.cost_per_deliverable import DeliverableFacts, Entry, LedgerSummary, summarize
 from ledger.models import Deliverable, EntryKind
-from ledger.reports.common import moment
+from ledger.selectors.closing_report.common import moment
 
 
 def costs_section(

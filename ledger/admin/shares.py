@@ -14,6 +14,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.admin.tenancy import WRITERS, TeamScopedAdmin, caller_has_role, caller_team_ids
 from ledger.models import Report, ReportShare, ReportStatus
 from ledger.services import report_shares
@@ -33,7 +34,7 @@ class ShareForm(forms.ModelForm[ReportShare]):
 
 
 @admin.register(ReportShare)
-class ReportShareAdmin(TeamScopedAdmin):
+class ReportShareAdmin(ServiceWrittenRows, TeamScopedAdmin):
     team_path = "report__campaign__team"
     form = ShareForm
     list_display = ["id", "report", "note", "created_by", "expires_at", "state", "link"]
@@ -60,14 +61,14 @@ class ReportShareAdmin(TeamScopedAdmin):
     def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
         return {"report": request.GET.get("report"), "days": 7}
 
-    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+    def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         data = form.cleaned_data
         if not caller_has_role(request, data["report"].campaign.team_id, WRITERS):
             raise ValidationError("Viewers cannot share reports.")
         share, _token = report_shares.share_report(
             report=data["report"], acting_user=request.user, days=data["days"], note=data["note"]
         )
-        obj.pk = share.pk
+        return share
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # a link is revoked, never edited
