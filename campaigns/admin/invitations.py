@@ -55,7 +55,9 @@ class InvitationInline(admin.TabularInline[Invitation, Team]):
         return super().get_queryset(request).filter(pk__in=Invitation.objects.pending())
 
     def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return caller_has_role(request, obj.pk if obj else None, OWNERS)
+        # Django asks without the team when it builds the rows' queryset (already the page's
+        # team's); with the team it decides whether the inline is on the page: owners only.
+        return obj is None or caller_has_role(request, obj.pk, OWNERS)
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return caller_has_role(request, obj.pk if obj else None, OWNERS)

@@ -111,10 +111,23 @@ class InvitingOnTheTeamPage(TestCase):
         self.assertEqual(self.client.post(url, data).status_code, 302)
         self.assertFalse(pia.memberships.exists())
 
-    def test_a_planner_cannot_invite(self) -> None:
+    def test_an_owner_revokes_a_pending_invitation_and_its_link_stops_working(self) -> None:
+        self.invite("nobody@example.org")
+        link = link_of(mail.outbox[-1])
+        url = reverse("admin:campaigns_team_change", args=[self.team.pk])
+        data = form_data(self.client.get(url).content.decode(), "team_form")
+        data["invitations-0-DELETE"] = "on"
+        self.assertEqual(self.client.post(url, data).status_code, 302)
+        self.assertFalse(Invitation.objects.exists())
+        self.client.logout()
+        self.assertEqual(self.client.get(link).status_code, 404)
+
+    def test_a_planner_neither_invites_nor_sees_the_invited_addresses(self) -> None:
+        self.invite("nobody@example.org")
         pia = make_user("pia", team=self.team, role="planner")
         self.client.force_login(pia)
         url = reverse("admin:campaigns_team_change", args=[self.team.pk])
+        self.assertNotContains(self.client.get(url), "nobody@example.org")
         self.assertEqual(self.client.post(url, {"name": "nlp"}).status_code, 403)
 
 
