@@ -636,3 +636,6 @@ CELERY_TASK_ANNOTATIONS["campaigns.tasks.end_silent_runs"] = {
     "time_limit": 150,
 }
 # --- end i30 ---------------------------------------------------------------------------------
+
+# A team invitation's link works this many days (campaigns/services/invitations.py).
+INVITATION_DAYS = env_seconds("INVITATION_DAYS", "7")

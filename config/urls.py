@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView
 from campaigns import links
 from campaigns.api.schema import SwaggerDocs
 from campaigns.views import api_not_found, health
+from campaigns.views.invitations import invitation_page
 from ledger.operations.prometheus import metrics_view
 from ledger.views.report_pages import report_page, shared_report_page
 from ledger.views.sso import api_token, link_identity, sign_out
@@ -60,6 +61,8 @@ urlpatterns = [
     path("mlflow/", include("mlflow_api.urls")),
     path("metrics", metrics_view, name="metrics"),
     path("oidc/", include("mozilla_django_oidc.urls")),
+    # A team invitation's link: the invitee accepts there (campaigns/views/invitations.py).
+    path("accounts/invitations/<str:token>/", invitation_page, name="invitation"),
     path("accounts/token/", api_token, name="api-token"),
     path("accounts/sso/link/", link_identity, name="sso-link"),
     # Keep last: any other /api/ path is a JSON 404, with DEBUG on or off.

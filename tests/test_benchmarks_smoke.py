@@ -45,6 +45,10 @@ TINY = {
         *("--repeat", "1", "--output", "OUT"),
     ],
     "runs": ["--points", "3000", "--repeat", "1"],
+    "slow_clients": [
+        *("--slow-headers", "3", "--slow-uploads", "2", "--seconds", "1", "--trickle", "0.5"),
+        *("--output", "OUT"),
+    ],
     "timeline": ["--items", "10", "--repeat", "1", "--output", "OUT"],
     "runs_table": ["--runs", "40", "--metrics", "3", "--repeat", "1", "--output", "OUT"],
     "scale": [

@@ -1,5 +1,5 @@
 """OpenAPI additions for drf-spectacular: the ingest-key security scheme, and what every
-operation may answer besides its success (JSON errors, see campaigns/views.py) plus the
+operation may answer besides its success (JSON errors, see campaigns/views/__init__.py) plus the
 Idempotency-Key header of every POST (campaigns/api/idempotency.py).
 
 The hook is generic on purpose: it documents the operations of every app under /api/v1/, so

@@ -34,6 +34,7 @@ from .errors import (
 )
 from .idempotency import IdempotencyRecord
 from .ingest_keys import IngestKey
+from .invitations import Invitation, InvitationQuerySet
 from .metric_store import MetricBlock, MetricPoint, MetricRollup, MetricSummary
 from .plan import (
     AMENDABLE_ITEM_FIELDS,
@@ -68,6 +69,8 @@ __all__ = [
     "DecisionPoint",
     "IdempotencyRecord",
     "IngestKey",
+    "Invitation",
+    "InvitationQuerySet",
     "ItemRole",
     "ItemStatus",
     "LotReservation",

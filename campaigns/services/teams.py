@@ -149,28 +149,3 @@ def provision_user(
     user.is_staff = True
     user.save()
     return user, created
-
-
-def username_for(email: str) -> str:
-    """A free username from an e-mail address: its local part, numbered when taken."""
-    base = (email.split("@", 1)[0] or "member")[:140]
-    users = get_user_model().objects
-    name, n = base, 1
-    while users.filter(username=name).exists():
-        n += 1
-        name = f"{base}{n}"
-    return name
-
-
-@transaction.atomic
-def invite_member(
-    *, team: Team, email: str, role: str = Role.PLANNER, user: Any = None
-) -> tuple[Membership, Any]:
-    """Add the person at `email` to `team`: a new staff user with no usable password, named
-    from the address, and their membership. The caller sends the one-time link that sets the
-    password (campaigns/admin/teams.py, Django's password-reset tokens), after the commit."""
-    email = email.strip()
-    if get_user_model().objects.filter(email__iexact=email).exists():
-        raise ValidationError({"member": f"{email} already has an account: add it by username"})
-    member, _created = provision_user(username=username_for(email), email=email)
-    return add_member(team=team, member=member, role=role, user=user), member

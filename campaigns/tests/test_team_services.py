@@ -83,6 +83,8 @@ class TeamAdminThroughServicesTests(TestCase):
             "name": self.team.name,
             "alert_channels-TOTAL_FORMS": "0",
             "alert_channels-INITIAL_FORMS": "0",
+            "invitations-TOTAL_FORMS": "0",
+            "invitations-INITIAL_FORMS": "0",
             "memberships-TOTAL_FORMS": str(len(existing) + len(rows)),
             "memberships-INITIAL_FORMS": str(len(existing)),
             "memberships-MIN_NUM_FORMS": "0",
@@ -104,25 +106,11 @@ class TeamAdminThroughServicesTests(TestCase):
         url = reverse("admin:campaigns_team_change", args=[self.team.pk])
         return self.client.post(url, data | team)
 
-    def test_adding_a_member_calls_the_service(self) -> None:
+    def test_a_name_typed_in_a_new_member_row_adds_no_one(self) -> None:
+        # Nobody joins without accepting an invitation (docs/domain.md §1.5).
         with mock.patch.object(teams, "add_member", wraps=teams.add_member) as service:
-            answer = self.post([("nico", "viewer")])
-        self.assertEqual(answer.status_code, 302)
-        self.assertEqual(service.call_count, 1)
-        self.assertEqual(service.call_args.kwargs["member"], self.newcomer)
-        self.assertEqual(self.team.memberships.get(user=self.newcomer).role, "viewer")
-
-    def test_an_existing_member_added_again_is_refused_beside_the_username(self) -> None:
-        answer = self.post([("pia", "owner")])
-        self.assertEqual(answer.status_code, 200)
-        errors = answer.context["inline_admin_formsets"][0].formset.forms[2].errors
-        self.assertIn("already a member", " ".join(errors["username"]))
-        self.assertEqual(self.team.memberships.get(user=self.planner).role, "planner")
-
-    def test_one_user_in_two_new_rows_is_refused(self) -> None:
-        answer = self.post([("nico", "viewer"), ("nico", "owner")])
-        self.assertEqual(answer.status_code, 200)
-        self.assertContains(answer, "nico is listed twice")
+            self.post([("nico", "viewer")])
+        self.assertEqual(service.call_count, 0)
         self.assertFalse(self.team.memberships.filter(user=self.newcomer).exists())
 
     def test_a_role_change_and_a_removal_go_through_the_services(self) -> None:
@@ -161,19 +149,21 @@ class TeamAdminThroughServicesTests(TestCase):
             "name": "speech",
             "alert_channels-TOTAL_FORMS": "0",
             "alert_channels-INITIAL_FORMS": "0",
-            "memberships-TOTAL_FORMS": "1",
+            "invitations-TOTAL_FORMS": "1",
+            "invitations-INITIAL_FORMS": "0",
+            "invitations-0-email": "nico@example.org",
+            "invitations-0-role": "owner",
+            "memberships-TOTAL_FORMS": "0",
             "memberships-INITIAL_FORMS": "0",
-            "memberships-MIN_NUM_FORMS": "0",
-            "memberships-MAX_NUM_FORMS": "1000",
-            "memberships-0-username": "nico",
-            "memberships-0-role": "owner",
         }
         with mock.patch.object(teams, "create_team", wraps=teams.create_team) as service:
             answer = self.client.post(reverse("admin:campaigns_team_add"), data)
         self.assertEqual(answer.status_code, 302)
         self.assertEqual(service.call_count, 1)
         speech = Team.objects.get(name="speech")
-        self.assertEqual(speech.memberships.get().user, self.newcomer)
+        # Its first owner is invited: a member once they accept.
+        self.assertEqual(speech.invitations.get().email, "nico@example.org")
+        self.assertFalse(speech.memberships.exists())
 
 
 class CommandsThroughServicesTests(TestCase):
