@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -96,7 +97,10 @@ class TheClientWheel(LiveServerTestCase):
         python = self.venv / "bin" / "python"
         probe = "import cdesk, campaign_desk_client as c; print(c.__version__, cdesk.init.__name__)"
         out = subprocess.run([str(python), "-c", probe], capture_output=True, text=True)
-        self.assertEqual(out.stdout.strip(), "0.2.0 init", out.stderr)
+        # The version installed is the one the changelog's newest entry describes.
+        newest = re.search(r"^## (\S+)", (ROOT / "client" / "CHANGELOG.md").read_text(), re.M)
+        assert newest is not None
+        self.assertEqual(out.stdout.strip(), f"{newest.group(1)} init", out.stderr)
         helped = self.cdesk("--help")
         self.assertEqual(helped.returncode, 0, helped.stderr)
         for command in ("login", "runs", "stop", "report", "estimate"):
