@@ -52,10 +52,12 @@ def parse_args() -> argparse.Namespace:
         default=shutil.which("mlflow") or "/tmp/mlflow-venv/bin/mlflow",
         help="the `mlflow` executable of a virtualenv with the full mlflow package",
     )
-    p.add_argument("--workers", type=int, default=2, help="server worker processes (both)")
+    p.add_argument(
+        "--workers", type=int, default=3, help="server worker processes (both; compose runs 3)"
+    )
     p.add_argument("--steps", type=int, default=300)
     p.add_argument("--batches", type=int, default=10)
-    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds; best is kept")
+    p.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians kept")
     p.add_argument("--keep-db", action="store_true")
     p.add_argument("--output", default=str(ROOT / "build" / "bench-mlflow.json"))
     return p.parse_args()
@@ -172,9 +174,12 @@ def start_desk(
         "DATABASE_URL": url,
         "LOG_LEVEL": "WARNING",
         "MEDIA_ROOT": str(build / "bench-mlflow-media"),
+        # docker-compose.yml's web: each worker's connections from a pool of at most 20.
+        "DB_POOL_MAX_SIZE": "20",
     }
     env.pop("CELERY_BROKER_URL", None)
     gunicorn = Path(sys.executable).with_name("gunicorn")
+    # docker-compose.yml's web command, bound to loopback (its --workers is 3).
     command = [
         str(gunicorn),
         "config.wsgi:application",
@@ -182,6 +187,9 @@ def start_desk(
         f"127.0.0.1:{port}",
         "--workers",
         str(args.workers),
+        *("--worker-class", "gthread", "--threads", "32", "--worker-connections", "32"),
+        *("--timeout", "120", "--graceful-timeout", "30", "--keep-alive", "5"),
+        *("--access-logfile", "-"),
     ]
     proc = subprocess.Popen(
         command,

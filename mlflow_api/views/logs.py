@@ -50,13 +50,15 @@ def _write(caller: Caller, data: dict[str, Any], **parts: Any) -> HttpResponse:
     try:
         run_log.log_to_run(runs, run_id, **parts)
     except Run.DoesNotExist as exc:
+        if caller.revoked_meanwhile():
+            raise MlflowError("UNAUTHENTICATED", "unknown or revoked token", status=401) from exc
         raise run_not_found(run_id) from exc
     except ingest.RunRefused as exc:
         raise refusal(exc) from exc
     return answer({})
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def log_metric(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
@@ -64,7 +66,7 @@ def log_metric(request: HttpRequest, caller: Caller) -> HttpResponse:
     return _write(caller, data, points=metric_points([metric], batch=False))
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def log_batch(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
@@ -77,7 +79,7 @@ def log_batch(request: HttpRequest, caller: Caller) -> HttpResponse:
     )
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def log_param(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
@@ -86,7 +88,7 @@ def log_param(request: HttpRequest, caller: Caller) -> HttpResponse:
     return _write(caller, data, params={key: value})
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def set_tag(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
