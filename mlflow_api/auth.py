@@ -11,10 +11,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from django.db.models import Exists, QuerySet
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
 from campaigns.models import ApiToken, Campaign, IngestKey, Membership, Run, team_ids_for
+from campaigns.services.run_lock import KeyScope
 from mlflow_api.errors import MlflowError
 
 # A logging call's key is remembered by each server process for a few seconds (issue 34 item 5:
@@ -65,14 +66,16 @@ class Caller:
 
     def runs(self) -> QuerySet[Run]:
         if self.key is not None:
-            runs = Run.objects.filter(campaign_id=self.key.campaign_id)
-            if self.remembered:
-                active = IngestKey.objects.filter(pk=self.key.pk, revoked_at__isnull=True)
-                runs = runs.filter(Exists(active))
-            return runs
+            return self.key_scope().runs()
         if getattr(self.user, "is_superuser", False):
             return Run.objects.all()
         return Run.objects.filter(team_id__in=team_ids_for(self.user))
+
+    def key_scope(self) -> KeyScope:
+        """The key's runs: its campaign's, and with a remembered key, only while it is
+        unrevoked."""
+        assert self.key is not None
+        return KeyScope(self.key.campaign_id, self.key.pk if self.remembered else None)
 
     def revoked_meanwhile(self) -> bool:
         """Whether a remembered key was revoked since (then forgotten): a write that found no
