@@ -32,22 +32,23 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from campaigns.models import Campaign, CampaignClosed, Run
+from campaigns.models import CampaignClosed, Run
 from campaigns.selectors import raw_points
-from campaigns.services import ingest, metric_packing, run_clock
+from campaigns.services import ingest, metric_packing, run_clock, run_lock
 
 PointKey = tuple[str, int, int | None, str]
 
 
-def lock_run(runs: QuerySet[Run], run_id: str) -> Run:
+def lock_run(runs: QuerySet[Run] | run_lock.KeyScope, run_id: str, *, durable: bool = True) -> Run:
     """The run `run_id` among `runs` (the caller's scope), locked, with its campaign; raises
-    Run.DoesNotExist, or RunRefused when the campaign is closed."""
-    run = runs.select_for_update().filter(run_id=run_id).first()
-    if run is None:
+    Run.DoesNotExist, or RunRefused when the campaign is closed. `durable`: see
+    run_lock.lock_with_campaign."""
+    # The campaign is read after the lock, in its own statement (sent with the lock's: one
+    # round trip): closing locks every run of the campaign first, so a write that got here
+    # after a close committed sees it closed.
+    run, campaign = run_lock.lock_with_campaign(runs, run_id, durable=durable)
+    if run is None or campaign is None:
         raise Run.DoesNotExist(run_id)
-    # Read after the lock, in its own statement: closing locks every run of the campaign first,
-    # so a write that got here after a close committed sees it closed.
-    campaign = Campaign.objects.get(pk=run.campaign_id)
     run.campaign = campaign
     try:
         campaign.refuse_if_closed()
@@ -67,7 +68,7 @@ def refuse_if_deleted(run: Run) -> None:
 
 @transaction.atomic
 def log_to_run(
-    runs: QuerySet[Run],
+    runs: QuerySet[Run] | run_lock.KeyScope,
     run_id: str,
     *,
     params: dict[str, str] | None = None,
@@ -75,10 +76,11 @@ def log_to_run(
     delete_tags: Sequence[str] = (),
     points: Sequence[ingest.Point] = (),
     inputs: Sequence[dict[str, Any]] = (),
+    durable: bool = True,
 ) -> ingest.Appended:
     """Params, then tags, then inputs, then metrics, all or nothing: the metrics that fire a
     rule come last (the firing batch is still stored)."""
-    run = lock_run(runs, run_id)
+    run = lock_run(runs, run_id, durable=durable)
     refuse_if_deleted(run)
     now = timezone.now()
     fields = run_clock.revive_if_silent(run, now)

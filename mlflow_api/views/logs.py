@@ -13,11 +13,14 @@ import re
 from typing import Any
 
 import orjson
+from django.conf import settings
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 
 from campaigns.models import Run
 from campaigns.selectors import run_metrics
 from campaigns.services import ingest, metric_batch, run_log
+from campaigns.services.run_lock import KeyScope
 from mlflow_api import shapes
 from mlflow_api.auth import Caller
 from mlflow_api.domain import names
@@ -46,17 +49,25 @@ HISTORY_MAX = 100_000
 
 
 def _write(caller: Caller, data: dict[str, Any], **parts: Any) -> HttpResponse:
-    runs, run_id = write_scope(caller, data)
+    # A key's scope is its campaign, whose locking statement is compiled once per process.
+    scope: QuerySet[Run] | KeyScope
+    if caller.key is not None:
+        scope, run_id = caller.key_scope(), run_id_of(data)
+    else:
+        scope, run_id = write_scope(caller, data)
     try:
-        run_log.log_to_run(runs, run_id, **parts)
+        # MLFLOW_ASYNC_COMMIT: commits that need not wait for the disk (docs/mlflow.md).
+        run_log.log_to_run(scope, run_id, durable=not settings.MLFLOW_ASYNC_COMMIT, **parts)
     except Run.DoesNotExist as exc:
+        if caller.revoked_meanwhile():
+            raise MlflowError("UNAUTHENTICATED", "unknown or revoked token", status=401) from exc
         raise run_not_found(run_id) from exc
     except ingest.RunRefused as exc:
         raise refusal(exc) from exc
     return answer({})
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def log_metric(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
@@ -64,7 +75,7 @@ def log_metric(request: HttpRequest, caller: Caller) -> HttpResponse:
     return _write(caller, data, points=metric_points([metric], batch=False))
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def log_batch(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
@@ -77,7 +88,7 @@ def log_batch(request: HttpRequest, caller: Caller) -> HttpResponse:
     )
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def log_param(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)
@@ -86,7 +97,7 @@ def log_param(request: HttpRequest, caller: Caller) -> HttpResponse:
     return _write(caller, data, params={key: value})
 
 
-@endpoint("POST")
+@endpoint("POST", remember_key=True)
 def set_tag(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
     run_id_of(data)

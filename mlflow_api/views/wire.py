@@ -49,8 +49,10 @@ def answer(body: Any, status: int = 200) -> HttpResponse:
     return HttpResponse(orjson.dumps(body), status=status, content_type=JSON)
 
 
-def endpoint(*methods: str) -> Callable[[Handler], Handler]:
-    """Authenticate, allow `methods`, and turn MlflowError into MLflow's error shape."""
+def endpoint(*methods: str, remember_key: bool = False) -> Callable[[Handler], Handler]:
+    """Authenticate, allow `methods`, and turn MlflowError into MLflow's error shape.
+    `remember_key`: the view's write checks the key again (mlflow_api/auth.py), so a key seen
+    in the last seconds need not be read first."""
 
     def wrap(view: Handler) -> Handler:
         def handle(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
@@ -63,7 +65,7 @@ def endpoint(*methods: str) -> Callable[[Handler], Handler]:
             try:
                 refuse_unstorable(request.path, "the path")
                 refuse_unstorable(list(kwargs.values()), "the path")
-                caller = authenticate(request)
+                caller = authenticate(request, remember=remember_key)
                 throttle(caller)
                 return view(request, caller, *args, **kwargs)
             except MlflowError as exc:
