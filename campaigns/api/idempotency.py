@@ -49,8 +49,8 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from campaigns.api.authentication import active_ingest_key
+from campaigns.api.bodies import body_exceeds_limit, body_too_large
 from campaigns.models import ApiToken, IdempotencyRecord
-from campaigns.views import body_exceeds_limit, body_too_large
 
 log = logging.getLogger(__name__)
 

@@ -28,6 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from campaigns import services
+from campaigns.api.bodies import Conflict
 from campaigns.api.permissions import campaign_for, campaigns_for
 from campaigns.api.run_actions import REFUSED, RunView, refused
 from campaigns.api.serializers import (
@@ -54,7 +55,6 @@ from campaigns.domain import downsampling as series
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from campaigns.selectors import run_cost, run_metrics
 from campaigns.services import ingest, metric_batch
-from campaigns.views import Conflict
 
 
 def _json(status: int, body: dict[str, Any]) -> HttpResponse:

@@ -10,8 +10,8 @@ from typing import Any
 
 import orjson
 
-from campaigns.api.fields import identifier_problem
 from campaigns.domain import stop_rules as rules
+from campaigns.domain.identifiers import identifier_problem
 from campaigns.services.ingest import Point
 
 MAX_POINTS = 10_000

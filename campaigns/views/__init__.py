@@ -10,7 +10,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -21,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from campaigns import dependencies
+from campaigns.api.bodies import Conflict, body_too_large, too_large_detail
 from campaigns.models import (
     CampaignClosed,
     CommitOverTeamBudget,
@@ -73,30 +73,6 @@ def api_not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> JsonRespon
     return JsonResponse({"detail": "Not found."}, status=404)
 
 
-def too_large_detail() -> dict[str, Any]:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return {
-        "detail": f"The request body is too large: this server takes at most {limit} bytes.",
-        "max_bytes": limit,
-    }
-
-
-def body_too_large() -> JsonResponse:
-    """413 naming the limit, DATA_UPLOAD_MAX_MEMORY_SIZE bytes of body: Django's own check
-    raises RequestDataTooBig, a SuspiciousOperation that would otherwise answer a bare 400."""
-    return JsonResponse(too_large_detail(), status=413)
-
-
-def body_exceeds_limit(request: HttpRequest) -> bool:
-    """Whether the declared Content-Length is over DATA_UPLOAD_MAX_MEMORY_SIZE (None: no limit)."""
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    try:
-        length = int(request.META.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        return False
-    return limit is not None and length > limit
-
-
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if _is_api(request):
         if isinstance(exception, RequestDataTooBig):
@@ -125,14 +101,6 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if _is_api(request):
         return JsonResponse({"detail": "Server error."}, status=500)
     return defaults.server_error(request)
-
-
-class Conflict(exceptions.APIException):
-    """409: the request is well formed but the object's state refuses it."""
-
-    status_code = 409
-    default_detail = "The object's current state does not allow this."
-    default_code = "conflict"
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:

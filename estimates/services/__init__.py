@@ -8,10 +8,10 @@ and land the forecast; this module enqueues it.
 
 from __future__ import annotations
 
+from celery import current_app
 from django.db import transaction
 
 from campaigns.models import Campaign
-from estimates import tasks
 from estimates.services.clone import NOT_COPIED, clone_campaign, copied_fields
 from estimates.services.forecast import bump
 
@@ -29,7 +29,10 @@ def mark_stale(campaign: Campaign | int, *, create: bool = True) -> int | None:
     if version is not None:
         # One message per change: the earlier versions of one transaction are superseded in
         # the worker before anything is computed (estimates/services/forecast.py `recompute`).
-        tasks.recompute_forecast.delay_on_commit(campaign_id, version)
+        # By name: the task calls the services, so the services do not import it (no loop).
+        current_app.tasks["estimates.tasks.recompute_forecast"].delay_on_commit(
+            campaign_id, version
+        )
     return version
 
 

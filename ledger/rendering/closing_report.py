@@ -15,9 +15,9 @@ from django.utils.safestring import mark_safe
 from campaigns.charts.gantt import GanttStage, gantt_svg
 from campaigns.domain.timeline_lots import LotSpan
 from ledger.charts import report_charts as charts
+from ledger.rendering.markdown_text import as_markdown_text
 from ledger.rendering.spend_chart import spend_chart_html
 from ledger.rendering.value_chart import value_chart_html
-from ledger.templatetags.ledger_report import as_markdown_text
 
 FORMATS = ("html", "markdown", "json")
 
@@ -37,7 +37,7 @@ def render_json(data: dict[str, Any]) -> str:
 
 
 def render_markdown(data: dict[str, Any]) -> str:
-    # Autoescaped: every string of the data shows inert (ledger/templatetags/ledger_report.py).
+    # Autoescaped: every string of the data shows inert (ledger/rendering/markdown_text.py).
     return render_to_string("ledger/closing_report.md", {"r": as_markdown_text(data)})
 
 

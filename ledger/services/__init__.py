@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 from typing import Any
 
+from celery import current_app
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
@@ -26,7 +27,6 @@ from campaigns.domain.formatting import format_hours, format_money
 from campaigns.models import Campaign, Run, RunStatus
 from campaigns.selectors import run_cost
 from estimates import services as estimate_services
-from ledger import tasks
 from ledger.domain.deliverable_checks import FileEntry, check_deliverable
 from ledger.models import Deliverable, DeliverableFile, EntryKind, LedgerEntry, Report
 
@@ -309,7 +309,8 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
     )
     # On commit: a worker must find the row, and a rolled-back request enqueues nothing. A
     # broker outage leaves it pending for sweep_stale_reports, and the request succeeds.
-    tasks.build_closing_report.delay_on_commit(report.pk)
+    # By name: the task calls the services, so the services do not import it (no loop).
+    current_app.tasks["ledger.build_closing_report"].delay_on_commit(report.pk)
     return report
 
 

@@ -19,36 +19,9 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString, mark_safe
 
+from ledger.rendering.markdown_text import inert
+
 register = template.Library()
-
-# Backslash first: the escapes added after it must not be escaped again.
-_MARKDOWN_INERT = str.maketrans(
-    {"\\": "\\\\", "&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "\\[", "]": "\\]"}
-)
-
-
-def inert(text: str) -> str:
-    """`text` with nothing a Markdown renderer would turn into HTML, a link or an image."""
-    return text.translate(_MARKDOWN_INERT)
-
-
-class MarkdownText(str):
-    """A string of the report's data: Django's autoescape shows it through `__html__`."""
-
-    def __html__(self) -> str:
-        # On one line, and no pipe may end a table cell (`\|` shows as `|` anywhere).
-        return " ".join(inert(self).replace("|", "\\|").split())
-
-
-def as_markdown_text(value: Any) -> Any:
-    """`value` (the report's JSON-like data) with every string a MarkdownText."""
-    if isinstance(value, str):
-        return MarkdownText(value)
-    if isinstance(value, dict):
-        return {key: as_markdown_text(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [as_markdown_text(item) for item in value]
-    return value
 
 
 @register.filter
