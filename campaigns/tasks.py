@@ -85,6 +85,7 @@ def sweep_orphan_artifact_files() -> int:
     return sweep_orphan_files(older_than_seconds=settings.ARTIFACT_UPLOAD_SECONDS + 600)
 
 
+@shared_task  # type: ignore[untyped-decorator]
 def end_silent_runs() -> int:
     """Beat: end every unfinished run not heard from for RUN_SILENT_MULTIPLE × its heartbeat
     interval (and RUN_SILENT_MIN_SECONDS) as failed, its hours ending at its last heartbeat

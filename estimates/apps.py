@@ -6,9 +6,13 @@ class EstimatesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # The tasks registered with Celery: the services enqueue them by name.
         # Plan changes and pilot measurements mark forecasts stale (see estimates.signals).
         from campaigns.api import estimate_spec
-        from estimates import signals
+        from estimates import (
+            signals,
+            tasks,  # noqa: F401
+        )
         from estimates.api.serializers import check_estimate_spec
 
         signals.connect()

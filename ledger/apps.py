@@ -6,7 +6,11 @@ class LedgerConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        # The tasks registered with Celery: the services enqueue them by name.
         # Committing a plan posts its reserved lots (see ledger.signals).
-        from ledger import signals
+        from ledger import (
+            signals,
+            tasks,  # noqa: F401
+        )
 
         signals.connect()

@@ -161,7 +161,7 @@ class IdleGpuConditionTests(SimpleTestCase):
             now=now, currency="USD", running_runs=("r1", "r2"), gpu_use=(use,),
             idle=alerts.IdleGpu(percent=5, minutes=30),
         )  # fmt: skip
-        (found,) = alerts.idle_gpus(facts)
+        (found,) = alerts.idle_conditions(facts, alerts.Limits())
         self.assertEqual((found.kind, found.key), ("idle_gpu", "run:r1:idle"))
         self.assertIn("at most 2% used for the last 30 min (under 5%)", found.message)
         for busy in (
@@ -170,7 +170,10 @@ class IdleGpuConditionTests(SimpleTestCase):
             alerts.GpuUse("r1", None, use.first_at, now - timedelta(minutes=40)),  # silent
         ):
             self.assertEqual(
-                alerts.idle_gpus(facts.__class__(**{**facts.__dict__, "gpu_use": (busy,)})), []
+                alerts.idle_conditions(
+                    facts.__class__(**{**facts.__dict__, "gpu_use": (busy,)}), alerts.Limits()
+                ),
+                [],
             )
 
 
@@ -205,11 +208,11 @@ class PeakMemoryBesideTheEstimate(TestCase):
 
         from campaigns.models import Campaign
         from estimates.selectors.memory import campaign_memory, estimated_per_item
-        from estimates.services.forecast import current_estimate
+        from estimates.services.forecast import ensure_forecast
 
         call_command("load_demo", verbosity=0)
         campaign = Campaign.objects.get(team__name="demo")
-        current_estimate(campaign)
+        ensure_forecast(campaign)
         estimated = estimated_per_item(campaign.pk)
         self.assertTrue(estimated)  # the demo's LoRA items carry an estimate spec
         item = PlannedItem.objects.get(pk=next(iter(estimated)))
