@@ -31,7 +31,7 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 # --- A scripted HTTP server on loopback ---------------------------------------------------
@@ -307,7 +307,7 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
             threshold=10.0,
         )
         self.resume_rule = StopRule.objects.create(campaign=self.campaign, kind="no_usable_resume")
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
         self.baseline = self.campaign.items.get(name="baseline")
         _, raw = IngestKey.issue(self.campaign, user=self.owner)

@@ -27,7 +27,7 @@ from rest_framework.test import APIClient
 
 from campaign_desk_client import CampaignDesk
 from campaigns.models import ApiToken, IngestKey, MetricPoint, Run, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 
@@ -150,7 +150,7 @@ def test_every_point_is_stored_once_through_a_redis_kill_and_dropped_database_co
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
     _, raw = IngestKey.issue(campaign, user=owner)
     item = campaign.items.get(name="baseline")
     desk = CampaignDesk(live_server.url, raw, backoff=0.05, max_backoff=0.5, max_retries=40)

@@ -25,8 +25,8 @@ from django.db import connection
 from django.test import override_settings
 
 from campaigns.models import IngestKey, RunArtifact, Team
-from campaigns.services import commit_plan
 from campaigns.services.artifact_files import sweep_orphan_files
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_key, make_plannable, make_user
 from conftest import _database_url_for_worker
 from tests.live_gunicorn import compose_gunicorn, health, worker_pids
@@ -67,7 +67,7 @@ def _campaign_with_a_run() -> tuple[Any, str]:
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = make_plannable(team, created_by=owner)
-    commit_plan(campaign=campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
     raw = IngestKey.issue(campaign, user=owner)[1]
     item = campaign.items.get(name="baseline")
     made = as_key(raw).post(

@@ -121,7 +121,7 @@ def set_up(url: str) -> Fixture:
     from django.db import connection
 
     from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="bench")

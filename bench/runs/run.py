@@ -69,14 +69,15 @@ def main() -> int:
         from django.utils import timezone
 
         from campaigns.models import ApiToken, MetricPoint, Run, Team
-        from campaigns.services import commit_plan, metric_store
+        from campaigns.services import metric_store
+        from campaigns.services.plans import commit_plan
         from campaigns.tests.factories import make_plannable, make_user
 
         call_command("migrate", verbosity=0)
         team = Team.objects.create(name="bench")
         user = make_user("bench", team=team, role="owner")
         campaign = make_plannable(team)
-        commit_plan(campaign=campaign, user=user)
+        commit_plan(campaign=campaign, acting_user=user)
         run = Run.objects.create(
             team=team,
             campaign=campaign,

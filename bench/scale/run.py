@@ -299,14 +299,14 @@ def setup() -> dict[str, Any]:
     from django.core.management import call_command
 
     from campaigns.models import Team
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from campaigns.tests.factories import make_plannable, make_user
 
     call_command("migrate", verbosity=0)
     team = Team.objects.create(name="bench")
     user = make_user("bench", team=team, role="owner")
     campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=user)
+    commit_plan(campaign=campaign, acting_user=user)
     return {"team": team, "user": user, "campaign": campaign, "item": campaign.items.first()}
 
 

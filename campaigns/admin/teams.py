@@ -25,6 +25,7 @@ from campaigns.admin.refusals import RefusalsAsFieldErrors, refusal_of
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Membership, Team
 from campaigns.services import teams
+from campaigns.services.campaigns import real_user
 
 
 class MembershipForm(forms.ModelForm[Membership]):
@@ -167,18 +168,18 @@ class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Te
     def save_model(self, request: HttpRequest, obj: Team, form: Any, change: bool) -> None:
         name = form.cleaned_data["name"]
         if not change:
-            created = teams.create_team(name=name, user=request.user)
+            created = teams.create_team(name=name, acting_user=real_user(request.user))
             obj.pk, obj._state = created.pk, created._state
         elif "name" in form.changed_data:
-            teams.rename_team(team=obj, name=name, user=request.user)
+            teams.rename_team(team=obj, name=name, acting_user=real_user(request.user))
         obj.refresh_from_db()
 
     def delete_model(self, request: HttpRequest, obj: Team) -> None:
-        teams.delete_team(team=obj, user=request.user)
+        teams.delete_team(team=obj, acting_user=real_user(request.user))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         for team in queryset:
-            teams.delete_team(team=team, user=request.user)
+            teams.delete_team(team=team, acting_user=real_user(request.user))
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         """Members through campaigns/services/teams.py; the lists feed the admin's history."""
@@ -186,7 +187,9 @@ class TeamAdmin(RefusalsAsFieldErrors, NotFoundOutsideTeams, admin.ModelAdmin[Te
         for row in formset.deleted_forms:
             if row.instance.pk is not None:
                 with refusal_of(request, row.prefix):
-                    teams.remove_member(membership=row.instance, user=request.user)
+                    teams.remove_member(
+                        membership=row.instance, acting_user=real_user(request.user)
+                    )
                     formset.deleted_objects.append(row.instance)
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed():
@@ -203,9 +206,9 @@ def _save_member(team: Team, row: MembershipForm, user: Any, request: HttpReques
     role = row.cleaned_data["role"]
     if row.invite_email:
         if row.instance.pk is not None:
-            teams.remove_member(membership=row.instance, user=user)
+            teams.remove_member(membership=row.instance, acting_user=user)
         membership, member = teams.invite_member(
-            team=team, email=row.invite_email, role=role, user=user
+            team=team, email=row.invite_email, role=role, acting_user=user
         )
         link = password_link(request, member)
         transaction.on_commit(lambda: _send_invitation(member, team, link))
@@ -218,12 +221,12 @@ def _save_member(team: Team, row: MembershipForm, user: Any, request: HttpReques
         return membership
     member = row.instance.user
     if row.instance.pk is None:
-        return teams.add_member(team=team, member=member, role=role, user=user)
+        return teams.add_member(team=team, member=member, role=role, acting_user=user)
     if "username" in row.changed_data:
         # Another user in this row: the old membership ends, the new one starts.
-        teams.remove_member(membership=row.instance, user=user)
-        return teams.add_member(team=team, member=member, role=role, user=user)
-    return teams.change_role(membership=row.instance, role=role, user=user)
+        teams.remove_member(membership=row.instance, acting_user=user)
+        return teams.add_member(team=team, member=member, role=role, acting_user=user)
+    return teams.change_role(membership=row.instance, role=role, acting_user=user)
 
 
 def password_link(request: HttpRequest, member: Any) -> str:

@@ -33,7 +33,8 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
-from campaigns.services import commit_plan, metric_store
+from campaigns.services import metric_store
+from campaigns.services.plans import commit_plan
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 
@@ -164,7 +165,7 @@ def committed_campaign(
             seed_catalog()
         plan = RentalPlan.objects.get(provider=LOT_3_DAYS[0], name=LOT_3_DAYS[1])
         campaign.lots.create(plan=plan, quantity=lots)
-    commit_plan(campaign=campaign, user=user)
+    commit_plan(campaign=campaign, acting_user=user)
     return campaign
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.test import TestCase
 
 from campaigns.models import IngestKey, Team
-from campaigns.services import record_decision
+from campaigns.services.decisions import record_decision
 from campaigns.tests.factories import as_key, as_user, committed_campaign, make_user
 
 URL = "/api/v1/ingest-key/"
@@ -36,7 +36,7 @@ class TheCallingIngestKey(TestCase):
     def test_a_bound_key_names_its_item_and_kind_and_cut_items_are_left_out(self) -> None:
         record_decision(
             campaign=self.campaign,
-            user=self.owner,
+            acting_user=self.owner,
             outcome="cut",
             rationale="the baseline is enough",
             cut_variants=[self.variant],

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from campaigns.models import Campaign, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user
 from estimates.domain.calibration import (
     MIN_OBSERVATIONS,

@@ -26,7 +26,9 @@ from campaigns.models import (
     Stage,
     Team,
 )
-from campaigns.services import amend_item, commit_plan, record_decision
+from campaigns.services.decisions import record_decision
+from campaigns.services.items import amend_item
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import celery_eager, make_plannable, make_user, pilot, token_header
 from catalog.models import GpuModel, RentalPlan
 from catalog.services import seed_catalog

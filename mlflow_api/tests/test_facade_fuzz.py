@@ -20,7 +20,8 @@ from django.db import transaction
 from django.test import Client, TestCase, override_settings
 
 from campaigns.models import IngestKey, Run, Team
-from campaigns.services import close_campaign, ingest
+from campaigns.services import ingest
+from campaigns.services.campaigns import close_campaign
 from campaigns.tests.factories import clear_cache, committed_campaign, make_user, token_header
 
 M = "/mlflow/api/2.0/mlflow/"
@@ -162,7 +163,9 @@ class EveryRouteRefusesBadInputWithMlflowsJsonError(TestCase):
         cls.closed = committed_campaign(cls.team, cls.owner, lots=0, title="closed one")
         closed_item = cls.closed.items.get(name="baseline")
         ingest.open_run(cls.closed, run_id="c-1", variant=closed_item, kind="pilot")
-        close_campaign(campaign=cls.closed, user=cls.owner, conclusion="done", stop_running=True)
+        close_campaign(
+            campaign=cls.closed, acting_user=cls.owner, conclusion="done", stop_running=True
+        )
 
     def setUp(self) -> None:
         clear_cache()  # the throttle's buckets: this test sends many requests on purpose

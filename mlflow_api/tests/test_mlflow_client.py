@@ -42,7 +42,7 @@ from campaigns.models import (
     RunArtifact,
     Team,
 )
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_key, make_plannable, make_user
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
@@ -216,7 +216,7 @@ class MlflowLoopTestCase(MlflowLiveCase):
     def test_a_key_of_another_campaign_sees_nothing(self) -> None:
         other_team = Team.objects.create(name="vision")
         other = make_plannable(other_team, title="LoRA vs full")
-        commit_plan(campaign=other, user=make_user("victor", team=other_team, role="owner"))
+        commit_plan(campaign=other, acting_user=make_user("victor", team=other_team, role="owner"))
         _k, other_key = IngestKey.issue(other, item=other.items.get(name="baseline"))
         with self.tracking(self.key):
             mlflow.set_experiment("x")

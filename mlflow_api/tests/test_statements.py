@@ -14,7 +14,7 @@ from django.test import Client, TransactionTestCase
 from django.test.utils import CaptureQueriesContext
 
 from campaigns.models import IngestKey, PlannedItem, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 M = "/mlflow/api/2.0/mlflow/"
@@ -32,7 +32,7 @@ class StatementsPerCall(TransactionTestCase):
         team = Team.objects.create(name="nlp")
         owner = make_user("olga", team=team, role="owner")
         self.campaign = make_plannable(team)
-        commit_plan(campaign=self.campaign, user=owner)
+        commit_plan(campaign=self.campaign, acting_user=owner)
         item = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
         _key, raw = IngestKey.issue(self.campaign, user=owner, item=item)
         self.client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")

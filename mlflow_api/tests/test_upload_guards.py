@@ -18,7 +18,7 @@ import pytest
 from django.test import Client, override_settings
 
 from campaigns.models import IngestKey, RunArtifact, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_key, make_plannable, make_user
 
 
@@ -35,7 +35,7 @@ def upload(media: Path) -> Any:
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
     _, raw = IngestKey.issue(campaign, user=owner)
     item = campaign.items.get(name="baseline")
     for run_id in ("r1", "r2"):

@@ -126,14 +126,14 @@ def _wait_until_up(url: str) -> None:
 def _desk_server(request: pytest.FixtureRequest) -> Iterator[str]:
     live = request.getfixturevalue("live_server")
     from campaigns.models import IngestKey, PlannedItem, Team
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from campaigns.tests.factories import make_plannable, make_user
 
     media = tempfile.mkdtemp(prefix="cd-mlflow-suite-")
     team = Team.objects.create(name="suite")
     owner = make_user("suite-owner", team=team, role="owner")
     campaign = make_plannable(team, title="Default")
-    commit_plan(campaign=campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
     item = PlannedItem.objects.get(campaign=campaign, name="baseline")
     _key, raw = IngestKey.issue(campaign, user=owner, item=item)
     os.environ["MLFLOW_TRACKING_TOKEN"] = raw
