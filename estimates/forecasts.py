@@ -102,5 +102,5 @@ def forecast_panel_html(campaign: Campaign) -> SafeString:
 
     Serves the persisted forecast, computing it once if none exists yet.
     """
-    estimate = ensure_forecast(campaign)
+    estimate = ensure_forecast(campaign=campaign)
     return render_to_string("estimates/forecast_panel.html", panel_context(estimate))

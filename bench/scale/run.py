@@ -242,12 +242,12 @@ def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[t
     from django.urls import reverse
     from django.utils import timezone
 
-    from campaigns.models import ApiToken
     from campaigns.selectors import run_metrics
+    from campaigns.services.keys import issue_api_token
     from ledger.reports.collect import collect
     from ledger.selectors import alerts
 
-    _token, raw = ApiToken.issue(ctx["user"])
+    _token, raw = issue_api_token(owner=ctx["user"])
     api = Client(HTTP_AUTHORIZATION=f"Token {raw}")
     url = f"/api/v1/runs/{big_run.run_id}/metrics/"
     page = reverse("admin:campaigns_run_change", args=[big_run.pk])

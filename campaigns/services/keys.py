@@ -4,6 +4,7 @@ stored."""
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Sequence
 from datetime import datetime
 
@@ -38,7 +39,17 @@ def issue_ingest_key(
             raise ValidationError({"item": f"'{item.name}' was cut by a decision"})
     if kind and kind not in RunKind.values:
         raise ValidationError({"kind": f"a run kind is one of {', '.join(RunKind.values)}"})
-    return IngestKey.issue(campaign, name=name, user=real_user(acting_user), item=item, kind=kind)
+    raw = "cdk_" + secrets.token_urlsafe(32)
+    key = IngestKey.objects.create(
+        campaign=campaign,
+        name=name,
+        prefix=raw[:12],
+        digest=IngestKey.hash(raw),
+        created_by=real_user(acting_user),
+        item=item,
+        kind=kind,
+    )
+    return key, raw
 
 
 @transaction.atomic
@@ -66,4 +77,8 @@ def issue_api_token(
 ) -> tuple[ApiToken, str]:
     """A new API token for `owner` (`Authorization: Token <key>`); the raw key is returned once
     and only its digest is stored (docs/domain.md §26). Past `expires_at` it signs in nobody."""
-    return ApiToken.issue(owner, name=name, expires_at=expires_at)
+    raw = "cdt_" + secrets.token_urlsafe(32)
+    token = ApiToken.objects.create(
+        user=owner, name=name, prefix=raw[:12], digest=ApiToken.hash(raw), expires_at=expires_at
+    )
+    return token, raw

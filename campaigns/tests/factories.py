@@ -20,9 +20,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from campaigns.models import (
-    ApiToken,
     Campaign,
-    IngestKey,
     Membership,
     MetricPoint,
     PlannedItem,
@@ -34,6 +32,7 @@ from campaigns.models import (
     ThroughputSample,
 )
 from campaigns.services import metric_store
+from campaigns.services.keys import issue_api_token, issue_ingest_key
 from campaigns.services.plans import commit_plan
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
@@ -274,7 +273,7 @@ def token_header(user: Any) -> dict[str, Any]:
 
 def api_token(user: Any) -> str:
     """A new API token of `user` (the raw key; only its digest is stored)."""
-    _token, raw = ApiToken.issue(user)
+    _token, raw = issue_api_token(owner=user)
     return raw
 
 
@@ -293,7 +292,7 @@ def as_key(raw: str) -> APIClient:
 
 
 def ingest_key(campaign: Campaign, user: Any = None) -> str:
-    _key, raw = IngestKey.issue(campaign, user=user)
+    _key, raw = issue_ingest_key(campaign=campaign, acting_user=user)
     return raw
 
 

@@ -149,7 +149,7 @@ class CalibrationTests(TestCase):
         from estimates.forecasts import ensure_forecast
 
         observed_campaign(self.team, "third", "28.6")
-        estimate = ensure_forecast(self.next_campaign())
+        estimate = ensure_forecast(campaign=self.next_campaign())
         html = render_to_string("estimates/forecast_panel.html", panel_context(estimate))
         self.assertIn('id="forecast-calibration"', html)
         self.assertIn("raw 12 h, calibrated 15.60 h", html)

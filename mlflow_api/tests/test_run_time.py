@@ -19,7 +19,8 @@ from typing import Any
 import mlflow
 from django.test import override_settings
 
-from campaigns.models import Campaign, IngestKey, PlannedItem, Run, Team, ThroughputSample
+from campaigns.models import Campaign, PlannedItem, Run, Team, ThroughputSample
+from campaigns.services.keys import issue_ingest_key
 from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, celery_eager, make_plannable, make_user
 from mlflow_api.tests import test_integrations
@@ -115,8 +116,8 @@ class PilotCase(MlflowLiveCase):
         self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
         PlannedItem.objects.filter(pk=self.baseline.pk).update(tokens=1_000_000, samples=10_000)
         commit_plan(campaign=self.campaign, acting_user=self.owner)
-        _key, self.key = IngestKey.issue(
-            self.campaign, user=self.owner, item=self.baseline, kind="pilot"
+        _key, self.key = issue_ingest_key(
+            campaign=self.campaign, acting_user=self.owner, item=self.baseline, kind="pilot"
         )
 
     def forecast_of_baseline(self) -> dict[str, Any]:
