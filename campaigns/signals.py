@@ -36,8 +36,3 @@ run_hours_corrected = Signal()
 # spend so far (a Decimal in its currency) or None. kwargs: campaign_id, now. The ledger
 # answers (incurred + hourly accrual not yet posted); without a receiver nothing is spent.
 spend_requested = Signal()
-
-# Sent by services.observed_hours.record_observed_hours once a stage's observed hours are
-# stored (with an update(), which sends no post_save); kwargs: stage. The forecast's observed
-# hours move.
-observed_hours_recorded = Signal()

@@ -6,11 +6,11 @@ class EstimatesConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        # Plan changes and pilot measurements mark forecasts stale (see estimates.signals).
+        # Plan changes and pilot measurements mark forecasts stale (see estimates.events).
         from campaigns.api import estimate_spec
-        from estimates import signals
+        from estimates import events
         from estimates.api.serializers import check_estimate_spec
 
-        signals.connect()
+        events.subscribe()
         # A planned item's estimate_spec is checked by the preview's serializers (§24.9).
         estimate_spec.register(check_estimate_spec)

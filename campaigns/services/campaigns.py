@@ -19,10 +19,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from campaigns import events
 from campaigns.models import Campaign, CampaignStatus, PlanFrozen, Run, RunsStillRunning, RunStatus
+from campaigns.services.run_events import announce_run_save
 
 # What a committed plan still lets change: the plan itself is frozen (docs/domain.md §3).
 EDITABLE_AFTER_COMMIT = frozenset({"expected_deliverables"})
+# The campaign's own fields a forecast reads: a change of another (a title) moves nothing.
+FORECAST_FIELDS = ("window_hours", "budget", "currency", "status")
 
 
 def lock_campaign(campaign: Campaign) -> Campaign:
@@ -46,6 +50,7 @@ def create_campaign(*, acting_user: User | None = None, **fields: Any) -> Campai
     campaign = Campaign(created_by=real_user(acting_user), **fields)
     campaign.full_clean()
     campaign.save()
+    events.emit(events.PLAN_CHANGED, campaign_id=campaign.pk)
     return campaign
 
 
@@ -68,10 +73,13 @@ def update_campaign(
     locked = lock_campaign(campaign)
     changed = [f for f, v in changes.items() if getattr(locked, f) != v]
     check_campaign_change(locked, changed)
+    moves_forecast = bool(set(changed) & set(FORECAST_FIELDS))
     for field, value in changes.items():
         setattr(locked, field, value)
     locked.full_clean()
     locked.save()
+    if moves_forecast:
+        events.emit(events.PLAN_CHANGED, campaign_id=locked.pk)
     return locked
 
 
@@ -118,9 +126,11 @@ def close_campaign(
         run.stop_step = run.last_step
         run.stopped_at = now
         run.save(update_fields=["status", "stop_reason", "stop_step", "stopped_at"])
+        announce_run_save(run, ["status"])
     locked.status = CampaignStatus.CLOSED
     locked.conclusion = conclusion.strip()
     locked.closed_at = now
     locked.closed_by = who
     locked.save(update_fields=["status", "conclusion", "closed_at", "closed_by", "updated_at"])
+    events.emit(events.PLAN_CHANGED, campaign_id=locked.pk)
     return locked

@@ -10,6 +10,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from campaigns import events
 from campaigns.models import Campaign, DecisionPoint, ItemStatus, Outcome, PlannedItem, Tier
 from campaigns.services.campaigns import lock_campaign, real_user
 
@@ -68,6 +69,7 @@ def record_decision(
         PlannedItem.objects.filter(pk__in=[i.pk for i in cut_variants]).update(
             status=ItemStatus.CUT
         )
+        events.emit(events.PLAN_CHANGED, campaign_id=locked.pk)
     return decision
 
 

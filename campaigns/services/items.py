@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from campaigns import events
 from campaigns.models import AMENDABLE_ITEM_FIELDS, Amendment, Campaign, PlannedItem
 from campaigns.services.campaigns import lock_campaign, real_user
 
@@ -61,6 +62,7 @@ def create_item(
     item.full_clean()
     item._amendment = True  # type: ignore[attr-defined]
     item.save()
+    events.emit(events.PLAN_CHANGED, campaign_id=locked.pk)
     if not locked.is_draft:
         Amendment.objects.create(
             campaign=locked,
@@ -99,6 +101,7 @@ def amend_item(
     locked.full_clean()
     locked._amendment = True  # type: ignore[attr-defined]
     locked.save()
+    events.emit(events.PLAN_CHANGED, campaign_id=locked.campaign_id)
     if locked.campaign.is_draft:
         return None
     return Amendment.objects.create(
@@ -119,3 +122,4 @@ def remove_item(*, item: PlannedItem, acting_user: User | None = None) -> None:
         .get(pk=item.pk)
     )
     locked.delete()  # the model refuses after commit (PlanFrozen)
+    events.emit(events.PLAN_ROW_REMOVED, campaign_id=locked.campaign_id)

@@ -11,9 +11,9 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from campaigns import events
 from campaigns.models import Campaign, PlanFrozen, Stage
 from campaigns.selectors.observed_hours import reconciled
-from campaigns.signals import observed_hours_recorded
 
 
 def planned_hours_of(stage: Stage) -> Decimal:
@@ -110,5 +110,5 @@ def record_observed_hours(
     )
     locked.observed_hours, locked.deviation_note, locked.observed_at = observed_hours, note, now
     locked.observed_reason = reason
-    observed_hours_recorded.send(sender=Stage, stage=locked)
+    events.emit(events.PLAN_CHANGED, campaign_id=locked.campaign_id)
     return locked

@@ -13,6 +13,7 @@ from django.contrib.auth.models import User
 from django.db import models, transaction
 from django.utils import timezone
 
+from campaigns import events
 from campaigns.models import Campaign, CampaignStatus, CommitRefused, PlanBaseline, PlanFrozen
 from campaigns.services.campaigns import lock_campaign, real_user
 from campaigns.signals import plan_commit_requested, plan_committed
@@ -41,6 +42,7 @@ def commit_plan(
         sender=Campaign, campaign=locked, user=who, acknowledged=over_team_budget
     )
     baseline = PlanBaseline.objects.create(campaign=locked, snapshot=locked.snapshot())
+    events.emit(events.PLAN_CHANGED, campaign_id=locked.pk)
     now = timezone.now()
     Campaign.objects.filter(pk=locked.pk).update(
         status=CampaignStatus.COMMITTED, committed_at=now, committed_by=who, updated_at=now

@@ -10,6 +10,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from campaigns import events
 from campaigns.models import Campaign, Stage
 from campaigns.services.campaigns import lock_campaign
 from campaigns.services.plans import check_draft
@@ -31,6 +32,7 @@ def add_stage(
     stage.full_clean()
     stage.save()
     stage.depends_on.set(depends_on)
+    events.emit(events.PLAN_CHANGED, campaign_id=stage.campaign_id)
     return stage
 
 
@@ -53,6 +55,7 @@ def change_stage(
     stage.save()
     if depends_on is not None:
         stage.depends_on.set(depends_on)
+    events.emit(events.PLAN_CHANGED, campaign_id=stage.campaign_id)
     return stage
 
 
@@ -60,6 +63,7 @@ def change_stage(
 def remove_stage(*, stage: Stage, acting_user: User | None = None) -> None:
     check_draft(lock_campaign(stage.campaign), "calendar stages")
     stage.delete()
+    events.emit(events.PLAN_ROW_REMOVED, campaign_id=stage.campaign_id)
 
 
 def _check_stage_links(stage: Stage, depends_on: Iterable[Stage]) -> None:

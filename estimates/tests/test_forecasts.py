@@ -25,10 +25,12 @@ from campaigns.models import (
     Stage,
     Team,
 )
+from campaigns.services.campaigns import update_campaign
 from campaigns.services.decisions import record_decision
-from campaigns.services.items import amend_item
+from campaigns.services.items import amend_item, create_item
 from campaigns.services.keys import issue_ingest_key
 from campaigns.services.plans import commit_plan
+from campaigns.services.stages import change_stage
 from campaigns.tests.factories import celery_eager, make_plannable, make_user, pilot, token_header
 from catalog.models import GpuModel, RentalPlan
 from catalog.services import seed_catalog
@@ -352,21 +354,20 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         cls.campaign = make_plannable(cls.team)
 
     def test_many_plan_changes_in_one_transaction_enqueue_a_single_recompute(self) -> None:
+        stage = Stage.objects.filter(campaign=self.campaign).first()
+        assert stage is not None
         with self.captureOnCommitCallbacks() as callbacks, transaction.atomic():
             for n in range(5):
-                PlannedItem.objects.create(campaign=self.campaign, name=f"extra {n}")
-            Stage.objects.filter(campaign=self.campaign).first().save()  # type: ignore[union-attr]
+                create_item(campaign=self.campaign, name=f"extra {n}")
+            change_stage(stage=stage, planned_hours=Decimal("23"))
         self.assertEqual(enqueued(callbacks), [self.campaign.pk])
 
     def test_a_window_change_marks_stale_but_a_title_change_does_not(self) -> None:
         ensure_forecast(campaign=self.campaign)
         version = campaign_row(self.campaign).input_version
-        campaign = Campaign.objects.get(pk=self.campaign.pk)
-        campaign.title = "Renamed"
-        campaign.save()
+        update_campaign(campaign=self.campaign, title="Renamed")
         self.assertEqual(campaign_row(self.campaign).input_version, version)
-        campaign.window_hours = Decimal("168")
-        campaign.save()
+        update_campaign(campaign=self.campaign, window_hours=Decimal("168"))
         self.assertEqual(campaign_row(self.campaign).input_version, version + 1)
 
     def test_a_duplicate_delivery_changes_nothing(self) -> None:
