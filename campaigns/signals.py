@@ -7,16 +7,13 @@ event itself (the ledger posts the reserved lots in the same transaction as the 
 
 from django.dispatch import Signal
 
-# Sent by services.commit_plan before the baseline is frozen, in its transaction; kwargs:
+# Sent by services.plans.commit_plan before the baseline is frozen, in its transaction; kwargs:
 # campaign, user, acknowledged (the caller accepted going over the team's budget). A receiver
 # refuses the commit by raising models.CommitOverTeamBudget (the ledger's team budget, §22).
 plan_commit_requested = Signal()
 
-# Sent by services.commit_plan once the baseline is frozen; kwargs: campaign, baseline, user.
+# Sent by services.plans.commit_plan once the baseline is frozen; kwargs: campaign, baseline, user.
 plan_committed = Signal()
-
-# Sent by services.close_campaign once the campaign is closed; kwargs: campaign, user.
-campaign_closed = Signal()
 
 # Sent by run_lifecycle.finish_run (and the silence sweep) the first time a run is finished
 # (its hours are final); kwargs: run. The ledger posts an hourly run's cost here
@@ -39,7 +36,3 @@ run_hours_corrected = Signal()
 # spend so far (a Decimal in its currency) or None. kwargs: campaign_id, now. The ledger
 # answers (incurred + hourly accrual not yet posted); without a receiver nothing is spent.
 spend_requested = Signal()
-
-# Sent by services.record_observed_hours once a stage's observed hours are stored (with an
-# update(), which sends no post_save); kwargs: stage. The forecast's observed hours move.
-observed_hours_recorded = Signal()

@@ -3,9 +3,9 @@
 The flow (docs/domain.md §7-§10), one concept per module:
 
 1. A plan change or a pilot throughput calls `estimates.services.mark_stale(campaign_id)`
-   (from `estimates.signals`): it bumps the campaign estimate's `input_version`, marks every
-   estimate of the campaign stale and, once the transaction commits, enqueues
-   `estimates.tasks.recompute_forecast`.
+   (from `estimates.events`, on the event the campaigns service emits): it bumps the campaign
+   estimate's `input_version`, marks every estimate of the campaign stale and, once the
+   transaction commits, enqueues `estimates.tasks.recompute_forecast`.
 2. The task calls `recompute(campaign_id, version)` (`estimates.services.forecast`):
    `compute_forecast(campaign)` reads the plan into frozen inputs
    (`estimates.selectors.forecast_inputs`) and computes with the pure rule
@@ -102,5 +102,5 @@ def forecast_panel_html(campaign: Campaign) -> SafeString:
 
     Serves the persisted forecast, computing it once if none exists yet.
     """
-    estimate = ensure_forecast(campaign)
+    estimate = ensure_forecast(campaign=campaign)
     return render_to_string("estimates/forecast_panel.html", panel_context(estimate))

@@ -1,4 +1,4 @@
-"""The admin and the API are two doors to one write path (campaigns/services.py): whatever the
+"""The admin and the API are two doors to one write path (campaigns/services/): whatever the
 API refuses, the admin refuses too, and nothing is written. Each test sends the same change
 through both and checks the two answers and the database."""
 
@@ -20,7 +20,7 @@ from campaigns.models import (
     StopRule,
     Team,
 )
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user, post
 from tests.adminforms import form_data
 
@@ -33,7 +33,7 @@ class AdminRefusesWhatTheApiRefuses(TestCase):
         cls.draft = make_plannable(cls.team, title="Draft plan")
         cls.committed = make_plannable(cls.team, title="Committed plan")
         DecisionPoint.objects.create(campaign=cls.committed, label="after the pilot")
-        commit_plan(campaign=cls.committed, user=cls.planner)
+        commit_plan(campaign=cls.committed, acting_user=cls.planner)
         cls.variant = PlannedItem.objects.get(campaign=cls.committed, name="variant A")
 
     def setUp(self) -> None:

@@ -15,7 +15,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Campaign, DecisionPoint, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from tests.adminforms import form_data
 
@@ -76,7 +76,7 @@ class EveryAdminFormRefusesWithoutA500(TestCase):
         cls.draft = make_plannable(cls.team, title="Draft plan")
         cls.committed = make_plannable(cls.team, title="Committed plan")
         DecisionPoint.objects.create(campaign=cls.committed, label="after the pilot")
-        commit_plan(campaign=cls.committed, user=cls.owner)
+        commit_plan(campaign=cls.committed, acting_user=cls.owner)
 
     def setUp(self) -> None:
         self.client.force_login(self.owner)

@@ -13,7 +13,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import PlannedItem, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from ledger.models import EntryKind, LedgerEntry
 from tests.adminforms import form_data
@@ -38,7 +38,7 @@ class AnotherTeamsIdsTellNothing(TestCase):
         cls.planner = make_user("pia", team=cls.a)
         make_user(f"bob-{SECRET}", team=cls.b)
         cls.mine = make_plannable(cls.a, title="Our plan")
-        commit_plan(campaign=cls.mine, user=cls.planner)
+        commit_plan(campaign=cls.mine, acting_user=cls.planner)
         cls.theirs = make_plannable(cls.b, title=f"Their plan {SECRET}")
         PlannedItem.objects.filter(campaign=cls.theirs, tier="useful").update(
             name=f"their item {SECRET}"

@@ -48,7 +48,7 @@ class BadInputIsRefusedByName(TestCase):
         self.team.refresh_from_db()
         self.assertEqual(self.team.name, "nlp")
         with self.assertRaises(ValidationError) as refused:
-            teams.rename_team(team=self.team, name="a\nb", user=superuser)
+            teams.rename_team(team=self.team, name="a\nb", acting_user=superuser)
         self.assertIn("name", refused.exception.message_dict)
 
     def test_any_stored_team_name_gives_one_safe_file_name(self) -> None:

@@ -19,7 +19,8 @@ from django.conf import settings
 from django.test import Client, override_settings
 from django.utils import timezone
 
-from campaigns.models import ApiToken, Campaign, Team
+from campaigns.models import Campaign, Team
+from campaigns.services.keys import issue_api_token
 from campaigns.tests.factories import committed_campaign, make_user
 from config.celery import app
 from conftest import _database_url_for_worker
@@ -72,7 +73,7 @@ def test_writes_that_committed_answer_success_while_the_broker_is_unreachable() 
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = committed_campaign(team, owner)
-    token = ApiToken.issue(owner)[1]
+    token = issue_api_token(owner=owner)[1]
     browser = Client()
     browser.force_login(owner)
     session = browser.cookies["sessionid"].value

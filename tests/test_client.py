@@ -22,16 +22,15 @@ from django.test import LiveServerTestCase, SimpleTestCase
 from campaign_desk_client import ApiError, CampaignDesk, DeskUnavailable, RunStopped
 from campaign_desk_client import Run as ClientRun
 from campaigns.models import (
-    ApiToken,
     Checkpoint,
-    IngestKey,
     MetricPoint,
     Run,
     StopRule,
     Team,
     ThroughputSample,
 )
-from campaigns.services import commit_plan
+from campaigns.services.keys import issue_api_token, issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 # --- A scripted HTTP server on loopback ---------------------------------------------------
@@ -307,10 +306,10 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
             threshold=10.0,
         )
         self.resume_rule = StopRule.objects.create(campaign=self.campaign, kind="no_usable_resume")
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
         self.baseline = self.campaign.items.get(name="baseline")
-        _, raw = IngestKey.issue(self.campaign, user=self.owner)
+        _, raw = issue_ingest_key(campaign=self.campaign, acting_user=self.owner)
         self.desk = quick_desk(self.live_server_url, raw)
 
     def start(self, run_id: str = "lora-r16-s1", **options: Any) -> Any:
@@ -394,7 +393,7 @@ class TrainingLoopOnALiveServer(LiveServerTestCase):
         run.log(1, loss=2.0)
         run.flush()
         # A planner stops it from elsewhere, with their own API token.
-        planner = quick_desk(self.live_server_url, ApiToken.issue(self.owner)[1])
+        planner = quick_desk(self.live_server_url, issue_api_token(owner=self.owner)[1])
         planner.post("/runs/lora-r16-s1/stop/", {"reason": "the corpus revision was wrong"})
         run.log(2, loss=1.9)
         with self.assertRaises(RunStopped) as caught:

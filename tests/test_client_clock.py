@@ -24,8 +24,10 @@ from django.test import LiveServerTestCase, SimpleTestCase, override_settings
 from django.utils import timezone
 
 from campaign_desk_client import detect_gpus
-from campaigns.models import Campaign, IngestKey, Run, Team
-from campaigns.services import commit_plan, run_lifecycle
+from campaigns.models import Campaign, Run, Team
+from campaigns.services import run_lifecycle
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from tests.test_client import Answer, Script, loopback, quick_desk
 
@@ -110,12 +112,12 @@ class OnALiveServer(LiveServerTestCase):
         self.owner = make_user("olga", team=self.team, role="owner")
         # An hourly campaign (no lots): a run's cost is its GPU-hours × 36.00 USD.
         self.campaign = make_plannable(self.team, hourly_rate_per_gpu=Decimal("36.00"))
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         Campaign.objects.filter(pk=self.campaign.pk).update(
             committed_at=timezone.now() - timedelta(hours=1)
         )
         self.item = self.campaign.items.get(name="baseline")
-        _key, self.key = IngestKey.issue(self.campaign, user=self.owner)
+        _key, self.key = issue_ingest_key(campaign=self.campaign, acting_user=self.owner)
 
     def test_the_with_block_records_hours_within_two_seconds_of_the_wall_clock_and_a_cost(
         self,

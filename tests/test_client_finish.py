@@ -12,8 +12,9 @@ from django.test import LiveServerTestCase
 from campaign_desk_client import ApiError
 from campaign_desk_client.wire import MAX_OBSERVED_HOURS
 from campaigns.api.fields import HOURS_MAX
-from campaigns.models import IngestKey, MetricPoint, Run, Team
-from campaigns.services import commit_plan
+from campaigns.models import MetricPoint, Run, Team
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from tests.test_client import quick_desk
 
@@ -23,8 +24,8 @@ class FinishingARunOnALiveServer(LiveServerTestCase):
         team = Team.objects.create(name="nlp")
         owner = make_user("olga", team=team, role="owner")
         self.campaign = make_plannable(team)
-        commit_plan(campaign=self.campaign, user=owner)
-        _, raw = IngestKey.issue(self.campaign, user=owner)
+        commit_plan(campaign=self.campaign, acting_user=owner)
+        _, raw = issue_ingest_key(campaign=self.campaign, acting_user=owner)
         self.desk = quick_desk(self.live_server_url, raw)
 
     def start(self) -> Any:

@@ -26,8 +26,9 @@ from django.test import override_settings
 from rest_framework.test import APIClient
 
 from campaign_desk_client import CampaignDesk
-from campaigns.models import ApiToken, IngestKey, MetricPoint, Run, Team
-from campaigns.services import commit_plan
+from campaigns.models import MetricPoint, Run, Team
+from campaigns.services.keys import issue_api_token, issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 
@@ -127,7 +128,7 @@ def test_a_database_outage_answers_503_with_retry_after() -> None:
 @pytest.mark.django_db
 def test_health_is_up_or_down_for_anyone_and_detailed_for_staff(own_redis: OwnRedis) -> None:
     staff = make_user("olga")
-    token = ApiToken.issue(staff)[1]
+    token = issue_api_token(owner=staff)[1]
     with override_settings(CACHES=_cache_on(own_redis), REDIS_URL=own_redis.url):
         assert APIClient().get("/api/v1/health/").json() == {"status": "ok"}
         own_redis.stop()
@@ -150,8 +151,8 @@ def test_every_point_is_stored_once_through_a_redis_kill_and_dropped_database_co
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=owner)
-    _, raw = IngestKey.issue(campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
+    _, raw = issue_ingest_key(campaign=campaign, acting_user=owner)
     item = campaign.items.get(name="baseline")
     desk = CampaignDesk(live_server.url, raw, backoff=0.05, max_backoff=0.5, max_retries=40)
     steps, killed = 600, threading.Event()

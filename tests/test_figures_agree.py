@@ -16,7 +16,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import PlannedItem, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, celery_eager, make_plannable, make_user
 from catalog.models import RentalPlan
 from ledger.models import Report

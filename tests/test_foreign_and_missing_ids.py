@@ -14,8 +14,9 @@ from typing import Any
 from django.db import transaction
 from django.test import TestCase
 
-from campaigns.models import Checkpoint, IngestKey, LotReservation, Team
+from campaigns.models import Checkpoint, LotReservation, Team
 from campaigns.services import ingest
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tests.factories import (
     as_user,
     clear_cache,
@@ -73,7 +74,7 @@ class AnotherTeamsIdReadsAsAMissingOne(TestCase):
             "stage": theirs.stages.first().pk,
             "rule": theirs.stop_rules.first().pk,
             "lot": LotReservation.objects.filter(campaign=theirs).first().pk,
-            "key": IngestKey.issue(theirs, user=sam)[0].pk,
+            "key": issue_ingest_key(campaign=theirs, acting_user=sam)[0].pk,
             "checkpoint": checkpoint.pk,
             "entry": post_entry(
                 campaign=theirs,

@@ -25,7 +25,9 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import PlannedItem, Stage, Team
-from campaigns.services import commit_plan, record_observed_hours, run_lifecycle
+from campaigns.services import run_lifecycle
+from campaigns.services.observed_hours import record_observed_hours
+from campaigns.services.plans import commit_plan
 from campaigns.services.run_lifecycle import resume_run
 from campaigns.tests.factories import as_user, celery_eager, make_plannable, make_run, make_user
 from estimates.selectors.forecast_inputs import compute_forecast
@@ -59,7 +61,7 @@ class ObservedHoursHaveOneSource(TestCase):
             campaign=c, name="setup", kind="setup", machine=False, planned_hours=Decimal("2")
         )
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            commit_plan(campaign=c, user=self.owner)
+            commit_plan(campaign=c, acting_user=self.owner)
             make_run(c, "base-1", variant=self.baseline, observed_hours="9.55")
             run = make_run(c, "a-1", variant=self.variant, status="running")
             run_lifecycle.finish_run(run=run, status="failed", observed_hours=Decimal("4"))
@@ -69,7 +71,9 @@ class ObservedHoursHaveOneSource(TestCase):
 
     def record(self, stage: Stage, hours: str, **kw: str) -> None:
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            record_observed_hours(stage=stage, user=self.owner, observed_hours=Decimal(hours), **kw)
+            record_observed_hours(
+                stage=stage, acting_user=self.owner, observed_hours=Decimal(hours), **kw
+            )
 
     def test_the_forecast_page_api_and_report_show_one_figure(self) -> None:
         # The runs give the baseline's stage its hours: nobody types them.

@@ -12,7 +12,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Campaign, DecisionPoint, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from tests.adminforms import form_data
 
@@ -104,7 +104,7 @@ class PlanningInOnePass(TestCase):
 
     def test_a_planned_decision_point_keeps_its_note(self) -> None:
         campaign = make_plannable(self.team, title="committed")
-        commit_plan(campaign=campaign, user=self.planner)
+        commit_plan(campaign=campaign, acting_user=self.planner)
         url = reverse("admin:campaigns_campaign_change", args=[campaign.pk])
         data = form_data(self.client.get(url).content.decode(), "campaign_form")
         data.update(

@@ -24,9 +24,10 @@ from django.conf import settings
 from django.db import connection
 from django.test import override_settings
 
-from campaigns.models import IngestKey, RunArtifact, Team
-from campaigns.services import commit_plan
+from campaigns.models import RunArtifact, Team
 from campaigns.services.artifact_files import sweep_orphan_files
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_key, make_plannable, make_user
 from conftest import _database_url_for_worker
 from tests.live_gunicorn import compose_gunicorn, health, worker_pids
@@ -67,8 +68,8 @@ def _campaign_with_a_run() -> tuple[Any, str]:
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = make_plannable(team, created_by=owner)
-    commit_plan(campaign=campaign, user=owner)
-    raw = IngestKey.issue(campaign, user=owner)[1]
+    commit_plan(campaign=campaign, acting_user=owner)
+    raw = issue_ingest_key(campaign=campaign, acting_user=owner)[1]
     item = campaign.items.get(name="baseline")
     made = as_key(raw).post(
         f"/api/v1/campaigns/{campaign.pk}/runs/",
@@ -98,7 +99,7 @@ def test_trickling_uploads_are_capped_cut_at_the_deadline_and_health_answers(
     if not settings.REDIS_URL:
         pytest.skip("needs Redis: the upload slots are counted there across gunicorn workers")
     campaign, raw = _campaign_with_a_run()
-    other_raw = IngestKey.issue(campaign, user=campaign.created_by)[1]
+    other_raw = issue_ingest_key(campaign=campaign, acting_user=campaign.created_by)[1]
     env = {
         "ARTIFACT_UPLOAD_SECONDS": str(DEADLINE),
         "ARTIFACT_UPLOADS_PER_KEY": "3",

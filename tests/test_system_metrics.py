@@ -18,7 +18,7 @@ from django.utils import timezone
 from campaign_desk_client import CampaignDesk
 from campaign_desk_client import system_metrics as sm
 from campaigns.models import MetricSummary, PlannedItem, Run, StopRule, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import (
     add_points,
     committed_campaign,

@@ -22,7 +22,8 @@ import pytest
 from django.conf import settings
 from django.core.cache import cache
 
-from campaigns.models import ApiToken, Team
+from campaigns.models import Team
+from campaigns.services.keys import issue_api_token
 from campaigns.tests.factories import make_user
 from conftest import REQUIRE_SERVICES, _database_url_for_worker
 from tests.live_gunicorn import server_env
@@ -106,7 +107,7 @@ def gunicorn(redis_cache: None) -> object:
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_clients_on_several_workers_get_no_more_than_the_limit(gunicorn: int) -> None:
     user = make_user("burst", team=Team.objects.create(name="burst"), role="viewer")
-    token = ApiToken.issue(user)[1]
+    token = issue_api_token(owner=user)[1]
     cache.delete(f"throttle_user_{user.pk}")
     start = threading.Barrier(CLIENTS)
     answers: list[tuple[int, dict[str, str]]] = []

@@ -84,13 +84,13 @@ def measure(client: Any, call: Any, repeat: int, built: list[int]) -> dict[str, 
 def pages(team: Any, owner: Any) -> dict[str, tuple[int, dict[str, str], dict[str, str]]]:
     """Each campaign's id, a post its form refuses and one a service refuses."""
     from campaigns.models import DecisionPoint
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from campaigns.tests.factories import make_plannable
 
     draft = make_plannable(team, title="Draft plan")
     committed = make_plannable(team, title="Committed plan")
     DecisionPoint.objects.create(campaign=committed, label="after the pilot")
-    commit_plan(campaign=committed, user=owner)
+    commit_plan(campaign=committed, acting_user=owner)
     return {
         "draft": (
             draft.pk,

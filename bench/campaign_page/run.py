@@ -155,14 +155,14 @@ def main() -> int:
         team = Team.objects.create(name="bench")
         user = get_user_model().objects.create_user("bench", is_staff=True)
         Membership.objects.create(team=team, user=user, role="planner")
-        from campaigns.services import commit_plan
+        from campaigns.services.plans import commit_plan
 
         sizes = {"small": args.small, "large": args.items}
         campaigns: dict[tuple[str, str], int] = {}
         for label, n in sizes.items():
             campaigns[(label, "draft")] = plan(team, f"Bench {n} items", n).pk
             committed = plan(team, f"Bench {n} items, committed", n)
-            commit_plan(campaign=committed, user=user)
+            commit_plan(campaign=committed, acting_user=user)
             campaigns[(label, "committed")] = committed.pk
         client = Client()
         client.force_login(user)

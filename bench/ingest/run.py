@@ -120,8 +120,9 @@ def set_up(url: str) -> Fixture:
     from django.core.management import call_command
     from django.db import connection
 
-    from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
-    from campaigns.services import commit_plan
+    from campaigns.models import Campaign, PlannedItem, StopRule, Team
+    from campaigns.services.keys import issue_ingest_key
+    from campaigns.services.plans import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="bench")
@@ -141,7 +142,7 @@ def set_up(url: str) -> Fixture:
         campaign=campaign, kind="metric_threshold", metric="loss", comparator="gt", threshold=1e9
     )
     commit_plan(campaign=campaign)
-    _, raw = IngestKey.issue(campaign, name="bench")
+    _, raw = issue_ingest_key(campaign=campaign, name="bench")
     connection.close()
     return Fixture(campaign.pk, variant.pk, make_copy_run(campaign.pk, variant.pk, "empty"), raw)
 

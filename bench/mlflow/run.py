@@ -122,8 +122,9 @@ def set_up_desk(url: str) -> tuple[int, str]:
     connection.close()
     connection.settings_dict["NAME"] = url.rsplit("/", 1)[1]
 
-    from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
-    from campaigns.services import commit_plan
+    from campaigns.models import Campaign, PlannedItem, StopRule, Team
+    from campaigns.services.keys import issue_ingest_key
+    from campaigns.services.plans import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="bench")
@@ -140,7 +141,7 @@ def set_up_desk(url: str) -> tuple[int, str]:
     )
     StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
     commit_plan(campaign=campaign)
-    _, raw = IngestKey.issue(campaign, name="bench", item=item)
+    _, raw = issue_ingest_key(campaign=campaign, name="bench", item=item)
     connection.close()
     return campaign.pk, raw
 

@@ -80,7 +80,7 @@ def build_team(name: str, campaigns: int, runs: int) -> tuple[Any, Any]:
         StopRule,
         Team,
     )
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from ledger.models import EntryKind, LedgerEntry
 
     team = Team.objects.create(name=name)

@@ -85,7 +85,7 @@ def plan_campaign(team: Any, user: Any, title: str, items: int, rng: random.Rand
         Stage,
         StopRule,
     )
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from catalog.models import RentalPlan
 
     campaign = Campaign.objects.create(
@@ -170,14 +170,15 @@ def plan_campaign(team: Any, user: Any, title: str, items: int, rng: random.Rand
     DecisionPoint.objects.create(campaign=campaign, label="after the pilot")
     plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 30 days")
     LotReservation.objects.create(campaign=campaign, plan=plan, quantity=4)
-    commit_plan(campaign=campaign, user=user)
+    commit_plan(campaign=campaign, acting_user=user)
     return campaign
 
 
 def close_campaign(campaign: Any, user: Any, rng: random.Random) -> None:
     """Observed hours, a cut decision, deliverables and expenses: what a closing report reads."""
     from campaigns.models import PlannedItem, Stage
-    from campaigns.services import record_decision, record_observed_hours
+    from campaigns.services.decisions import record_decision
+    from campaigns.services.observed_hours import record_observed_hours
     from ledger.services import post_entry, submit_deliverable
 
     for stage in Stage.objects.filter(campaign=campaign).order_by("id")[::2]:
@@ -197,7 +198,7 @@ def close_campaign(campaign: Any, user: Any, rng: random.Random) -> None:
         campaign=campaign,
         outcome="cut",
         rationale="the pilot ranks them last",
-        user=user,
+        acting_user=user,
         cut_variants=optional,
     )
     for n in range(40):

@@ -68,15 +68,17 @@ def main() -> int:
         from django.urls import reverse
         from django.utils import timezone
 
-        from campaigns.models import ApiToken, MetricPoint, Run, Team
-        from campaigns.services import commit_plan, metric_store
+        from campaigns.models import MetricPoint, Run, Team
+        from campaigns.services import metric_store
+        from campaigns.services.keys import issue_api_token
+        from campaigns.services.plans import commit_plan
         from campaigns.tests.factories import make_plannable, make_user
 
         call_command("migrate", verbosity=0)
         team = Team.objects.create(name="bench")
         user = make_user("bench", team=team, role="owner")
         campaign = make_plannable(team)
-        commit_plan(campaign=campaign, user=user)
+        commit_plan(campaign=campaign, acting_user=user)
         run = Run.objects.create(
             team=team,
             campaign=campaign,
@@ -112,7 +114,7 @@ def main() -> int:
             cursor.execute(f"ANALYZE {table}")
         load_s = time.perf_counter() - started
 
-        _token, raw = ApiToken.issue(user)
+        _token, raw = issue_api_token(owner=user)
         client = Client(HTTP_AUTHORIZATION=f"Token {raw}")
         url = "/api/v1/runs/big/metrics/"
         query = {"name": "loss", "max_points": "500"}

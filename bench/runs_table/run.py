@@ -151,7 +151,7 @@ def setup_database(args: argparse.Namespace) -> tuple[object, object, object, fl
     from django.core.management import call_command
 
     from campaigns.models import Team
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from campaigns.services.run_table import remember_columns
     from campaigns.tests.factories import make_plannable, make_user
 
@@ -160,7 +160,7 @@ def setup_database(args: argparse.Namespace) -> tuple[object, object, object, fl
     user = make_user("bench", team=team, role="owner")
     big, small = make_plannable(team), make_plannable(team, title="small")
     for campaign in (big, small):
-        commit_plan(campaign=campaign, user=user)
+        commit_plan(campaign=campaign, acting_user=user)
     load_s = load_summaries(make_runs(big, args.runs), args.metrics)
     load_summaries(make_runs(small, 30), args.metrics)
     remember_columns(acting_user=user, columns=COLUMNS)

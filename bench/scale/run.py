@@ -242,12 +242,12 @@ def reads(ctx: dict[str, Any], big_run: Any, args: argparse.Namespace) -> list[t
     from django.urls import reverse
     from django.utils import timezone
 
-    from campaigns.models import ApiToken
     from campaigns.selectors import run_metrics
+    from campaigns.services.keys import issue_api_token
     from ledger.selectors import alerts
     from ledger.selectors.closing_report import collect
 
-    _token, raw = ApiToken.issue(ctx["user"])
+    _token, raw = issue_api_token(owner=ctx["user"])
     api = Client(HTTP_AUTHORIZATION=f"Token {raw}")
     url = f"/api/v1/runs/{big_run.run_id}/metrics/"
     page = reverse("admin:campaigns_run_change", args=[big_run.pk])
@@ -299,14 +299,14 @@ def setup() -> dict[str, Any]:
     from django.core.management import call_command
 
     from campaigns.models import Team
-    from campaigns.services import commit_plan
+    from campaigns.services.plans import commit_plan
     from campaigns.tests.factories import make_plannable, make_user
 
     call_command("migrate", verbosity=0)
     team = Team.objects.create(name="bench")
     user = make_user("bench", team=team, role="owner")
     campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=user)
+    commit_plan(campaign=campaign, acting_user=user)
     return {"team": team, "user": user, "campaign": campaign, "item": campaign.items.first()}
 
 

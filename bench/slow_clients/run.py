@@ -95,8 +95,9 @@ def set_up(url: str, keys: int) -> tuple[int, int, list[str]]:
     from django.core.management import call_command
     from django.db import connection
 
-    from campaigns.models import Campaign, IngestKey, PlannedItem, StopRule, Team
-    from campaigns.services import commit_plan
+    from campaigns.models import Campaign, PlannedItem, StopRule, Team
+    from campaigns.services.keys import issue_ingest_key
+    from campaigns.services.plans import commit_plan
 
     call_command("migrate", verbosity=0, interactive=False)
     team = Team.objects.create(name="bench")
@@ -112,7 +113,7 @@ def set_up(url: str, keys: int) -> tuple[int, int, list[str]]:
     )
     StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
     commit_plan(campaign=campaign)
-    raws = [IngestKey.issue(campaign, name=f"bench-{n}")[1] for n in range(keys)]
+    raws = [issue_ingest_key(campaign=campaign, name=f"bench-{n}")[1] for n in range(keys)]
     connection.close()
     return campaign.pk, item.pk, raws
 

@@ -13,7 +13,6 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from campaigns import services
 from campaigns.admin.campaign_pages import (
     close_from_form,
     compared_runs,
@@ -52,6 +51,14 @@ from campaigns.admin.tenancy import (
 )
 from campaigns.models import Campaign, CommitRefused, PlanFrozen, Role, Team
 from campaigns.models.field_lists import CAMPAIGN_FIELDS
+from campaigns.services.campaigns import (
+    EDITABLE_AFTER_COMMIT,
+    create_campaign,
+    real_user,
+    update_campaign,
+)
+from campaigns.services.keys import issue_ingest_key, revoke_ingest_keys
+from campaigns.services.plans import commit_plan
 
 
 @admin.register(Campaign)
@@ -100,9 +107,9 @@ class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
         ro = ["status", "conclusion", "committed_at", "committed_by", "closed_at", "closed_by"]
         if obj is not None and not obj.is_draft:
             # The question, corpus and window are part of the frozen plan.
-            ro += [f for f in CAMPAIGN_FIELDS if f not in services.EDITABLE_AFTER_COMMIT]
+            ro += [f for f in CAMPAIGN_FIELDS if f not in EDITABLE_AFTER_COMMIT]
         if obj is not None and obj.is_closed:
-            ro += list(services.EDITABLE_AFTER_COMMIT)
+            ro += list(EDITABLE_AFTER_COMMIT)
         return ro
 
     def get_fieldsets(self, request: HttpRequest, obj: Any = None) -> Any:
@@ -194,10 +201,10 @@ class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
     def write_row(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> Any:
         data = {f: form.cleaned_data[f] for f in CAMPAIGN_FIELDS if f in form.cleaned_data}
         if not change:
-            return services.create_campaign(user=request.user, **data)
+            return create_campaign(acting_user=real_user(request.user), **data)
         changes = {f: data[f] for f in form.changed_data if f in data}
         if changes:
-            services.update_campaign(campaign=obj, user=request.user, **changes)
+            update_campaign(campaign=obj, acting_user=real_user(request.user), **changes)
         return obj
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
@@ -376,7 +383,7 @@ class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
         change_url = reverse("admin:campaigns_campaign_change", args=[object_id])
         if request.method != "POST":
             return HttpResponseRedirect(change_url)
-        _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
+        _key, raw = issue_ingest_key(campaign=campaign, acting_user=real_user(request.user))
         return issued_keys_page(self, request, [(campaign, raw)])
 
     def hardware_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
@@ -411,7 +418,7 @@ class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
 
     def _commit(self, request: HttpRequest, campaign: Campaign) -> bool:
         try:
-            services.commit_plan(campaign=campaign, user=request.user)
+            commit_plan(campaign=campaign, acting_user=real_user(request.user))
         except CommitRefused as exc:
             messages.error(request, f"“{campaign}” was not committed: {'; '.join(exc.problems)}.")
             return False
@@ -438,7 +445,7 @@ class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
             if not caller_has_role(request, campaign.team_id, OWNERS):
                 messages.error(request, f"“{campaign}”: only the team's owners issue ingest keys.")
                 continue
-            _key, raw = services.issue_ingest_key(campaign=campaign, user=request.user)
+            _key, raw = issue_ingest_key(campaign=campaign, acting_user=real_user(request.user))
             issued.append((campaign, raw))
         # The keys go in this answer's body only: Django's messages would carry them in a
         # signed, not encrypted, cookie (docs/domain.md §26).
@@ -450,7 +457,7 @@ class CampaignAdmin(ServiceWrittenRows, TeamScopedAdmin):
             if not caller_has_role(request, campaign.team_id, {Role.OWNER}):
                 messages.error(request, f"“{campaign}”: only the team's owners revoke ingest keys.")
                 continue
-            revoked = services.revoke_ingest_keys(campaign=campaign, user=request.user)
+            revoked = revoke_ingest_keys(campaign=campaign, acting_user=real_user(request.user))
             # A leaked key is revoked with its siblings: issuing a fresh one is one click.
             messages.success(
                 request,

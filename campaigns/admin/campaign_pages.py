@@ -15,7 +15,6 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.safestring import mark_safe
 
-from campaigns import services
 from campaigns.admin.forms import CloseCampaignForm, refusal_to_form
 from campaigns.charts.curves import PALETTE, Overlaid, overlay_svg
 from campaigns.charts.interactive import chart_payload
@@ -25,6 +24,7 @@ from campaigns.domain.metric_direction import best_value, loss_like
 from campaigns.models import Campaign, PlanFrozen, Run, RunsStillRunning
 from campaigns.selectors import run_metrics
 from campaigns.selectors.plan_summary import tier_counts
+from campaigns.services.campaigns import close_campaign
 
 
 def plan_overview(campaign: Campaign) -> dict[str, Any]:
@@ -124,9 +124,9 @@ def format_value(value: float | None) -> str:
 def close_from_form(form: CloseCampaignForm, campaign: Campaign, user: Any) -> bool:
     """Close the campaign with the form's conclusion; a refusal goes onto the form."""
     try:
-        services.close_campaign(
+        close_campaign(
             campaign=campaign,
-            user=user,
+            acting_user=user,
             conclusion=form.cleaned_data["conclusion"],
             stop_running=form.cleaned_data["stop_running"],
         )

@@ -10,7 +10,6 @@ from django import forms
 from django.core.exceptions import ValidationError
 from rest_framework import serializers as drf_serializers
 
-from campaigns import services
 from campaigns.api import estimate_spec
 from campaigns.domain.stop_rules import COMPONENT_ORDER
 from campaigns.models import (
@@ -32,6 +31,10 @@ from campaigns.models.field_lists import (
     STAGE_PLAN_FIELDS,
     STOP_RULE_FIELDS,
 )
+from campaigns.services.campaigns import check_campaign_change
+from campaigns.services.decisions import check_decision
+from campaigns.services.items import check_item
+from campaigns.services.observed_hours import check_observed_hours
 
 
 def refusal_to_form(form: forms.BaseForm, exc: Exception, field: str | None = None) -> None:
@@ -158,7 +161,7 @@ class PlannedItemForm(CampaignChildForm):
         if campaign is None or self.errors or not self.has_changed():
             return data
         try:
-            services.check_item(
+            check_item(
                 campaign=campaign,
                 item=self.instance if self.instance.pk else None,
                 changes=self.changes(),
@@ -252,7 +255,7 @@ class StageForm(CampaignChildForm):
             )
             return data
         try:
-            services.check_observed_hours(
+            check_observed_hours(
                 stage=self.instance,
                 observed_hours=observed,
                 deviation_note=data.get("deviation_note") or "",
@@ -286,7 +289,7 @@ class DecisionForm(CampaignChildForm):
                 self.add_error("cut_variants", "only a 'cut' decision cuts items")
             return data
         try:
-            services.check_decision(
+            check_decision(
                 campaign=campaign,
                 outcome=data["outcome"],
                 rationale=data.get("rationale") or "",
@@ -330,7 +333,7 @@ class CampaignForm(EmptyJsonIsDefault):
         data = super().clean() or {}
         if self.instance.pk and self.changed_data:
             try:
-                services.check_campaign_change(self.instance, self.changed_data)
+                check_campaign_change(self.instance, self.changed_data)
             except (PlanFrozen, CampaignClosed) as exc:
                 self.add_error(None, str(exc))
         return data

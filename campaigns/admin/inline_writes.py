@@ -7,7 +7,6 @@ from typing import Any
 
 from django.core.exceptions import ValidationError
 
-from campaigns import services
 from campaigns.admin.forms import OBSERVED_FIELDS, STAGE_FIELDS, LotForm, StopRuleForm
 from campaigns.models import (
     Campaign,
@@ -18,16 +17,20 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
+from campaigns.services.decisions import note_decision_point, plan_decision_point, record_decision
+from campaigns.services.items import amend_item, create_item, remove_item
+from campaigns.services.lots import change_lot, release_lot, reserve_lot
+from campaigns.services.observed_hours import record_observed_hours
+from campaigns.services.stages import add_stage, change_stage, remove_stage
+from campaigns.services.stop_rules import add_stop_rule, change_stop_rule, remove_stop_rule
 
 
 def _save_item(campaign: Campaign, form: Any, user: Any) -> None:
     reason = form.cleaned_data.get("amendment_reason") or ""
     if form.instance.pk is None:
-        services.create_item(
-            campaign=campaign, user=user, amendment_reason=reason, **form.changes()
-        )
+        create_item(campaign=campaign, acting_user=user, amendment_reason=reason, **form.changes())
     else:
-        services.amend_item(item=form.instance, user=user, reason=reason, **form.changes())
+        amend_item(item=form.instance, acting_user=user, reason=reason, **form.changes())
 
 
 def _row_saver(add: Any, change: Any, param: str, fields: list[str]) -> Any:
@@ -36,27 +39,25 @@ def _row_saver(add: Any, change: Any, param: str, fields: list[str]) -> Any:
     def save(campaign: Campaign, form: Any, user: Any) -> None:
         values = {f: form.cleaned_data.get(f) for f in fields}
         if form.instance.pk is None:
-            add(campaign=campaign, user=user, **values)
+            add(campaign=campaign, acting_user=user, **values)
         else:
             stored = type(form.instance).objects.get(pk=form.instance.pk)
-            change(**{param: stored}, user=user, **values)
+            change(**{param: stored}, acting_user=user, **values)
 
     return save
 
 
-_save_stop_rule = _row_saver(
-    services.add_stop_rule, services.change_stop_rule, "rule", StopRuleForm.Meta.fields
-)
-_save_lot = _row_saver(services.reserve_lot, services.change_lot, "lot", LotForm.Meta.fields)
+_save_stop_rule = _row_saver(add_stop_rule, change_stop_rule, "rule", StopRuleForm.Meta.fields)
+_save_lot = _row_saver(reserve_lot, change_lot, "lot", LotForm.Meta.fields)
 
 
 def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
     data = form.cleaned_data
     if form.instance.pk is not None and not campaign.is_draft:
         if OBSERVED_FIELDS & set(form.changed_data) and data.get("observed_hours") is not None:
-            services.record_observed_hours(
+            record_observed_hours(
                 stage=form.instance,
-                user=user,
+                acting_user=user,
                 observed_hours=data["observed_hours"],
                 deviation_note=data.get("deviation_note") or "",
                 observed_reason=data.get("observed_reason") or "",
@@ -75,11 +76,11 @@ def _save_stage(campaign: Campaign, form: Any, user: Any) -> None:
         if found not in depends_on:
             depends_on.append(found)
     if form.instance.pk is None:
-        services.add_stage(campaign=campaign, user=user, depends_on=depends_on, **fields)
+        add_stage(campaign=campaign, acting_user=user, depends_on=depends_on, **fields)
     else:
-        services.change_stage(
+        change_stage(
             stage=Stage.objects.get(pk=form.instance.pk),
-            user=user,
+            acting_user=user,
             depends_on=depends_on,
             **fields,
         )
@@ -108,13 +109,13 @@ def _save_decision(campaign: Campaign, form: Any, user: Any) -> None:
         # A planned point keeps its note (the rationale typed before the decision).
         note = {"label": data.get("label") or "", "rationale": data.get("rationale") or ""}
         if form.instance.pk is None:
-            services.plan_decision_point(campaign=campaign, user=user, **note)
+            plan_decision_point(campaign=campaign, acting_user=user, **note)
         else:
-            services.note_decision_point(decision=form.instance, user=user, **note)
+            note_decision_point(decision=form.instance, acting_user=user, **note)
         return
-    services.record_decision(
+    record_decision(
         campaign=campaign,
-        user=user,
+        acting_user=user,
         outcome=data["outcome"],
         rationale=data.get("rationale") or "",
         cut_variants=list(data.get("cut_variants") or []),
@@ -124,9 +125,9 @@ def _save_decision(campaign: Campaign, form: Any, user: Any) -> None:
 
 # Which service writes each inline's rows, and which removes one.
 INLINE_WRITERS: dict[type[Any], tuple[Any, Any]] = {
-    PlannedItem: (_save_item, lambda obj, user: services.remove_item(item=obj, user=user)),
-    StopRule: (_save_stop_rule, lambda obj, user: services.remove_stop_rule(rule=obj, user=user)),
-    Stage: (_save_stage, lambda obj, user: services.remove_stage(stage=obj, user=user)),
+    PlannedItem: (_save_item, lambda obj, user: remove_item(item=obj, acting_user=user)),
+    StopRule: (_save_stop_rule, lambda obj, user: remove_stop_rule(rule=obj, acting_user=user)),
+    Stage: (_save_stage, lambda obj, user: remove_stage(stage=obj, acting_user=user)),
     DecisionPoint: (_save_decision, None),
-    LotReservation: (_save_lot, lambda obj, user: services.release_lot(lot=obj, user=user)),
+    LotReservation: (_save_lot, lambda obj, user: release_lot(lot=obj, acting_user=user)),
 }

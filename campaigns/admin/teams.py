@@ -21,6 +21,7 @@ from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.admin.tenancy import OWNERS, NotFoundOutsideTeams, caller_has_role, caller_team_ids
 from campaigns.models import Invitation, Membership, Team
 from campaigns.services import teams
+from campaigns.services.campaigns import real_user
 
 
 class MembershipForm(forms.ModelForm[Membership]):
@@ -104,18 +105,18 @@ class TeamAdmin(
     def write_row(self, request: HttpRequest, obj: Team, form: Any, change: bool) -> Team:
         name = form.cleaned_data["name"]
         if not change:
-            return teams.create_team(name=name, user=request.user)
+            return teams.create_team(name=name, acting_user=real_user(request.user))
         if "name" in form.changed_data:
-            teams.rename_team(team=obj, name=name, user=request.user)
+            teams.rename_team(team=obj, name=name, acting_user=real_user(request.user))
         obj.refresh_from_db()
         return obj
 
     def delete_model(self, request: HttpRequest, obj: Team) -> None:
-        teams.delete_team(team=obj, user=request.user)
+        teams.delete_team(team=obj, acting_user=real_user(request.user))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> None:
         for team in queryset:
-            teams.delete_team(team=team, user=request.user)
+            teams.delete_team(team=team, acting_user=real_user(request.user))
 
     def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
         """Members through campaigns/services/teams.py, invitations through
@@ -127,13 +128,17 @@ class TeamAdmin(
         for row in formset.deleted_forms:
             if row.instance.pk is not None:
                 with refusal_of(request, row.prefix):
-                    teams.remove_member(membership=row.instance, user=request.user)
+                    teams.remove_member(
+                        membership=row.instance, acting_user=real_user(request.user)
+                    )
                     formset.deleted_objects.append(row.instance)
         for row in formset.forms:
             if row in formset.deleted_forms or not row.has_changed() or row.instance.pk is None:
                 continue
             with refusal_of(request, row.prefix):
                 saved = teams.change_role(
-                    membership=row.instance, role=row.cleaned_data["role"], user=request.user
+                    membership=row.instance,
+                    role=row.cleaned_data["role"],
+                    acting_user=real_user(request.user),
                 )
                 formset.changed_objects.append((saved, row.changed_data))

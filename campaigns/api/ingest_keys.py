@@ -18,7 +18,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns import services
 from campaigns.api.authentication import is_ingest
 from campaigns.api.fields import (
     StrictCharField,
@@ -28,6 +27,8 @@ from campaigns.api.fields import (
 from campaigns.api.idempotency import store_instead
 from campaigns.api.permissions import campaign_for
 from campaigns.models import IngestKey, Membership, PlannedItem, Role, RunKind
+from campaigns.services.campaigns import real_user
+from campaigns.services.keys import issue_ingest_key
 
 
 class IngestKeyCreateSerializer(serializers.Serializer[Any]):
@@ -89,9 +90,9 @@ class CampaignIngestKeys(APIView):
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
         # services checks that the item is this campaign's (400 naming `item` otherwise).
-        key, raw = services.issue_ingest_key(
+        key, raw = issue_ingest_key(
             campaign=campaign,
-            user=request.user,
+            acting_user=real_user(request.user),
             name=data["name"],
             item=data.get("item"),
             kind=data.get("kind") or "",

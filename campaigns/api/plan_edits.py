@@ -24,7 +24,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns import services
 from campaigns.api.authentication import is_ingest
 from campaigns.api.fields import StrictModelSerializer, StrictPrimaryKeyRelatedField
 from campaigns.api.ingest_keys import _is_owner
@@ -32,6 +31,13 @@ from campaigns.api.permissions import campaign_for
 from campaigns.api.serializers import PlannedItemSerializer, StageSerializer, StopRuleSerializer
 from campaigns.api.views import CampaignChild
 from campaigns.models import IngestKey, LotReservation, PlannedItem, Stage, StopRule
+from campaigns.services.campaigns import real_user
+from campaigns.services.items import amend_item, remove_item
+from campaigns.services.keys import revoke_ingest_keys
+from campaigns.services.lots import change_lot, release_lot, reserve_lot
+from campaigns.services.plans import check_draft
+from campaigns.services.stages import change_stage, remove_stage
+from campaigns.services.stop_rules import change_stop_rule, remove_stop_rule
 from catalog.models import RentalPlan
 
 _DETAIL_METHODS = ["get", "patch", "delete", "head", "options"]
@@ -48,7 +54,7 @@ class _PlanRow(CampaignChild):
 
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # The state conflict (409) comes before the body's shape (400), as on the lists.
-        services.check_draft(self.get_campaign(), self.what)
+        check_draft(self.get_campaign(), self.what)
         return super().update(request, *args, **kwargs)  # type: ignore[misc,no-any-return]
 
 
@@ -69,11 +75,16 @@ class VariantDetail(CampaignChild, generics.RetrieveUpdateDestroyAPIView[Planned
     def perform_update(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
         reason = data.pop("amendment_reason", "")
-        services.amend_item(item=serializer.instance, user=self.request.user, reason=reason, **data)
+        amend_item(
+            item=serializer.instance,
+            acting_user=real_user(self.request.user),
+            reason=reason,
+            **data,
+        )
         serializer.instance = self.get_queryset().get(pk=serializer.instance.pk)
 
     def perform_destroy(self, instance: PlannedItem) -> None:
-        services.remove_item(item=instance, user=self.request.user)
+        remove_item(item=instance, acting_user=real_user(self.request.user))
 
 
 class StageDetail(_PlanRow, generics.RetrieveUpdateDestroyAPIView[Stage]):
@@ -92,15 +103,15 @@ class StageDetail(_PlanRow, generics.RetrieveUpdateDestroyAPIView[Stage]):
     def perform_update(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
         depends_on = data.pop("depends_on", None)
-        serializer.instance = services.change_stage(
+        serializer.instance = change_stage(
             stage=serializer.instance,
-            user=self.request.user,
+            acting_user=real_user(self.request.user),
             depends_on=None if depends_on is None else list(depends_on),
             **data,
         )
 
     def perform_destroy(self, instance: Stage) -> None:
-        services.remove_stage(stage=instance, user=self.request.user)
+        remove_stage(stage=instance, acting_user=real_user(self.request.user))
 
 
 class StopRuleDetail(_PlanRow, generics.RetrieveUpdateDestroyAPIView[StopRule]):
@@ -117,12 +128,14 @@ class StopRuleDetail(_PlanRow, generics.RetrieveUpdateDestroyAPIView[StopRule]):
         return StopRule.objects.filter(campaign=self.get_campaign())
 
     def perform_update(self, serializer: Any) -> None:
-        serializer.instance = services.change_stop_rule(
-            rule=serializer.instance, user=self.request.user, **serializer.validated_data
+        serializer.instance = change_stop_rule(
+            rule=serializer.instance,
+            acting_user=real_user(self.request.user),
+            **serializer.validated_data,
         )
 
     def perform_destroy(self, instance: StopRule) -> None:
-        services.remove_stop_rule(rule=instance, user=self.request.user)
+        remove_stop_rule(rule=instance, acting_user=real_user(self.request.user))
 
 
 # --- Lots ----------------------------------------------------------------------------------
@@ -164,12 +177,14 @@ class CampaignLots(CampaignChild, generics.ListCreateAPIView[LotReservation]):
         return LotReservation.objects.filter(campaign=self.get_campaign()).select_related("plan")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        services.check_draft(self.get_campaign(), "reserved lots")
+        check_draft(self.get_campaign(), "reserved lots")
         return super().create(request, *args, **kwargs)
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.instance = services.reserve_lot(
-            campaign=self.get_campaign(), user=self.request.user, **serializer.validated_data
+        serializer.instance = reserve_lot(
+            campaign=self.get_campaign(),
+            acting_user=real_user(self.request.user),
+            **serializer.validated_data,
         )
 
 
@@ -187,12 +202,14 @@ class LotDetail(_PlanRow, generics.RetrieveUpdateDestroyAPIView[LotReservation])
         return LotReservation.objects.filter(campaign=self.get_campaign()).select_related("plan")
 
     def perform_update(self, serializer: Any) -> None:
-        serializer.instance = services.change_lot(
-            lot=serializer.instance, user=self.request.user, **serializer.validated_data
+        serializer.instance = change_lot(
+            lot=serializer.instance,
+            acting_user=real_user(self.request.user),
+            **serializer.validated_data,
         )
 
     def perform_destroy(self, instance: LotReservation) -> None:
-        services.release_lot(lot=instance, user=self.request.user)
+        release_lot(lot=instance, acting_user=real_user(self.request.user))
 
 
 # --- Ingest keys ---------------------------------------------------------------------------
@@ -208,5 +225,5 @@ class IngestKeyDetail(APIView):
         if is_ingest(request.user) or not _is_owner(request.user, campaign.team_id):
             raise exceptions.PermissionDenied("Only the team's owners revoke ingest keys.")
         found = get_object_or_404(IngestKey.objects.filter(campaign=campaign), pk=key)
-        services.revoke_ingest_keys(campaign=campaign, user=request.user, keys=[found])
+        revoke_ingest_keys(campaign=campaign, acting_user=real_user(request.user), keys=[found])
         return Response(status=204)

@@ -1,6 +1,6 @@
 """The campaigns API (docs/api.md): planning through generic views, run logging through one small
 view per action. Views stay thin: scoping lives in campaigns/api/permissions.py, planning writes in
-campaigns/services.py (the admin calls the same functions), run data in
+campaigns/services/ (the admin calls the same functions), run data in
 campaigns/services/ingest.py.
 
 Tenancy: every lookup goes through `campaigns_for` / `campaign_for` / `run_for`, so another
@@ -27,7 +27,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns import services
 from campaigns.api.bodies import Conflict
 from campaigns.api.permissions import campaign_for, campaigns_for
 from campaigns.api.run_actions import REFUSED, RunView, refused
@@ -55,6 +54,18 @@ from campaigns.domain import downsampling as series
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Run, Stage, StopRule
 from campaigns.selectors import run_cost, run_metrics
 from campaigns.services import ingest, metric_batch
+from campaigns.services.campaigns import (
+    check_campaign_change,
+    close_campaign,
+    create_campaign,
+    real_user,
+    update_campaign,
+)
+from campaigns.services.decisions import record_decision
+from campaigns.services.items import create_item
+from campaigns.services.plans import check_draft, commit_plan
+from campaigns.services.stages import add_stage
+from campaigns.services.stop_rules import add_stop_rule
 
 
 def _json(status: int, body: dict[str, Any]) -> HttpResponse:
@@ -74,8 +85,8 @@ class CampaignList(generics.ListCreateAPIView[Campaign]):
         return campaigns_for(self.request.user)
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.instance = services.create_campaign(
-            user=self.request.user, **serializer.validated_data
+        serializer.instance = create_campaign(
+            acting_user=real_user(self.request.user), **serializer.validated_data
         )
 
 
@@ -100,11 +111,11 @@ class CampaignDetail(generics.RetrieveUpdateAPIView[Campaign]):
                 # The state conflict comes before the body's shape: after commit only what the
                 # plan does not freeze may change (the admin allows the same).
                 sent = {"corpus_name" if k == "corpus" else k for k in request.data}
-                services.check_campaign_change(campaign, sent)
+                check_campaign_change(campaign, sent)
             serializer = self.get_serializer(campaign, data=request.data, partial=True)
             serializer.is_valid(raise_exception=True)
-            campaign = services.update_campaign(
-                campaign=campaign, user=request.user, **serializer.validated_data
+            campaign = update_campaign(
+                campaign=campaign, acting_user=real_user(request.user), **serializer.validated_data
             )
         return Response(self.get_serializer(campaign).data)
 
@@ -120,9 +131,9 @@ class CommitCampaign(APIView):
         body = CommitCampaignSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         # CommitRefused / PlanFrozen / CommitOverTeamBudget → 409 (views.exception_handler)
-        services.commit_plan(
+        commit_plan(
             campaign=campaign,
-            user=request.user,
+            acting_user=real_user(request.user),
             over_team_budget=body.validated_data["over_team_budget"],
         )
         return Response(CommittedSerializer(campaign, context={"request": request}).data)
@@ -141,8 +152,8 @@ class CloseCampaign(APIView):
         self.check_object_permissions(request, campaign)
         body = CloseCampaignSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        campaign = services.close_campaign(
-            campaign=campaign, user=request.user, **body.validated_data
+        campaign = close_campaign(
+            campaign=campaign, acting_user=real_user(request.user), **body.validated_data
         )
         return Response(CampaignSerializer(campaign, context={"request": request}).data)
 
@@ -178,9 +189,9 @@ class CampaignVariants(CampaignChild, generics.ListCreateAPIView[PlannedItem]):
 
     def perform_create(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
-        serializer.instance = services.create_item(
+        serializer.instance = create_item(
             campaign=self.get_campaign(),
-            user=self.request.user,
+            acting_user=real_user(self.request.user),
             amendment_reason=data.pop("amendment_reason", ""),
             **data,
         )
@@ -196,12 +207,14 @@ class CampaignStopRules(CampaignChild, generics.ListCreateAPIView[StopRule]):
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # The state conflict (409) comes before the body's shape (400).
-        services.check_draft(self.get_campaign(), "stop rules")
+        check_draft(self.get_campaign(), "stop rules")
         return super().create(request, *args, **kwargs)
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.instance = services.add_stop_rule(
-            campaign=self.get_campaign(), user=self.request.user, **serializer.validated_data
+        serializer.instance = add_stop_rule(
+            campaign=self.get_campaign(),
+            acting_user=real_user(self.request.user),
+            **serializer.validated_data,
         )
 
 
@@ -218,11 +231,11 @@ class CampaignDecisions(CampaignChild, generics.ListCreateAPIView[DecisionPoint]
 
     def perform_create(self, serializer: Any) -> None:
         data = serializer.validated_data
-        serializer.instance = services.record_decision(
+        serializer.instance = record_decision(
             campaign=self.get_campaign(),
             outcome=data["outcome"],
             rationale=data["rationale"],
-            user=self.request.user,
+            acting_user=real_user(self.request.user),
             cut_variants=list(data.get("cut_variants", [])),
             label=data.get("label") or "after the pilot",
         )
@@ -238,14 +251,14 @@ class CampaignStages(CampaignChild, generics.ListCreateAPIView[Stage]):
         return Stage.objects.filter(campaign=self.get_campaign()).prefetch_related("depends_on")
 
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        services.check_draft(self.get_campaign(), "calendar stages")
+        check_draft(self.get_campaign(), "calendar stages")
         return super().create(request, *args, **kwargs)
 
     def perform_create(self, serializer: Any) -> None:
         data = dict(serializer.validated_data)
-        serializer.instance = services.add_stage(
+        serializer.instance = add_stage(
             campaign=self.get_campaign(),
-            user=self.request.user,
+            acting_user=real_user(self.request.user),
             depends_on=list(data.pop("depends_on", [])),
             **data,
         )

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import secrets
-from datetime import datetime
 from typing import Any
 
 from django.conf import settings
@@ -38,17 +36,6 @@ class ApiToken(models.Model):
     @staticmethod
     def hash(raw: str) -> str:
         return hashlib.sha256(raw.encode()).hexdigest()
-
-    @classmethod
-    def issue(
-        cls, user: Any, *, name: str = "", expires_at: datetime | None = None
-    ) -> tuple[ApiToken, str]:
-        """A new token for `user`; the raw key is returned this once and never stored."""
-        raw = "cdt_" + secrets.token_urlsafe(32)
-        token = cls.objects.create(
-            user=user, name=name, prefix=raw[:12], digest=cls.hash(raw), expires_at=expires_at
-        )
-        return token, raw
 
     @classmethod
     def user_for(cls, raw: str) -> Any:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import hashlib
-import secrets
-from typing import Any
 
 from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from .campaign import Campaign
 from .choices import RunKind
@@ -44,33 +41,6 @@ class IngestKey(models.Model):
     def hash(raw: str) -> str:
         return hashlib.sha256(raw.encode()).hexdigest()
 
-    @classmethod
-    def issue(
-        cls,
-        campaign: Campaign,
-        *,
-        name: str = "training loop",
-        user: Any = None,
-        item: PlannedItem | None = None,
-        kind: str = "",
-    ) -> tuple[IngestKey, str]:
-        raw = "cdk_" + secrets.token_urlsafe(32)
-        key = cls.objects.create(
-            campaign=campaign,
-            name=name,
-            prefix=raw[:12],
-            digest=cls.hash(raw),
-            created_by=user,
-            item=item,
-            kind=kind,
-        )
-        return key, raw
-
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
-
-    def revoke(self) -> None:
-        if self.revoked_at is None:
-            self.revoked_at = timezone.now()
-            self.save(update_fields=["revoked_at"])

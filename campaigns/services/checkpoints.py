@@ -14,6 +14,7 @@ from campaigns.domain import stop_rules as rules
 from campaigns.models import Campaign, Checkpoint, Run, RunStatus
 from campaigns.services import run_clock
 from campaigns.services.ingest import locked, refuse_if_finished
+from campaigns.services.run_events import announce_run_save
 from campaigns.services.stop_checks import record_stop, rule_specs
 
 
@@ -55,6 +56,7 @@ def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing 
     fields += run_clock.beat(run, now, now, saving=bool(fields))
     if fields:
         run.save(update_fields=fields)
+        announce_run_save(run, fields)
     checkpoint.run = run
     return checkpoint, firing
 

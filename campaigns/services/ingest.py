@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from campaigns import events
 from campaigns.domain import stop_rules as rules
 from campaigns.models import (
     Campaign,
@@ -35,6 +36,7 @@ from campaigns.models import (
 )
 from campaigns.services import metric_rows, metric_store, run_clock
 from campaigns.services.artifact_quota import check_artifact_quota
+from campaigns.services.run_events import announce_run_save
 from campaigns.services.stop_checks import budget_firing, record_stop, rule_specs
 
 log = logging.getLogger(__name__)
@@ -181,12 +183,13 @@ def _resumed(run: Run, started_at: datetime | None) -> Run:
     now = timezone.now()
     fields = run_clock.add_segment(run, resume_at=started_at or now, now=now)
     run.save(update_fields=fields)
+    announce_run_save(run, fields)
     return run
 
 
 def _mark_running(campaign: Campaign) -> None:
-    """The first run moves a committed campaign to running. Saved, not updated in bulk, so the
-    post_save listeners (the estimates app's staleness) hear of it."""
+    """The first run moves a committed campaign to running; its status is one the forecast
+    reads."""
     if campaign.status != CampaignStatus.COMMITTED:
         return
     locked = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
@@ -194,6 +197,7 @@ def _mark_running(campaign: Campaign) -> None:
         locked.status = CampaignStatus.RUNNING
         locked.save(update_fields=["status", "updated_at"])
         campaign.status = locked.status
+        events.emit(events.PLAN_CHANGED, campaign_id=locked.pk)
 
 
 def locked(run: Run) -> Run:
@@ -275,6 +279,7 @@ def append_metrics(run: Run, points: Sequence[Point]) -> Appended:
     fields += run_clock.beat(run, now, now, saving=bool(fields))
     if fields:
         run.save(update_fields=fields)
+        announce_run_save(run, fields)
     return Appended(run, len(points), firing)
 
 
@@ -330,6 +335,9 @@ def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
     fields = run_clock.revive_if_silent(run, now)
     refuse_if_finished(run)
     sample = ThroughputSample.objects.create(run=run, **measured)
+    events.emit(
+        events.THROUGHPUT_RECORDED, run_id=run.pk, campaign_id=run.campaign_id, kind=run.kind
+    )
     if run.status == RunStatus.RUNNING:
         # A throughput report says the run is still renting time: check the budget too.
         firing = budget_firing(run, rule_specs(run.campaign_id), now)
@@ -339,6 +347,7 @@ def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
     fields += run_clock.beat(run, now, now, saving=bool(fields))
     if fields:
         run.save(update_fields=fields)
+        announce_run_save(run, fields)
     sample.run = run
     return sample
 

@@ -16,6 +16,7 @@ from campaigns import signals
 from campaigns.domain.formatting import format_hours
 from campaigns.models import Run, RunHoursCorrection
 from campaigns.services import ingest
+from campaigns.services.run_events import announce_run_save
 from campaigns.services.run_log import lock_run
 
 
@@ -53,5 +54,6 @@ def correct_run_hours(
     run.observed_hours = hours
     run.observed_reason = correction.reason
     run.save(update_fields=["observed_hours", "observed_reason"])
+    announce_run_save(run, ["observed_hours"])
     signals.run_hours_corrected.send(sender=Run, run=run, correction=correction)
     return correction

@@ -34,6 +34,7 @@ from campaigns.domain import run_hours
 from campaigns.models import Run, RunStatus, StopRule
 from campaigns.services import ingest, run_clock
 from campaigns.services.logged_throughput import record_logged_throughput
+from campaigns.services.run_events import announce_run_save
 from campaigns.services.run_log import lock_run
 
 
@@ -67,6 +68,7 @@ def record_heartbeat(*, run: Run, gpus: int | None = None, acting_user: User | N
     fields += run_clock.beat(run, now, now, saving=True)
     if fields:
         run.save(update_fields=fields)
+        announce_run_save(run, fields)
     return run
 
 
@@ -88,6 +90,7 @@ def stop_run(
     run.stop_step = step if step is not None else run.last_step
     run.stopped_at = timezone.now()
     run.save(update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"])
+    announce_run_save(run, ["status"])
     signals.run_stopped.send(sender=Run, run=run)
     return run
 
@@ -131,11 +134,9 @@ def finish_run(
     now = timezone.now()
     ended = _checked_end(run, ended_at, now)
     record_logged_throughput(run=run, now=now, acting_user=acting_user)
-    run.save(
-        update_fields=run_clock.end(
-            run, status=status, ended=ended, now=now, observed_hours=observed_hours
-        )
-    )
+    fields = run_clock.end(run, status=status, ended=ended, now=now, observed_hours=observed_hours)
+    run.save(update_fields=fields)
+    announce_run_save(run, fields)
     # Its hours are final: the ledger posts an hourly run's cost, in this transaction.
     signals.run_finished.send(sender=Run, run=run)
     return run
@@ -164,6 +165,7 @@ def end_silent_run(*, run: Run, now: datetime, acting_user: User | None = None) 
     record_logged_throughput(run=run, now=now, acting_user=acting_user)
     fields = run_clock.end(run, status=RunStatus.FAILED, ended=heard, now=now, silent=True)
     run.save(update_fields=fields)
+    announce_run_save(run, fields)
     signals.run_finished.send(sender=Run, run=run)
     return True
 
@@ -193,7 +195,9 @@ def resume_run(*, run: Run, acting_user: User | None = None) -> Run:
     if run.status not in ingest.FINISHED:
         ingest.refuse_unless_running(run)  # a stopped run: raises with the rule's reason
     now = timezone.now()
-    run.save(update_fields=run_clock.add_segment(run, resume_at=now, now=now))
+    fields = run_clock.add_segment(run, resume_at=now, now=now)
+    run.save(update_fields=fields)
+    announce_run_save(run, fields)
     return run
 
 

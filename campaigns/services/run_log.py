@@ -35,6 +35,7 @@ from django.utils import timezone
 from campaigns.models import CampaignClosed, Run
 from campaigns.selectors import raw_points
 from campaigns.services import ingest, metric_packing, run_clock, run_lock
+from campaigns.services.run_events import announce_run_save
 
 PointKey = tuple[str, int, int | None, str]
 
@@ -113,6 +114,7 @@ def log_to_run(
         fields += run_clock.beat(run, _heard_at(points, now), now, saving=bool(fields))
     if fields:
         run.save(update_fields=sorted(set(fields)))
+        announce_run_save(run, fields)
     return ingest.Appended(run, len(fresh), firing)
 
 

@@ -15,6 +15,7 @@ import unicodedata
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
@@ -40,7 +41,7 @@ def check_team_name(*, name: str, team: Team | None = None) -> None:
 
 
 @transaction.atomic
-def create_team(*, name: str, user: Any = None) -> Team:
+def create_team(*, name: str, acting_user: User | None = None) -> Team:
     """A new team, without members (its owners are added with `add_member`)."""
     check_team_name(name=name)
     team = Team(name=name.strip())
@@ -52,16 +53,16 @@ def create_team(*, name: str, user: Any = None) -> Team:
 
 
 @transaction.atomic
-def ensure_team(*, name: str, user: Any = None) -> tuple[Team, bool]:
+def ensure_team(*, name: str, acting_user: User | None = None) -> tuple[Team, bool]:
     """The team named `name`, created if missing (for idempotent commands); True if created."""
     existing = Team.objects.select_for_update().filter(name=name.strip()).first()
     if existing is not None:
         return existing, False
-    return create_team(name=name, user=user), True
+    return create_team(name=name, acting_user=acting_user), True
 
 
 @transaction.atomic
-def rename_team(*, team: Team, name: str, user: Any = None) -> Team:
+def rename_team(*, team: Team, name: str, acting_user: User | None = None) -> Team:
     locked = Team.objects.select_for_update().get(pk=team.pk)
     check_team_name(name=name, team=locked)
     locked.name = name.strip()
@@ -71,7 +72,7 @@ def rename_team(*, team: Team, name: str, user: Any = None) -> Team:
 
 
 @transaction.atomic
-def delete_team(*, team: Team, user: Any = None) -> None:
+def delete_team(*, team: Team, acting_user: User | None = None) -> None:
     """Remove a team with everything it owns (superusers only: the caller checked)."""
     Team.objects.filter(pk=team.pk).delete()
 
@@ -94,7 +95,7 @@ def check_add_member(*, team: Team, member: Any) -> None:
 
 @transaction.atomic
 def add_member(
-    *, team: Team, member: Any, role: str = Role.PLANNER, user: Any = None
+    *, team: Team, member: Any, role: str = Role.PLANNER, acting_user: User | None = None
 ) -> Membership:
     check_role(role=role)
     locked = Team.objects.select_for_update().get(pk=team.pk)
@@ -103,7 +104,9 @@ def add_member(
 
 
 @transaction.atomic
-def change_role(*, membership: Membership, role: str, user: Any = None) -> Membership:
+def change_role(
+    *, membership: Membership, role: str, acting_user: User | None = None
+) -> Membership:
     check_role(role=role)
     locked = Membership.objects.select_for_update().get(pk=membership.pk)
     if locked.role != role:
@@ -113,17 +116,19 @@ def change_role(*, membership: Membership, role: str, user: Any = None) -> Membe
 
 
 @transaction.atomic
-def remove_member(*, membership: Membership, user: Any = None) -> None:
+def remove_member(*, membership: Membership, acting_user: User | None = None) -> None:
     Membership.objects.filter(pk=membership.pk).delete()
 
 
 @transaction.atomic
-def set_member(*, team: Team, member: Any, role: str, user: Any = None) -> Membership:
+def set_member(
+    *, team: Team, member: Any, role: str, acting_user: User | None = None
+) -> Membership:
     """`member` has `role` in `team`, added if not yet a member (for idempotent commands)."""
     existing = Membership.objects.filter(team_id=team.pk, user_id=member.pk).first()
     if existing is None:
-        return add_member(team=team, member=member, role=role, user=user)
-    return change_role(membership=existing, role=role, user=user)
+        return add_member(team=team, member=member, role=role, acting_user=acting_user)
+    return change_role(membership=existing, role=role, acting_user=acting_user)
 
 
 # --- Users ---------------------------------------------------------------------------------

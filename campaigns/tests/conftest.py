@@ -10,13 +10,13 @@ from django.core import signals
 from django.db import close_old_connections
 
 from campaigns.models import Run, Team
+from campaigns.services.keys import issue_api_token
 from campaigns.tests.factories import clear_cache, committed_campaign, make_campaign, make_user
 
 
 @pytest.fixture
 def api_world(db: None) -> dict[str, Any]:
     """One team's objects for the generated requests to land on, and its owner's token."""
-    from campaigns.models import ApiToken
 
     clear_cache()  # the throttle's buckets
     team = Team.objects.create(name="schema")
@@ -31,7 +31,7 @@ def api_world(db: None) -> dict[str, Any]:
         config_digest=Run.digest_config({}),
     )
     return {
-        "authorization": f"Token {ApiToken.issue(owner)[1]}",
+        "authorization": f"Token {issue_api_token(owner=owner)[1]}",
         "draft": draft.pk,
         "committed": committed.pk,
         "stage": committed.stages.get().pk,

@@ -20,9 +20,7 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from campaigns.models import (
-    ApiToken,
     Campaign,
-    IngestKey,
     Membership,
     MetricPoint,
     PlannedItem,
@@ -33,7 +31,15 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
-from campaigns.services import commit_plan, metric_store
+from campaigns.services import ingest, metric_store
+from campaigns.services.campaigns import create_campaign
+from campaigns.services.items import create_item
+from campaigns.services.keys import issue_api_token, issue_ingest_key
+from campaigns.services.lots import reserve_lot
+from campaigns.services.plans import commit_plan
+from campaigns.services.run_events import announce_run_save
+from campaigns.services.stages import add_stage
+from campaigns.services.stop_rules import add_stop_rule
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 
@@ -76,20 +82,21 @@ def make_campaign(team: Team, **fields: Any) -> Campaign:
         "currency": "USD",
     }
     defaults.update(fields)
-    return Campaign.objects.create(team=team, **defaults)
+    # Through the services, as the admin and the API plan: the estimates hear of each change.
+    return create_campaign(**defaults, team=team)
 
 
 def make_plannable(team: Team, **fields: Any) -> Campaign:
     """A campaign that commit() accepts: a mandatory baseline, a useful variant, a stop rule."""
     campaign = make_campaign(team, **fields)
-    PlannedItem.objects.create(
+    create_item(
         campaign=campaign,
         name="baseline",
         role="baseline",
         tier="mandatory",
         planned_hours=Decimal("10"),
     )
-    PlannedItem.objects.create(
+    create_item(
         campaign=campaign,
         name="variant A",
         role="variant",
@@ -97,8 +104,8 @@ def make_plannable(team: Team, **fields: Any) -> Campaign:
         planned_hours=Decimal("12"),
         config={"lr": 2e-4},
     )
-    StopRule.objects.create(campaign=campaign, kind="non_finite_loss", metric="loss")
-    Stage.objects.create(
+    add_stop_rule(campaign=campaign, kind="non_finite_loss", metric="loss")
+    add_stage(
         campaign=campaign,
         name="train",
         kind="training",
@@ -149,22 +156,22 @@ def committed_campaign(
     `rule_ids`)."""
     campaign = make_plannable(team, **fields)
     if automatic_rules:
-        StopRule.objects.create(
+        add_stop_rule(
             campaign=campaign,
             kind="metric_threshold",
             metric="val_loss",
             comparator="gt",
             threshold=10,
         )
-        StopRule.objects.create(campaign=campaign, kind="input_truncated")
-        StopRule.objects.create(campaign=campaign, kind="no_usable_resume")
+        add_stop_rule(campaign=campaign, kind="input_truncated")
+        add_stop_rule(campaign=campaign, kind="no_usable_resume")
     if lots:
         if not RentalPlan.objects.filter(provider=LOT_3_DAYS[0], name=LOT_3_DAYS[1]).exists():
             # A TransactionTestCase flushes the catalog its data migration seeded; put it back.
             seed_catalog()
         plan = RentalPlan.objects.get(provider=LOT_3_DAYS[0], name=LOT_3_DAYS[1])
-        campaign.lots.create(plan=plan, quantity=lots)
-    commit_plan(campaign=campaign, user=user)
+        reserve_lot(campaign=campaign, plan=plan, quantity=lots)
+    commit_plan(campaign=campaign, acting_user=user)
     return campaign
 
 
@@ -188,7 +195,7 @@ def make_run(
 ) -> Run:
     """A run as POST /runs/ then /finish/ (or /stop/) leave it."""
     config = {"run": run_id}
-    return Run.objects.create(
+    run = Run.objects.create(
         team=campaign.team,
         campaign=campaign,
         run_id=run_id,
@@ -200,6 +207,9 @@ def make_run(
         stop_reason=stop_reason,
         observed_hours=Decimal(observed_hours) if observed_hours is not None else None,
     )
+    # What the finish service tells the layers above (the estimates mark the forecast stale).
+    announce_run_save(run, ["status", "observed_hours"] if observed_hours is not None else [])
+    return run
 
 
 def add_points(run: Run, triples: Any, *, when: Any = None) -> None:
@@ -240,8 +250,9 @@ def pilot(item: PlannedItem, *, tokens_per_second: float, gpus: int = 1) -> Thro
         config={},
         config_digest="0" * 64,
     )
-    return ThroughputSample.objects.create(
-        run=run, tokens_per_second=tokens_per_second, gpus=gpus, measured_seconds=600
+    # Through the service, as the API records it: the estimates hear of the measurement.
+    return ingest.record_throughput(
+        run, tokens_per_second=tokens_per_second, gpus=gpus, measured_seconds=600
     )
 
 
@@ -273,7 +284,7 @@ def token_header(user: Any) -> dict[str, Any]:
 
 def api_token(user: Any) -> str:
     """A new API token of `user` (the raw key; only its digest is stored)."""
-    _token, raw = ApiToken.issue(user)
+    _token, raw = issue_api_token(owner=user)
     return raw
 
 
@@ -292,7 +303,7 @@ def as_key(raw: str) -> APIClient:
 
 
 def ingest_key(campaign: Campaign, user: Any = None) -> str:
-    _key, raw = IngestKey.issue(campaign, user=user)
+    _key, raw = issue_ingest_key(campaign=campaign, acting_user=user)
     return raw
 
 

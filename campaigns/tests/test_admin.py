@@ -9,7 +9,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Campaign, PlannedItem, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_campaign, make_plannable, make_user
 
 
@@ -162,7 +162,7 @@ class AdminPlanningTests(TestCase):
         self.assertContains(page, "rtx4090-a: 78 h of machine stages")
 
     def test_an_item_changed_after_commit_needs_a_reason_and_leaves_the_baseline(self) -> None:
-        commit_plan(campaign=self.demo, user=self.planner)
+        commit_plan(campaign=self.demo, acting_user=self.planner)
         frozen = self.demo.baseline.snapshot
         self.client.force_login(self.planner)
         page = self.client.get(change_url(self.demo))
@@ -225,7 +225,7 @@ class AdminPlanningTests(TestCase):
     def test_the_generate_report_action_builds_a_closing_report(self) -> None:
         from ledger.models import Report
 
-        commit_plan(campaign=self.demo, user=self.planner)
+        commit_plan(campaign=self.demo, acting_user=self.planner)
         self.client.force_login(self.planner)
         done = self.client.post(
             reverse("admin:campaigns_campaign_changelist"),
@@ -239,7 +239,7 @@ class AdminPlanningTests(TestCase):
         self.assertContains(page, f"campaign__id__exact={self.demo.pk}")
 
     def test_stop_rules_show_read_only_after_commit(self) -> None:
-        commit_plan(campaign=self.demo, user=self.planner)
+        commit_plan(campaign=self.demo, acting_user=self.planner)
         self.client.force_login(self.planner)
         page = self.client.get(change_url(self.demo))
         rules = next(

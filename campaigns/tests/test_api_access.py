@@ -18,6 +18,7 @@ from campaigns.models import (
     Team,
     ThroughputSample,
 )
+from campaigns.services.keys import revoke_ingest_keys
 from campaigns.tests.factories import (
     as_key,
     as_user,
@@ -186,7 +187,7 @@ class IngestKeysAppendRunData(AccessTestCase):
         self.assertEqual(Run.objects.count(), 1)
 
     def test_a_revoked_key_gets_401(self) -> None:
-        IngestKey.objects.get(campaign=self.campaign).revoke()
+        revoke_ingest_keys(campaign=self.campaign)
         answer = post(as_key(self.raw_key), "/api/v1/runs/nlp-run-1/metrics/", points(("l", 1, 1)))
         self.assertEqual(answer.status_code, 401)
         self.assertIn("revoked", answer.json()["detail"])

@@ -17,7 +17,7 @@ from campaigns.models import (
     StopRule,
     Team,
 )
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_campaign, make_plannable, make_user, patch, post
 
 NEW_CAMPAIGN = {
@@ -96,7 +96,7 @@ class CreatingAndEditingCampaigns(TestCase):
 
     def test_a_committed_campaign_refuses_patch_with_409(self) -> None:
         campaign = make_plannable(self.team)
-        commit_plan(campaign=campaign, user=self.planner)
+        commit_plan(campaign=campaign, acting_user=self.planner)
         answer = patch(self.desk, f"/api/v1/campaigns/{campaign.pk}/", {"title": "renamed"})
         self.assertEqual(answer.status_code, 409)
         campaign.refresh_from_db()
@@ -167,7 +167,7 @@ class ItemsRulesDecisionsAndStages(TestCase):
         self.assertIn("name", answer.json())
 
     def test_after_commit_an_item_is_an_amendment_with_a_reason(self) -> None:
-        commit_plan(campaign=self.campaign, user=self.planner)
+        commit_plan(campaign=self.campaign, acting_user=self.planner)
         refused = post(self.desk, self.base + "variants/", {"name": "variant C"})
         self.assertEqual(refused.status_code, 400)
         self.assertIn("amendment_reason", refused.json())
@@ -197,7 +197,7 @@ class ItemsRulesDecisionsAndStages(TestCase):
             {"kind": "metric_threshold", "metric": "f1", "comparator": "lt", "threshold": 0.2},
         )
         self.assertEqual(good.status_code, 201, good.content)
-        commit_plan(campaign=self.campaign, user=self.planner)
+        commit_plan(campaign=self.campaign, acting_user=self.planner)
         frozen = post(self.desk, self.base + "stop-rules/", {"kind": "input_truncated"})
         self.assertEqual(frozen.status_code, 409)
         self.assertEqual(StopRule.objects.filter(campaign=self.campaign).count(), 2)
@@ -246,7 +246,7 @@ class ItemsRulesDecisionsAndStages(TestCase):
         self.assertEqual(answer.json()["depends_on"], [train.pk])
         no_gpu = post(self.desk, self.base + "stages/", {"name": "x", "kind": "training"})
         self.assertIn("resource", no_gpu.json())
-        commit_plan(campaign=self.campaign, user=self.planner)
+        commit_plan(campaign=self.campaign, acting_user=self.planner)
         frozen = post(
             self.desk, self.base + "stages/", {"name": "y", "kind": "setup", "machine": False}
         )

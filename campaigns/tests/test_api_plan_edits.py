@@ -12,13 +12,13 @@ from django.test import TestCase
 from campaigns.models import (
     Amendment,
     Campaign,
-    IngestKey,
     LotReservation,
     PlannedItem,
     Stage,
     StopRule,
     Team,
 )
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tests.factories import (
     as_key,
     as_user,
@@ -118,7 +118,7 @@ class PlanEdits(TestCase):
         self.assert_refused(patch(as_user(self.viewer), url, {"rationale": "x"}), 403)
         self.assert_refused(as_user(self.viewer).delete(url), 403)
         self.assertEqual(as_user(self.viewer).get(url).status_code, 200)
-        raw = IngestKey.issue(self.draft)[1]
+        raw = issue_ingest_key(campaign=self.draft)[1]
         self.assert_refused(as_key(raw).delete(url), 403)
 
     # --- stages ----------------------------------------------------------------------------
@@ -230,8 +230,8 @@ class PlanEdits(TestCase):
     # --- ingest keys -----------------------------------------------------------------------
 
     def test_owners_revoke_one_ingest_key(self) -> None:
-        key, raw = IngestKey.issue(self.committed)
-        sibling, _ = IngestKey.issue(self.committed)
+        key, raw = issue_ingest_key(campaign=self.committed)
+        sibling, _ = issue_ingest_key(campaign=self.committed)
         url = self.url(self.committed, f"ingest-keys/{key.pk}/")
         self.assert_refused(as_user(self.planner).delete(url), 403)
         self.assert_refused(as_user(self.viewer).delete(url), 403)

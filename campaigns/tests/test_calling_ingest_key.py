@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from django.test import TestCase
 
-from campaigns.models import IngestKey, Team
-from campaigns.services import record_decision
+from campaigns.models import Team
+from campaigns.services.decisions import record_decision
+from campaigns.services.keys import issue_ingest_key, revoke_ingest_keys
 from campaigns.tests.factories import as_key, as_user, committed_campaign, make_user
 
 URL = "/api/v1/ingest-key/"
@@ -23,7 +24,7 @@ class TheCallingIngestKey(TestCase):
         cls.variant = cls.campaign.items.get(name="variant A")
 
     def test_a_key_reads_its_campaign_and_items(self) -> None:
-        _key, raw = IngestKey.issue(self.campaign, name="ci")
+        _key, raw = issue_ingest_key(campaign=self.campaign, name="ci")
         body = as_key(raw).get(URL).json()
         self.assertEqual(
             body["campaign"], {"id": self.campaign.pk, "title": "Ours", "status": "committed"}
@@ -36,12 +37,12 @@ class TheCallingIngestKey(TestCase):
     def test_a_bound_key_names_its_item_and_kind_and_cut_items_are_left_out(self) -> None:
         record_decision(
             campaign=self.campaign,
-            user=self.owner,
+            acting_user=self.owner,
             outcome="cut",
             rationale="the baseline is enough",
             cut_variants=[self.variant],
         )
-        _key, raw = IngestKey.issue(self.campaign, item=self.baseline, kind="full")
+        _key, raw = issue_ingest_key(campaign=self.campaign, item=self.baseline, kind="full")
         body = as_key(raw).get(URL).json()
         self.assertEqual((body["item"], body["kind"]), (self.baseline.pk, "full"))
         self.assertEqual([i["id"] for i in body["items"]], [self.baseline.pk])
@@ -52,7 +53,7 @@ class TheCallingIngestKey(TestCase):
         self.assertIn("Bearer", answer.json()["detail"])
 
     def test_a_revoked_key_is_refused_and_a_key_cannot_post_here(self) -> None:
-        key, raw = IngestKey.issue(self.campaign)
+        key, raw = issue_ingest_key(campaign=self.campaign)
         self.assertEqual(as_key(raw).post(URL, {}, format="json").status_code, 403)
-        key.revoke()
+        revoke_ingest_keys(campaign=self.campaign, keys=[key])
         self.assertEqual(as_key(raw).get(URL).status_code, 401)

@@ -19,7 +19,7 @@ from django.urls import reverse
 from campaigns.admin.campaign import CampaignAdmin
 from campaigns.admin.inlines import ROWS_PER_PAGE
 from campaigns.models import Campaign, PlannedItem, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import grow_plan, make_plannable, make_user
 from tests.adminforms import form_data
 
@@ -42,7 +42,7 @@ class ADraftAndACommittedPlan(TestCase):
         cls.committed = make_plannable(cls.team, title="committed")
         if cls.grown:
             grow_plan(cls.committed, cls.grown)
-        commit_plan(campaign=cls.committed, user=cls.planner)
+        commit_plan(campaign=cls.committed, acting_user=cls.planner)
 
     def setUp(self) -> None:
         self.client.force_login(self.planner)

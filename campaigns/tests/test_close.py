@@ -13,7 +13,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import CampaignStatus, Run, RunStatus, Stage, Team
-from campaigns.services import close_campaign
+from campaigns.services.campaigns import close_campaign
 from campaigns.tests.factories import (
     as_key,
     as_user,
@@ -210,6 +210,8 @@ class CloseInTheAdminTests(TestCase):
         self.assertContains(running, "pilot-1")
         self.campaign.refresh_from_db()
         self.assertEqual(self.campaign.status, CampaignStatus.COMMITTED)
-        close_campaign(campaign=self.campaign, user=self.planner, conclusion="x", stop_running=True)
+        close_campaign(
+            campaign=self.campaign, acting_user=self.planner, conclusion="x", stop_running=True
+        )
         again = self.client.post(self.url, {"conclusion": CONCLUSION})
         self.assertContains(again, "already closed")

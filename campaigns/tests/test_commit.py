@@ -15,7 +15,9 @@ from campaigns.models import (
     StopRule,
     Team,
 )
-from campaigns.services import amend_item, commit_plan, record_decision
+from campaigns.services.decisions import record_decision
+from campaigns.services.items import amend_item
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_campaign, make_plannable, make_user
 from catalog.models import RentalPlan
 from ledger.models import LedgerEntry
@@ -32,7 +34,7 @@ class CommitTests(TestCase):
         StopRule.objects.create(campaign=campaign, kind="non_finite_loss")
         PlannedItem.objects.create(campaign=campaign, name="x", tier="exploratory")
         with self.assertRaises(CommitRefused) as refused:
-            commit_plan(campaign=campaign, user=self.user)
+            commit_plan(campaign=campaign, acting_user=self.user)
         self.assertEqual(refused.exception.problems, ["the plan needs at least one mandatory item"])
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, CampaignStatus.DRAFT)
@@ -42,21 +44,21 @@ class CommitTests(TestCase):
         campaign = make_campaign(self.team)
         PlannedItem.objects.create(campaign=campaign, name="baseline", tier="mandatory")
         with self.assertRaises(CommitRefused) as refused:
-            commit_plan(campaign=campaign, user=self.user)
+            commit_plan(campaign=campaign, acting_user=self.user)
         self.assertIn("stop rule", str(refused.exception))
         self.assertNotIn("mandatory", str(refused.exception))
 
     def test_it_names_both_problems_when_both_are_missing(self) -> None:
         campaign = make_campaign(self.team)
         with self.assertRaises(CommitRefused) as refused:
-            commit_plan(campaign=campaign, user=self.user)
+            commit_plan(campaign=campaign, acting_user=self.user)
         self.assertEqual(len(refused.exception.problems), 2)
 
     def test_it_refuses_a_lot_priced_in_another_currency_than_the_campaign(self) -> None:
         campaign = make_plannable(self.team, currency="EUR")
         campaign.lots.create(plan=RentalPlan.objects.get(name="RTX 4090, 3 days"))
         with self.assertRaises(CommitRefused) as refused:
-            commit_plan(campaign=campaign, user=self.user)
+            commit_plan(campaign=campaign, acting_user=self.user)
         self.assertEqual(
             refused.exception.problems,
             ["the lot IteraGPU RTX 4090, 3 days is priced in USD, the campaign in EUR"],
@@ -65,7 +67,7 @@ class CommitTests(TestCase):
 
     def test_commit_freezes_a_snapshot_of_items_rules_stages_and_window(self) -> None:
         campaign = make_plannable(self.team)
-        baseline = commit_plan(campaign=campaign, user=self.user)
+        baseline = commit_plan(campaign=campaign, acting_user=self.user)
         campaign.refresh_from_db()
         self.assertEqual(campaign.status, CampaignStatus.COMMITTED)
         self.assertEqual(campaign.committed_by, self.user)
@@ -79,20 +81,20 @@ class CommitTests(TestCase):
         campaign = make_plannable(self.team)
         plan = RentalPlan.objects.get(name="RTX 4090, 3 days")
         campaign.lots.create(plan=plan, quantity=2)
-        commit_plan(campaign=campaign, user=self.user)
+        commit_plan(campaign=campaign, acting_user=self.user)
         with self.assertRaises(PlanFrozen):
-            commit_plan(campaign=campaign, user=self.user)
+            commit_plan(campaign=campaign, acting_user=self.user)
         entries = LedgerEntry.objects.filter(campaign=campaign)
         self.assertEqual(entries.count(), 1)
         self.assertEqual(entries.get().amount, Decimal("94.28"))
 
     def test_the_snapshot_is_unchanged_after_the_items_are_amended(self) -> None:
         campaign = make_plannable(self.team)
-        baseline = commit_plan(campaign=campaign, user=self.user)
+        baseline = commit_plan(campaign=campaign, acting_user=self.user)
         frozen = dict(baseline.snapshot)
         item = campaign.items.get(name="variant A")
         amendment = amend_item(
-            item=item, reason="pilot was slower", user=self.user, planned_hours=Decimal("20")
+            item=item, reason="pilot was slower", acting_user=self.user, planned_hours=Decimal("20")
         )
         item.refresh_from_db()
         self.assertEqual(item.planned_hours, Decimal("20"))
@@ -103,7 +105,7 @@ class CommitTests(TestCase):
 
     def test_a_committed_item_cannot_change_without_an_amendment_reason(self) -> None:
         campaign = make_plannable(self.team)
-        commit_plan(campaign=campaign, user=self.user)
+        commit_plan(campaign=campaign, acting_user=self.user)
         item = campaign.items.get(name="variant A")
         item.planned_hours = Decimal("30")
         with self.assertRaises(PlanFrozen):
@@ -115,7 +117,7 @@ class CommitTests(TestCase):
 
     def test_the_baseline_is_never_rewritten_by_the_model(self) -> None:
         campaign = make_plannable(self.team)
-        baseline = commit_plan(campaign=campaign, user=self.user)
+        baseline = commit_plan(campaign=campaign, acting_user=self.user)
         baseline.snapshot = {"rewritten": True}
         with self.assertRaises(PlanFrozen):
             baseline.save()
@@ -124,7 +126,7 @@ class CommitTests(TestCase):
 
     def test_stop_rules_are_immutable_once_the_plan_is_committed(self) -> None:
         campaign = make_plannable(self.team)
-        commit_plan(campaign=campaign, user=self.user)
+        commit_plan(campaign=campaign, acting_user=self.user)
         rule = campaign.stop_rules.get()
         rule.threshold = 3.0
         with self.assertRaises(PlanFrozen):
@@ -158,7 +160,7 @@ class CommitTests(TestCase):
             campaign=campaign,
             outcome="cut",
             rationale="pilot 3x slower",
-            user=self.user,
+            acting_user=self.user,
             cut_variants=[variant],
         )
         variant.refresh_from_db()

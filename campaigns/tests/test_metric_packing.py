@@ -19,9 +19,10 @@ from hypothesis.extra.django import TestCase
 
 from campaigns.domain import metric_rollups as mr
 from campaigns.domain.downsampling import token
-from campaigns.models import Campaign, IngestKey, MetricBlock, MetricPoint, MetricSummary, Run, Team
+from campaigns.models import Campaign, MetricBlock, MetricPoint, MetricSummary, Run, Team
 from campaigns.selectors import run_metrics
 from campaigns.services import ingest, metric_packing, metric_store, run_lifecycle
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tasks import pack_metric_points, pack_run_points
 from campaigns.tests.factories import add_points, celery_eager, committed_campaign, make_run
 
@@ -152,7 +153,7 @@ class EveryReaderAnswersAsBeforePacking(TestCase):
         cls.team = Team.objects.create(name="cv")
         cls.campaign = committed_campaign(cls.team)
         item = cls.campaign.items.get(name="baseline")
-        _key, cls.raw = IngestKey.issue(cls.campaign, item=item)
+        _key, cls.raw = issue_ingest_key(campaign=cls.campaign, item=item)
         cls.traced, _ = ingest.open_run(cls.campaign, run_id="r-1", variant=item)
         early = timezone.now() - timedelta(hours=3)
         # An older part, out of order with repeated steps, non-finite values, MLflow marks.

@@ -10,7 +10,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import MetricPoint, Run, StopRule, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import (
     as_key,
     as_user,
@@ -35,7 +35,7 @@ class GraceTestCase(TestCase):
         cls.campaign = make_plannable(cls.team)
         cls.rule = StopRule.objects.get(campaign=cls.campaign, kind="non_finite_loss")
         StopRule.objects.filter(pk=cls.rule.pk).update(**cls.grace)
-        commit_plan(campaign=cls.campaign, user=cls.owner)
+        commit_plan(campaign=cls.campaign, acting_user=cls.owner)
         cls.raw_key = ingest_key(cls.campaign, cls.owner)
 
     def setUp(self) -> None:
@@ -141,7 +141,7 @@ class GraceInThePlan(TestCase):
         self.assertEqual(
             (created.json()["grace_steps"], created.json()["grace_minutes"]), (200, 15)
         )
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         self.campaign.refresh_from_db()
         frozen = {r["id"]: r for r in self.campaign.baseline.snapshot["stop_rules"]}
         self.assertEqual(frozen[created.json()["id"]]["grace_steps"], 200)
@@ -170,7 +170,7 @@ class GraceInTheAdmin(TestCase):
         draft = self.client.get(url)
         self.assertContains(draft, 'name="stop_rules-0-grace_steps"')
         self.assertContains(draft, 'value="50"')
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         frozen = self.client.get(url)
         self.assertNotContains(frozen, 'name="stop_rules-0-grace_steps"')
         self.assertContains(frozen, "Grace steps")

@@ -14,7 +14,7 @@ from django.utils import timezone
 from campaigns.domain.timeline import build
 from campaigns.models import Campaign, Stage, Team
 from campaigns.selectors.timeline import timeline_inputs, timeline_inputs_of
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import committed_campaign, make_plannable, make_run
 
 

@@ -34,9 +34,9 @@ from estimates.api.serializers import (
     result_json,
 )
 from estimates.domain import formulas
-from estimates.forecasts import ensure_forecast
 from estimates.models import EstimateStatus
 from estimates.selectors.hardware_options import campaign_hardware_options
+from estimates.services.forecast import ensure_forecast
 
 
 class EstimatePreviewView(APIView):
@@ -97,7 +97,7 @@ class CampaignForecast(APIView):
     @extend_schema(responses={200: ForecastSerializer}, summary="The campaign's forecast")
     def get(self, request: Request, campaign_id: int) -> Response:
         campaign = campaign_for(request, campaign_id)
-        estimate = ensure_forecast(campaign)
+        estimate = ensure_forecast(campaign=campaign)
         outputs: dict[str, Any] = estimate.outputs if isinstance(estimate.outputs, dict) else {}
         totals = outputs.get("totals", {})
         body = {

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import models, transaction
 
-from campaigns import services as campaign_services
 from campaigns.models import (
     Campaign,
     ItemRole,
@@ -35,6 +35,11 @@ from campaigns.models import (
     Stage,
     StopRule,
 )
+from campaigns.services.campaigns import create_campaign
+from campaigns.services.items import create_item
+from campaigns.services.lots import reserve_lot
+from campaigns.services.stages import add_stage, change_stage
+from campaigns.services.stop_rules import add_stop_rule
 from estimates.domain import calibration, next_plan
 from estimates.selectors.calibration import known_gpus
 from estimates.selectors.next_plan import campaign_lessons
@@ -184,7 +189,11 @@ class _Lessons:
 
 
 def _clone_items(
-    source: Campaign, clone: Campaign, lessons: _Lessons, stages: Sequence[Stage], user: Any
+    source: Campaign,
+    clone: Campaign,
+    lessons: _Lessons,
+    stages: Sequence[Stage],
+    acting_user: User | None,
 ) -> dict[int, PlannedItem]:
     items: dict[int, PlannedItem] = {}
     for item in source.items.exclude(status=ItemStatus.CUT).order_by("id"):
@@ -196,7 +205,7 @@ def _clone_items(
         ]
         key = next_plan.item_key(own, calibration.gpu_in(item.gpu, lessons.known_gpus))
         values = {**_values(item), **lessons(item.name, key, item.planned_hours)}
-        items[item.pk] = campaign_services.create_item(campaign=clone, user=user, **values)
+        items[item.pk] = create_item(campaign=clone, acting_user=acting_user, **values)
     return items
 
 
@@ -205,7 +214,7 @@ def _clone_stages(
     originals: Sequence[Stage],
     items: dict[int, PlannedItem],
     lessons: _Lessons,
-    user: Any,
+    acting_user: User | None,
 ) -> None:
     stages: dict[int, Stage] = {}
     for stage in originals:
@@ -217,21 +226,21 @@ def _clone_stages(
             **_values(stage),
             **lessons(f"stage {stage.name}", key, stage.planned_hours),
         }
-        stages[stage.pk] = campaign_services.add_stage(
-            campaign=clone, user=user, variant=linked, **values
+        stages[stage.pk] = add_stage(
+            campaign=clone, acting_user=acting_user, variant=linked, **values
         )
     # Dependencies once every stage exists (a stage may depend on a later one).
     for stage in originals:
         depends_on = [stages[d.pk] for d in stage.depends_on.all() if d.pk in stages]
         if stage.pk in stages and depends_on:
-            campaign_services.change_stage(stage=stages[stage.pk], user=user, depends_on=depends_on)
+            change_stage(stage=stages[stage.pk], acting_user=acting_user, depends_on=depends_on)
 
 
 @transaction.atomic
 def clone_campaign(
     *,
     campaign: Campaign,
-    user: Any = None,
+    acting_user: User | None = None,
     extra_uncertainties: Sequence[dict[str, Any]] = (),
 ) -> Campaign:
     """A new draft planned from `campaign`: every field of it, of its items (not the cut ones),
@@ -241,19 +250,19 @@ def clone_campaign(
     source = Campaign.objects.select_for_update(no_key=True).get(pk=campaign.pk)
     lessons = _Lessons(source, campaign_lessons(source), known_gpus())
     uncertainties = [*_uncertainties(source), *extra_uncertainties]
-    clone = campaign_services.create_campaign(
-        user=user,
+    clone = create_campaign(
+        acting_user=acting_user,
         title=f"{source.title} (next)"[:200],
         planned_from=source,
         **_values(source),
     )
     originals = list(source.stages.prefetch_related("depends_on").order_by("id"))
-    items = _clone_items(source, clone, lessons, originals, user)
-    _clone_stages(clone, originals, items, lessons, user)
+    items = _clone_items(source, clone, lessons, originals, acting_user)
+    _clone_stages(clone, originals, items, lessons, acting_user)
     for rule in source.stop_rules.order_by("id"):
-        campaign_services.add_stop_rule(campaign=clone, user=user, **_values(rule))
+        add_stop_rule(campaign=clone, acting_user=acting_user, **_values(rule))
     for lot in source.lots.order_by("id"):
-        campaign_services.reserve_lot(campaign=clone, user=user, **_values(lot))
+        reserve_lot(campaign=clone, acting_user=acting_user, **_values(lot))
     clone.inherited_uncertainties = [*uncertainties, *lessons.uncertainties]
     clone.save(update_fields=["inherited_uncertainties", "updated_at"])
     return clone

@@ -14,6 +14,7 @@ import logging
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet, Value
 from django.db.models.functions import Coalesce
@@ -203,8 +204,12 @@ def stale_estimates(older_than_seconds: float, limit: int = 1000) -> list[tuple[
     return [(int(c), int(v)) for c, v in rows]
 
 
-def ensure_forecast(campaign: Campaign) -> Estimate:
-    """The persisted campaign forecast; computed here, synchronously, if none ever landed."""
+def ensure_forecast(*, campaign: Campaign, acting_user: User | None = None) -> Estimate:
+    """The persisted campaign forecast; computed here, synchronously, if none ever landed.
+
+    Called where a forecast must exist (the forecast endpoint, the campaign page's panel). Not
+    one transaction: the version is bumped in its own and the forecast lands in `recompute`'s,
+    as the task's does, so the lock order stays the task's (campaigns/services/campaigns.py)."""
     row = campaign_row(campaign.pk).first()
     if row is None or row.computed_version is None:
         version = row.input_version if row is not None else 0

@@ -8,7 +8,8 @@ from typing import Any
 
 from django.test import TestCase
 
-from campaigns.models import IngestKey, Team
+from campaigns.models import Team
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tests.factories import make_campaign, make_user, token_header
 from catalog.services import seed_catalog
 from estimates.tests.support import API_EXAMPLE
@@ -37,7 +38,7 @@ class PreviewTests(TestCase):
         cls.team = Team.objects.create(name="nlp")
         cls.planner = make_user("pia", team=cls.team, role="planner")
         cls.viewer = make_user("vic", team=cls.team, role="viewer")
-        _key, cls.ingest_key = IngestKey.issue(make_campaign(cls.team))
+        _key, cls.ingest_key = issue_ingest_key(campaign=make_campaign(cls.team))
 
     def post(self, body: Any, user: Any = None) -> Any:
         return self.client.post(
@@ -208,7 +209,7 @@ class CatalogListingTests(TestCase):
         cls.team = Team.objects.create(name="nlp")
         cls.viewer = make_user("vic", team=cls.team, role="viewer")
         cls.planner = make_user("pia", team=cls.team, role="planner")
-        _key, cls.ingest_key = IngestKey.issue(make_campaign(cls.team))
+        _key, cls.ingest_key = issue_ingest_key(campaign=make_campaign(cls.team))
 
     def get(self, url: str) -> Any:
         answer = self.client.get(url, **token_header(self.viewer))

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from campaigns.models import Campaign, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user
 from estimates.domain.calibration import (
     MIN_OBSERVATIONS,
@@ -149,7 +149,7 @@ class CalibrationTests(TestCase):
         from estimates.forecasts import ensure_forecast
 
         observed_campaign(self.team, "third", "28.6")
-        estimate = ensure_forecast(self.next_campaign())
+        estimate = ensure_forecast(campaign=self.next_campaign())
         html = render_to_string("estimates/forecast_panel.html", panel_context(estimate))
         self.assertIn('id="forecast-calibration"', html)
         self.assertIn("raw 12 h, calibrated 15.60 h", html)

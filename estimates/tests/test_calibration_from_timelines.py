@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.test import TestCase
 
 from campaigns.models import Campaign, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user, patch
 from estimates.selectors.timeline import campaign_forecast
 

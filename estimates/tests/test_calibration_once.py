@@ -15,7 +15,7 @@ from decimal import Decimal
 from django.test import TestCase
 
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user, pilot
 from estimates.forecasts import compute_forecast
 

@@ -153,7 +153,7 @@ class CloneKeepsEveryField(TestCase):
             LotReservation.objects.create(campaign=cls.source, plan=plan, quantity=n)
 
     def test_every_field_of_every_row_is_copied(self) -> None:
-        clone = clone_campaign(campaign=self.source, user=self.user)
+        clone = clone_campaign(campaign=self.source, acting_user=self.user)
         self.assertEqual(fields_of(clone), fields_of(self.source))
         self.assertEqual((clone.status, clone.planned_from_id), ("draft", self.source.pk))
         self.assertEqual(clone.title, f"{self.source.title} (next)")
@@ -173,7 +173,7 @@ class CloneKeepsEveryField(TestCase):
 
     def test_each_figure_says_where_it_came_from(self) -> None:
         # Nothing of the source was observed: every figure is kept, saying so (§21).
-        clone = clone_campaign(campaign=self.source, user=self.user)
+        clone = clone_campaign(campaign=self.source, acting_user=self.user)
         for row in (*clone.items.order_by("id"), *clone.stages.order_by("id")):
             lesson = row.calibrated_from
             self.assertEqual((lesson["ratio"], lesson["source"]), (None, "none"), row.name)
@@ -181,14 +181,14 @@ class CloneKeepsEveryField(TestCase):
             self.assertEqual(lesson["from_campaign"]["id"], self.source.pk)
 
     def test_the_work_fields_survive(self) -> None:
-        clone = clone_campaign(campaign=self.source, user=self.user)
+        clone = clone_campaign(campaign=self.source, acting_user=self.user)
         item = clone.items.get(name="baseline")
         for name in WORK_FIELDS:
             self.assertEqual(getattr(item, name), getattr(self.base, name), name)
         self.assertEqual(item.config, self.base.config)
 
     def test_stages_keep_their_items_and_dependencies(self) -> None:
-        clone = clone_campaign(campaign=self.source, user=self.user)
+        clone = clone_campaign(campaign=self.source, acting_user=self.user)
         by_name = {s.name: s for s in clone.stages.all()}
         self.assertEqual(by_name["train"].variant, clone.items.get(name="baseline"))
         self.assertEqual(by_name["validate"].variant, clone.items.get(name="variant A"))
@@ -211,6 +211,6 @@ class CloneKeepsEveryField(TestCase):
         PlannedItem.objects.filter(pk=self.variant.pk).update(epochs=0)
         before = Campaign.objects.count()
         with self.assertRaises(ValidationError) as refused:
-            clone_campaign(campaign=self.source, user=self.user)
+            clone_campaign(campaign=self.source, acting_user=self.user)
         self.assertIn("epochs", refused.exception.message_dict)
         self.assertEqual(Campaign.objects.count(), before)

@@ -19,7 +19,6 @@ from django.utils import timezone
 from campaigns.enqueue import OnCommitEnqueue
 from campaigns.models import (
     Campaign,
-    IngestKey,
     PlannedItem,
     Run,
     RunKind,
@@ -27,7 +26,12 @@ from campaigns.models import (
     Stage,
     Team,
 )
-from campaigns.services import amend_item, commit_plan, record_decision
+from campaigns.services.campaigns import update_campaign
+from campaigns.services.decisions import record_decision
+from campaigns.services.items import amend_item, create_item
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
+from campaigns.services.stages import change_stage
 from campaigns.tests.factories import celery_eager, make_plannable, make_user, pilot, token_header
 from catalog.models import GpuModel, RentalPlan
 from catalog.services import seed_catalog
@@ -86,7 +90,7 @@ class ForecastEndpointTests(TestCase):
         cls.member = make_user("mia", team=cls.team, role="viewer")
         cls.other_team = Team.objects.create(name="vision")
         cls.outsider = make_user("otto", team=cls.other_team, role="owner")
-        _key, cls.ingest_key = IngestKey.issue(cls.seed)
+        _key, cls.ingest_key = issue_ingest_key(campaign=cls.seed)
 
     def get(self, campaign: Campaign, user: Any = None) -> Any:
         return self.client.get(forecast_url(campaign), **token_header(user or self.member))
@@ -179,7 +183,7 @@ class SeedPilotTests(CommittedTestData, TestCase):
             item.config = {**item.config, "assumed_tokens_per_second": 2000}
             item.save()
         commit_plan(campaign=cls.seed)
-        ensure_forecast(cls.seed)  # fresh, assumed, before any pilot
+        ensure_forecast(campaign=cls.seed)  # fresh, assumed, before any pilot
 
     def test_a_pilot_throughput_marks_the_forecast_stale_and_enqueues_one_recompute(self) -> None:
         before = campaign_row(self.seed)
@@ -356,10 +360,12 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         cls.campaign = make_plannable(cls.team)
 
     def test_many_plan_changes_in_one_transaction_compute_the_forecast_once(self) -> None:
+        stage = Stage.objects.filter(campaign=self.campaign).first()
+        assert stage is not None
         with self.captureOnCommitCallbacks() as callbacks, transaction.atomic():
             for n in range(5):
-                PlannedItem.objects.create(campaign=self.campaign, name=f"extra {n}")
-            Stage.objects.filter(campaign=self.campaign).first().save()  # type: ignore[union-attr]
+                create_item(campaign=self.campaign, name=f"extra {n}")
+            change_stage(stage=stage, planned_hours=Decimal("23"))
         messages = enqueued(callbacks)
         self.assertEqual({campaign for campaign, _version in messages}, {self.campaign.pk})
         self.assertEqual(messages[-1][1], campaign_row(self.campaign).input_version)
@@ -368,14 +374,11 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         self.assertEqual(answers, ["superseded"] * (len(messages) - 1) + ["landed"])
 
     def test_a_window_change_marks_stale_but_a_title_change_does_not(self) -> None:
-        ensure_forecast(self.campaign)
+        ensure_forecast(campaign=self.campaign)
         version = campaign_row(self.campaign).input_version
-        campaign = Campaign.objects.get(pk=self.campaign.pk)
-        campaign.title = "Renamed"
-        campaign.save()
+        update_campaign(campaign=self.campaign, title="Renamed")
         self.assertEqual(campaign_row(self.campaign).input_version, version)
-        campaign.window_hours = Decimal("168")
-        campaign.save()
+        update_campaign(campaign=self.campaign, window_hours=Decimal("168"))
         self.assertEqual(campaign_row(self.campaign).input_version, version + 1)
 
     def test_a_duplicate_delivery_changes_nothing(self) -> None:
@@ -413,7 +416,7 @@ class StaleAndRecomputeTests(CommittedTestData, TestCase):
         )
 
     def test_deleting_a_draft_campaign_leaves_no_estimate_behind(self) -> None:
-        ensure_forecast(self.campaign)
+        ensure_forecast(campaign=self.campaign)
         # Django sets a deleted instance's pk to None: keep the id to look for its rows.
         campaign_id = self.campaign.pk
         self.assertTrue(Estimate.objects.filter(campaign_id=campaign_id).exists())
@@ -483,7 +486,7 @@ class PanelAndAdminTests(TestCase):
         self.assertTrue(GpuModel.objects.filter(name="RTX-4090").exists())
 
     def test_estimates_are_read_only_in_the_admin(self) -> None:
-        estimate = ensure_forecast(self.seed)
+        estimate = ensure_forecast(campaign=self.seed)
         self.client.force_login(self.root)
         page = self.client.get(reverse("admin:estimates_estimate_change", args=[estimate.pk]))
         self.assertEqual(page.status_code, 200)

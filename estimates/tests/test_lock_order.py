@@ -21,7 +21,8 @@ import pytest
 from django.db import connection, connections, transaction
 
 from campaigns.models import Campaign, LotReservation, Team
-from campaigns.services import commit_plan, reserve_lot
+from campaigns.services.lots import reserve_lot
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from campaigns.models import Campaign, PlannedItem, Team
+from campaigns.services.items import amend_item
 from campaigns.tests.factories import make_plannable, pilot
 from catalog.services import seed_catalog
 from config.celery import app
@@ -80,8 +81,7 @@ def test_a_plan_change_is_recomputed_by_the_worker_and_a_pilot_switches_it_to_pi
     assert first.outputs["totals"]["forecast_hours"] == 22.0
 
     baseline = campaign.items.get(name="baseline")
-    baseline.config = {"assumed_tokens_per_second": 2000}
-    baseline.save()
+    amend_item(item=baseline, config={"assumed_tokens_per_second": 2000})
     pilot(baseline, tokens_per_second=1000)
 
     def switched() -> Estimate | None:

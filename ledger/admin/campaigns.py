@@ -15,7 +15,6 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from campaigns import admin as campaigns_admin
-from campaigns import services as campaign_services
 from campaigns.admin.refusals import REFUSALS, text_of
 from campaigns.admin.tenancy import READERS
 from campaigns.models import (
@@ -25,6 +24,8 @@ from campaigns.models import (
     Membership,
     PlanFrozen,
 )
+from campaigns.services.campaigns import real_user
+from campaigns.services.plans import commit_plan
 from ledger import services
 from ledger.admin.reports import campaign_reports_link
 from ledger.selectors import team_budget as budget_selectors
@@ -115,8 +116,10 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
         the confirmation page carries the acknowledgement as `over_team_budget=yes`."""
         acknowledged = request.POST.get("over_team_budget") == "yes"
         try:
-            campaign_services.commit_plan(
-                campaign=campaign, user=request.user, over_team_budget=acknowledged
+            commit_plan(
+                campaign=campaign,
+                acting_user=real_user(request.user),
+                over_team_budget=acknowledged,
             )
         except CommitOverTeamBudget as exc:
             request.over_team_budget_refused = True  # type: ignore[attr-defined]

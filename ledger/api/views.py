@@ -23,9 +23,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from campaigns import services as campaign_services
 from campaigns.api.permissions import campaign_for, campaigns_for
 from campaigns.models import Campaign, Stage
+from campaigns.services.campaigns import real_user
+from campaigns.services.observed_hours import (
+    check_takes_observed_hours,
+    planned_hours_of,
+    record_observed_hours,
+)
 from ledger import services
 from ledger.api.serializers import (
     DeliverableSerializer,
@@ -154,16 +159,16 @@ class ObservedHoursView(CampaignScopedMixin, APIView):
         )
         # The state conflict comes first: no body makes a draft comparable with a baseline, and
         # a closed campaign takes none (PlanFrozen / CampaignClosed → 409).
-        campaign_services.check_takes_observed_hours(campaign)
+        check_takes_observed_hours(campaign)
         body = ObservedHoursSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         try:
-            stage = campaign_services.record_observed_hours(
-                stage=stage, user=request.user, **body.validated_data
+            stage = record_observed_hours(
+                stage=stage, acting_user=real_user(request.user), **body.validated_data
             )
         except DjangoValidationError as exc:
             raise as_drf_error(exc) from exc
-        context = {"planned_hours": campaign_services.planned_hours_of(stage)}
+        context = {"planned_hours": planned_hours_of(stage)}
         return Response(ObservedStageSerializer(stage, context=context).data)
 
 

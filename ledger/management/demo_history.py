@@ -19,9 +19,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from campaigns import services
 from campaigns.models import Campaign, PlannedItem, Run, Stage, Team
 from campaigns.services import ingest, run_lifecycle
+from campaigns.services.campaigns import close_campaign, create_campaign
+from campaigns.services.decisions import record_decision
+from campaigns.services.items import create_item
+from campaigns.services.lots import reserve_lot
+from campaigns.services.observed_hours import record_observed_hours
+from campaigns.services.plans import commit_plan
+from campaigns.services.stages import add_stage
+from campaigns.services.stop_rules import add_stop_rule
 from catalog.models import RentalPlan
 from ledger import services as ledger_services
 from ledger.services.closing_reports import build
@@ -89,7 +96,7 @@ def load_past_campaign(team: Team, user: Any, past: PastCampaign) -> tuple[Campa
     if not campaign.is_closed:
         _run_and_observe(campaign, user, past)
         _decide_and_deliver(campaign, user, past)
-        campaign = services.close_campaign(campaign=campaign, user=user, conclusion=past.conclusion)
+        campaign = close_campaign(campaign=campaign, acting_user=user, conclusion=past.conclusion)
     if not campaign.reports.exists():
         report = ledger_services.request_report(campaign=campaign, user=user)
         # Built now, so the demo has it without a worker (a queued build leaves a ready one).
@@ -98,8 +105,8 @@ def load_past_campaign(team: Team, user: Any, past: PastCampaign) -> tuple[Campa
 
 
 def _plan(team: Team, user: Any, past: PastCampaign) -> Campaign:
-    campaign = services.create_campaign(
-        user=user,
+    campaign = create_campaign(
+        acting_user=user,
         team=team,
         title=past.title,
         question=QUESTION,
@@ -111,9 +118,9 @@ def _plan(team: Team, user: Any, past: PastCampaign) -> Campaign:
         budget=Decimal("60.00"),
         currency="USD",
     )
-    services.add_stop_rule(
+    add_stop_rule(
         campaign=campaign,
-        user=user,
+        acting_user=user,
         kind="non_finite_loss",
         metric="loss",
         description="Stop at the first NaN or infinite loss.",
@@ -123,9 +130,9 @@ def _plan(team: Team, user: Any, past: PastCampaign) -> Campaign:
         ("Baseline (testigo)", "baseline", {"lora_rank": 0, "lr": 2e-5}),
         (past.variant, "variant", past.variant_config),
     ]:
-        item = services.create_item(
+        item = create_item(
             campaign=campaign,
-            user=user,
+            acting_user=user,
             name=name,
             role=role,
             tier="mandatory",
@@ -133,9 +140,9 @@ def _plan(team: Team, user: Any, past: PastCampaign) -> Campaign:
             gpu="RTX-4090",
             config=config,
         )
-        previous = services.add_stage(
+        previous = add_stage(
             campaign=campaign,
-            user=user,
+            acting_user=user,
             name=f"Train {name}",
             kind="training",
             machine=True,
@@ -145,8 +152,8 @@ def _plan(team: Team, user: Any, past: PastCampaign) -> Campaign:
             depends_on=[previous] if previous is not None else [],
         )
     plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
-    services.reserve_lot(campaign=campaign, user=user, plan=plan, quantity=1)
-    services.commit_plan(campaign=campaign, user=user)
+    reserve_lot(campaign=campaign, acting_user=user, plan=plan, quantity=1)
+    commit_plan(campaign=campaign, acting_user=user)
     ledger_services.post_entry(
         campaign=campaign,
         kind="included",
@@ -169,8 +176,8 @@ def _run_and_observe(campaign: Campaign, user: Any, past: PastCampaign) -> None:
             hours = Decimal(stage.observed_hours)
         _completed_run(campaign, item, past, index, hours)
         if stage is not None and stage.observed_hours is None:
-            services.record_observed_hours(
-                stage=stage, user=user, observed_hours=hours, deviation_note=DEVIATION
+            record_observed_hours(
+                stage=stage, acting_user=user, observed_hours=hours, deviation_note=DEVIATION
             )
 
 
@@ -205,9 +212,9 @@ def curve(final_f1: float, *, seed: int) -> list[ingest.Point]:
 
 def _decide_and_deliver(campaign: Campaign, user: Any, past: PastCampaign) -> None:
     if not campaign.decisions.exists():
-        services.record_decision(
+        record_decision(
             campaign=campaign,
-            user=user,
+            acting_user=user,
             outcome="continue",
             rationale="The baseline's loss fell as planned and both runs fit the 3-day lot.",
             label="after the baseline run",

@@ -334,5 +334,5 @@ def plan_next_campaign(*, campaign: Campaign, user: Any = None) -> Campaign:
         .values_list("id", "kind", "corpus_name", "corpus_revision", "rejection_reasons")
     ]
     return estimate_services.clone_campaign(
-        campaign=campaign, user=user, extra_uncertainties=failed
+        campaign=campaign, acting_user=user, extra_uncertainties=failed
     )

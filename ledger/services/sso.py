@@ -5,7 +5,8 @@
   its own: never an existing account's), unless the signed-in user asked to link it
   (`link_to`). Superusers and inactive users never sign in through the provider. The e-mail is
   taken at creation only: the provider does not rewrite it later.
-- `apply_groups`: team roles from the groups claim through `OIDC_TEAM_ROLES`. Teams outside
+- `apply_groups`: team roles from the groups claim through `OIDC_TEAM_ROLES`, written by
+  campaigns/services/teams.py. Teams outside
   the mapping get nothing; the mapping takes away only roles it gave (`granted_roles`).
 - `revoke_api_tokens`: a session the provider no longer vouches for loses its tokens too.
 """
@@ -17,12 +18,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.utils import timezone
 
 from campaigns.models import ApiToken, Membership, Team
+from campaigns.services import teams
+from campaigns.services.campaigns import real_user
 from ledger.domain.sso_roles import parse_team_roles, roles_for
 from ledger.models import OidcIdentity
 
@@ -93,7 +96,7 @@ def apply_groups(
     wanted = roles_for(groups, mapping)
     user, granted = identity.user, dict(identity.granted_roles or {})
     for team in Team.objects.filter(name__in=list(wanted)):
-        _apply_role(user, team, wanted[team.name], granted)
+        _apply_role(user, team, wanted[team.name], granted, real_user(acting_user))
     identity.granted_roles = granted
     identity.save(update_fields=["granted_roles"])
     staff = Membership.objects.filter(user=user).exists()
@@ -103,7 +106,10 @@ def apply_groups(
     return wanted
 
 
-def _apply_role(user: Any, team: Team, role: str | None, granted: dict[str, str]) -> None:
+def _apply_role(
+    user: Any, team: Team, role: str | None, granted: dict[str, str], acting_user: User | None
+) -> None:
+    """The mapping's role for `user` in `team`, written through the team services."""
     key = str(team.pk)
     held = Membership.objects.select_for_update().filter(team=team, user=user).first()
     by_hand = held is not None and granted.get(key) != held.role
@@ -111,14 +117,13 @@ def _apply_role(user: Any, team: Team, role: str | None, granted: dict[str, str]
         granted.pop(key, None)
     elif role is None:
         if held is not None:
-            held.delete()
+            teams.remove_member(membership=held, acting_user=acting_user)
         granted.pop(key, None)
     elif held is None:
-        Membership.objects.create(team=team, user=user, role=role)
+        teams.add_member(team=team, member=user, role=role, acting_user=acting_user)
         granted[key] = role
     else:
-        held.role = role
-        held.save(update_fields=["role"])
+        teams.change_role(membership=held, role=role, acting_user=acting_user)
         granted[key] = role
 
 

@@ -17,7 +17,8 @@ from django.contrib.staticfiles.testing import StaticLiveServerTestCase
 from django.core.management import call_command
 
 from campaigns.models import Campaign, Stage
-from campaigns.services import commit_plan, record_observed_hours
+from campaigns.services.observed_hours import record_observed_hours
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import GOOD_SHA, celery_eager, make_user
 from ledger import services as ledger_services
 from ledger.charts import report_charts as charts
@@ -101,7 +102,7 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
         call_command("load_demo", stdout=StringIO())
         self.campaign = Campaign.objects.get(team__name="demo")
         self.user = make_user("lena", team=self.campaign.team, password="pw-lena")
-        commit_plan(campaign=self.campaign, user=self.user)
+        commit_plan(campaign=self.campaign, acting_user=self.user)
         observed = {
             "Install environment": ("3", "the CUDA driver had to be reinstalled"),
             "Load corpus": ("2", ""),

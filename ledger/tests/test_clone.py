@@ -11,7 +11,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Campaign, DecisionPoint, PlannedItem, Stage, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, committed_campaign, make_plannable, make_user
 from ledger.models import Deliverable
 

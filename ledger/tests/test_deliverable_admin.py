@@ -8,7 +8,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Team
-from campaigns.services import close_campaign
+from campaigns.services.campaigns import close_campaign
 from campaigns.tests.factories import GOOD_SHA, committed_campaign, make_run, make_user
 from ledger.models import Deliverable
 from tests.adminforms import form_data
@@ -110,7 +110,7 @@ class SubmittingADeliverableFromTheCampaignPage(TestCase):
         self.assertFalse(Deliverable.objects.exists())
 
     def test_a_closed_campaign_is_not_offered_and_its_page_has_no_submit_link(self) -> None:
-        close_campaign(campaign=self.campaign, user=self.planner, conclusion="done")
+        close_campaign(campaign=self.campaign, acting_user=self.planner, conclusion="done")
         page = self.client.get(reverse("admin:campaigns_campaign_change", args=[self.campaign.pk]))
         self.assertNotContains(page, 'id="submit-deliverable"')
         answer = self.post(kind="predictions", files=f"p.jsonl 10 {GOOD_SHA}")

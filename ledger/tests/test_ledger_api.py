@@ -7,7 +7,7 @@ from decimal import Decimal
 from django.test import TestCase
 
 from campaigns.models import Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, committed_campaign, ingest_client, make_user
 from ledger.models import LedgerEntry, LedgerImmutable
 

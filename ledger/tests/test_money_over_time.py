@@ -121,7 +121,7 @@ class LotShareTests(TestCase):
     def test_the_budget_rule_stops_a_run_once_the_lots_exceed_the_budget(self) -> None:
         campaign = make_plannable(self.team, title="tight", budget=Decimal("40.00"))
         StopRule.objects.create(campaign=campaign, kind="budget_overrun")
-        from campaigns.services import commit_plan
+        from campaigns.services.plans import commit_plan
         from catalog.models import RentalPlan
 
         campaign.lots.create(plan=RentalPlan.objects.get(name="RTX 4090, 3 days"))
@@ -216,7 +216,7 @@ class HourlyTests(TestCase):
             self.team, title="capped", hourly_rate_per_gpu=Decimal("2.00"), budget=Decimal("10")
         )
         StopRule.objects.create(campaign=campaign, kind="budget_overrun", threshold=0.8)
-        from campaigns.services import commit_plan
+        from campaigns.services.plans import commit_plan
 
         commit_plan(campaign=campaign)
         loop = ingest_client(campaign)

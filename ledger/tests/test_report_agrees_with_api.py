@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.test import TestCase
 
 from campaigns.models import Checkpoint, Run, Team, ThroughputSample
-from campaigns.services import amend_item
+from campaigns.services.items import amend_item
 from campaigns.tests.factories import as_user, committed_campaign, make_user
 from ledger.rendering.closing_report import render
 from ledger.selectors.closing_report import collect
@@ -58,7 +58,7 @@ class ReportTruth(TestCase):
         )
         amend_item(
             item=cls.variant,
-            user=cls.owner,
+            acting_user=cls.owner,
             reason="the pilot was faster",
             planned_hours=Decimal("8"),
         )

@@ -8,7 +8,7 @@ from django.test import TestCase
 from django.urls import reverse
 
 from campaigns.models import Team
-from campaigns.services import close_campaign
+from campaigns.services.campaigns import close_campaign
 from campaigns.tests.factories import as_user, celery_eager, committed_campaign, make_user
 from ledger.models import Report
 from ledger.services import request_report
@@ -30,7 +30,7 @@ class AReportBuiltBeforeTheClose(TestCase):
         report = self.build()
         api = as_user(self.owner)
         self.assertNotContains(api.get(f"/api/v1/reports/{report.pk}/html/"), "Out of date")
-        close_campaign(campaign=self.campaign, user=self.owner, conclusion="A wins")
+        close_campaign(campaign=self.campaign, acting_user=self.owner, conclusion="A wins")
         report.refresh_from_db()
         self.assertTrue(report.out_of_date)
         self.assertContains(api.get(f"/api/v1/reports/{report.pk}/html/"), 'id="out-of-date"')

@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from campaigns.models import Campaign, CommitOverTeamBudget, Team
-from campaigns.services import commit_plan
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, make_plannable, make_user
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
@@ -157,15 +157,15 @@ class TeamBudgetTests(TestCase):
     def test_the_service_refuses_and_the_acknowledgement_commits(self) -> None:
         big = _with_lot(self.team, "big", self.this_q + timedelta(days=1), quantity=3)
         with self.assertRaises(CommitOverTeamBudget) as caught:
-            commit_plan(campaign=big, user=self.owner)
+            commit_plan(campaign=big, acting_user=self.owner)
         self.assertIn("141.42", str(caught.exception))
-        commit_plan(campaign=big, user=self.owner, over_team_budget=True)
+        commit_plan(campaign=big, acting_user=self.owner, over_team_budget=True)
         big.refresh_from_db()
         self.assertEqual(big.status, "committed")
 
     def test_the_periodic_scan_raises_the_alert_once_and_enqueues_its_delivery(self) -> None:
         big = _with_lot(self.team, "big", self.this_q + timedelta(days=1), quantity=3)
-        commit_plan(campaign=big, user=self.owner, over_team_budget=True)
+        commit_plan(campaign=big, acting_user=self.owner, over_team_budget=True)
         AlertChannel.objects.create(team=self.team, kind="email", name="Owners")
         with (
             mock.patch.object(tasks.deliver_alerts, "delay") as delay,
@@ -180,11 +180,11 @@ class TeamBudgetTests(TestCase):
 
     def test_the_facts_load_in_a_constant_number_of_queries(self) -> None:
         for i in range(3):
-            commit_plan(campaign=_with_lot(self.other, f"c{i}", self.this_q), user=None)
+            commit_plan(campaign=_with_lot(self.other, f"c{i}", self.this_q), acting_user=None)
         with CaptureQueriesContext(connection) as few:
             budgets.team_facts(self.other.pk)
         for i in range(3, 12):
-            commit_plan(campaign=_with_lot(self.other, f"c{i}", self.this_q), user=None)
+            commit_plan(campaign=_with_lot(self.other, f"c{i}", self.this_q), acting_user=None)
         with CaptureQueriesContext(connection) as many:
             budgets.team_facts(self.other.pk)
         self.assertEqual(len(few), len(many))

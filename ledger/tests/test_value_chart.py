@@ -140,7 +140,7 @@ class FullRunsOfLiveItemsTests(TestCase):
     """A 36-second pilot of a cut item must not look like the best buy (issue 33 item 5)."""
 
     def test_only_full_runs_of_items_not_cut_count_and_pilots_are_drawn_apart(self) -> None:
-        from campaigns.services import record_decision
+        from campaigns.services.decisions import record_decision
         from ledger.rendering.value_chart import value_chart_html
         from ledger.selectors.quality_per_dollar import value_for_money
 

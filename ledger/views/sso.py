@@ -31,7 +31,8 @@ from django.views.decorators.http import require_POST
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.views import OIDCAuthenticationCallbackView
 
-from campaigns import services
+from campaigns.services.campaigns import real_user
+from campaigns.services.keys import issue_api_token
 from ledger.services import sso as sso_services
 
 # The session key that marks a sign-in started by a signed-in user to link their account.
@@ -98,8 +99,14 @@ def link_identity(request: HttpRequest) -> HttpResponse:
 def api_token(request: HttpRequest) -> JsonResponse:
     hours = float(getattr(settings, "API_TOKEN_HOURS", 24))
     expires_at = timezone.now() + timedelta(hours=hours)
-    _token, raw = services.issue_api_token(
-        user=request.user, name="signed-in session", expires_at=expires_at
+    person = real_user(request.user)
+    if person is None:  # login_required lets only a signed-in person here
+        raise PermissionDenied
+    _token, raw = issue_api_token(
+        owner=person,
+        acting_user=person,
+        name="signed-in session",
+        expires_at=expires_at,
     )
     response = JsonResponse(
         {"token": raw, "header": f"Authorization: Token {raw}", "expires_at": expires_at}

@@ -13,8 +13,9 @@ from unittest import mock
 import mlflow
 from django.test import LiveServerTestCase, override_settings
 
-from campaigns.models import IngestKey, PlannedItem, Run, StopRule, Team
-from campaigns.services import commit_plan
+from campaigns.models import PlannedItem, Run, StopRule, Team
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 
@@ -26,10 +27,12 @@ class MlflowLiveCase(LiveServerTestCase):
         self.team = Team.objects.create(name="nlp")
         self.owner = make_user("olga", team=self.team, role="owner")
         self.campaign = make_plannable(self.team, title="LoRA vs full")
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
         self.nan_rule = StopRule.objects.get(campaign=self.campaign, kind="non_finite_loss")
-        _key, self.key = IngestKey.issue(self.campaign, user=self.owner, item=self.baseline)
+        _key, self.key = issue_ingest_key(
+            campaign=self.campaign, acting_user=self.owner, item=self.baseline
+        )
 
     def tearDown(self) -> None:
         with self.tracking(self.key):

@@ -19,8 +19,10 @@ from urllib.parse import quote
 from django.db import transaction
 from django.test import Client, TestCase, override_settings
 
-from campaigns.models import IngestKey, Run, Team
-from campaigns.services import close_campaign, ingest
+from campaigns.models import Run, Team
+from campaigns.services import ingest
+from campaigns.services.campaigns import close_campaign
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tests.factories import clear_cache, committed_campaign, make_user, token_header
 
 M = "/mlflow/api/2.0/mlflow/"
@@ -157,12 +159,16 @@ class EveryRouteRefusesBadInputWithMlflowsJsonError(TestCase):
         cls.owner = make_user("olga", team=cls.team, role="owner")
         cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         item = cls.campaign.items.get(name="baseline")
-        _key, cls.raw = IngestKey.issue(cls.campaign, user=cls.owner, item=item, kind="pilot")
+        _key, cls.raw = issue_ingest_key(
+            campaign=cls.campaign, acting_user=cls.owner, item=item, kind="pilot"
+        )
         cls.running, _ = ingest.open_run(cls.campaign, run_id="r-1", variant=item, kind="pilot")
         cls.closed = committed_campaign(cls.team, cls.owner, lots=0, title="closed one")
         closed_item = cls.closed.items.get(name="baseline")
         ingest.open_run(cls.closed, run_id="c-1", variant=closed_item, kind="pilot")
-        close_campaign(campaign=cls.closed, user=cls.owner, conclusion="done", stop_running=True)
+        close_campaign(
+            campaign=cls.closed, acting_user=cls.owner, conclusion="done", stop_running=True
+        )
 
     def setUp(self) -> None:
         clear_cache()  # the throttle's buckets: this test sends many requests on purpose

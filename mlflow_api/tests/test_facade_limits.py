@@ -11,8 +11,9 @@ from typing import Any
 from django.conf import settings
 from django.test import Client, TestCase, override_settings
 
-from campaigns.models import IngestKey, MetricPoint, Team
+from campaigns.models import MetricPoint, Team
 from campaigns.services import ingest
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tests.factories import (
     as_user,
     clear_cache,
@@ -45,7 +46,7 @@ class FacadeTestCase(TestCase):
         cls.owner = make_user("olga", team=cls.team, role="owner")
         cls.campaign = committed_campaign(cls.team, cls.owner, lots=0, automatic_rules=True)
         item = cls.campaign.items.get(name="baseline")
-        _key, cls.raw = IngestKey.issue(cls.campaign, user=cls.owner, item=item)
+        _key, cls.raw = issue_ingest_key(campaign=cls.campaign, acting_user=cls.owner, item=item)
         ingest.open_run(cls.campaign, run_id="r-1", variant=item, kind="pilot")
 
     def setUp(self) -> None:

@@ -17,8 +17,9 @@ from unittest import mock
 
 import pytest
 
-from campaigns.models import IngestKey, MetricPoint, PlannedItem, Run, StopRule, Team
-from campaigns.services import commit_plan
+from campaigns.models import MetricPoint, PlannedItem, Run, StopRule, Team
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 from mlflow_api.tests.live import MlflowLiveCase
 
@@ -66,9 +67,11 @@ class IntegrationCase(MlflowLiveCase):
             metric="grad_norm",
             grace_steps=self.grace_steps,
         )
-        commit_plan(campaign=self.campaign, user=self.owner)
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
         self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
-        _key, self.key = IngestKey.issue(self.campaign, user=self.owner, item=self.baseline)
+        _key, self.key = issue_ingest_key(
+            campaign=self.campaign, acting_user=self.owner, item=self.baseline
+        )
 
     def only_run(self) -> Run:
         return Run.objects.get(campaign=self.campaign)

@@ -35,14 +35,14 @@ from mlflow.exceptions import MlflowException
 
 from campaigns.models import (
     Campaign,
-    IngestKey,
     MetricPoint,
     PlannedItem,
     Run,
     RunArtifact,
     Team,
 )
-from campaigns.services import commit_plan
+from campaigns.services.keys import issue_api_token, issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_key, make_plannable, make_user
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
@@ -216,8 +216,8 @@ class MlflowLoopTestCase(MlflowLiveCase):
     def test_a_key_of_another_campaign_sees_nothing(self) -> None:
         other_team = Team.objects.create(name="vision")
         other = make_plannable(other_team, title="LoRA vs full")
-        commit_plan(campaign=other, user=make_user("victor", team=other_team, role="owner"))
-        _k, other_key = IngestKey.issue(other, item=other.items.get(name="baseline"))
+        commit_plan(campaign=other, acting_user=make_user("victor", team=other_team, role="owner"))
+        _k, other_key = issue_ingest_key(campaign=other, item=other.items.get(name="baseline"))
         with self.tracking(self.key):
             mlflow.set_experiment("x")
             with mlflow.start_run(run_name="ours") as active:
@@ -244,7 +244,7 @@ class MlflowLoopTestCase(MlflowLiveCase):
         self.assertEqual(run.status, "completed")
 
     def test_without_an_item_the_run_is_refused_telling_how_to_bind_one(self) -> None:
-        _k, unbound = IngestKey.issue(self.campaign)
+        _k, unbound = issue_ingest_key(campaign=self.campaign)
         with self.tracking(unbound):
             mlflow.set_experiment("x")
             with self.assertRaises(MlflowException) as raised:
@@ -256,7 +256,7 @@ class MlflowLoopTestCase(MlflowLiveCase):
 
     def test_a_draft_or_closed_campaign_refuses_runs(self) -> None:
         draft = make_plannable(self.team, title="draft")
-        _k, key = IngestKey.issue(draft, item=draft.items.get(name="baseline"))
+        _k, key = issue_ingest_key(campaign=draft, item=draft.items.get(name="baseline"))
         with self.tracking(key):
             mlflow.set_experiment("x")
             with self.assertRaises(MlflowException) as raised:
@@ -297,9 +297,8 @@ class MlflowLoopTestCase(MlflowLiveCase):
         self.assertNotIn("t", run.tags)
 
     def test_a_users_own_token_names_the_campaign_by_title(self) -> None:
-        from campaigns.models import ApiToken
 
-        token = ApiToken.issue(self.owner)[1]
+        token = issue_api_token(owner=self.owner)[1]
         with self.tracking(token):
             self.assertEqual(
                 mlflow.set_experiment("LoRA vs full").experiment_id, str(self.campaign.pk)

@@ -17,8 +17,9 @@ from mlflow.entities import Metric, Param, ViewType
 from mlflow.exceptions import MlflowException
 from mlflow.utils.search_utils import SearchUtils
 
-from campaigns.models import ApiToken, MetricBlock, MetricPoint, Run, RunSegment
+from campaigns.models import MetricBlock, MetricPoint, Run, RunSegment
 from campaigns.services import metric_packing
+from campaigns.services.keys import issue_api_token
 from campaigns.tests.factories import as_key
 from mlflow_api.models import LoggedModel
 from mlflow_api.tests.live import MlflowLiveCase
@@ -30,7 +31,7 @@ class MlflowFidelity(MlflowLiveCase):
             with mlflow.start_run() as active:
                 mlflow.log_metric("loss", 1.0, step=1)
             self.assertEqual(active.info.experiment_id, str(self.campaign.pk))
-        token = ApiToken.issue(self.owner)[1]
+        token = issue_api_token(owner=self.owner)[1]
         with self.tracking(token), self.assertRaises(MlflowException) as raised:
             MlflowClient().create_run("0")
         self.assertIn("MLFLOW_EXPERIMENT_NAME", str(raised.exception))

@@ -11,6 +11,7 @@ from django.test import Client, TestCase
 
 from campaigns.models import Campaign, IngestKey, MetricPoint, Team
 from campaigns.services import ingest
+from campaigns.services.keys import issue_ingest_key
 from campaigns.tests.factories import clear_cache, committed_campaign, make_user
 
 M = "/mlflow/api/2.0/mlflow/"
@@ -27,7 +28,7 @@ class ARememberedKey(TestCase):
         owner = make_user("olga", team=team, role="owner")
         cls.campaign = committed_campaign(team, owner, lots=0, automatic_rules=True)
         item = cls.campaign.items.get(name="baseline")
-        cls.key, cls.raw = IngestKey.issue(cls.campaign, user=owner, item=item)
+        cls.key, cls.raw = issue_ingest_key(campaign=cls.campaign, acting_user=owner, item=item)
         ingest.open_run(cls.campaign, run_id="r-1", variant=item, kind="pilot")
 
     def setUp(self) -> None:

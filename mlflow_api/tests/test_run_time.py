@@ -19,8 +19,9 @@ from typing import Any
 import mlflow
 from django.test import override_settings
 
-from campaigns.models import Campaign, IngestKey, PlannedItem, Run, Team, ThroughputSample
-from campaigns.services import commit_plan
+from campaigns.models import Campaign, PlannedItem, Run, Team, ThroughputSample
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_user, celery_eager, make_plannable, make_user
 from mlflow_api.tests import test_integrations
 from mlflow_api.tests.live import MlflowLiveCase
@@ -114,9 +115,9 @@ class PilotCase(MlflowLiveCase):
         self.campaign = make_plannable(self.team, title="pilots")
         self.baseline = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
         PlannedItem.objects.filter(pk=self.baseline.pk).update(tokens=1_000_000, samples=10_000)
-        commit_plan(campaign=self.campaign, user=self.owner)
-        _key, self.key = IngestKey.issue(
-            self.campaign, user=self.owner, item=self.baseline, kind="pilot"
+        commit_plan(campaign=self.campaign, acting_user=self.owner)
+        _key, self.key = issue_ingest_key(
+            campaign=self.campaign, acting_user=self.owner, item=self.baseline, kind="pilot"
         )
 
     def forecast_of_baseline(self) -> dict[str, Any]:

@@ -14,8 +14,9 @@ from django.db import connection
 from django.test import Client, TransactionTestCase, override_settings
 from django.test.utils import CaptureQueriesContext
 
-from campaigns.models import IngestKey, MetricPoint, PlannedItem, Team
-from campaigns.services import commit_plan
+from campaigns.models import MetricPoint, PlannedItem, Team
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import make_plannable, make_user
 
 M = "/mlflow/api/2.0/mlflow/"
@@ -33,9 +34,9 @@ class StatementsPerCall(TransactionTestCase):
         team = Team.objects.create(name="nlp")
         owner = make_user("olga", team=team, role="owner")
         self.campaign = make_plannable(team)
-        commit_plan(campaign=self.campaign, user=owner)
+        commit_plan(campaign=self.campaign, acting_user=owner)
         item = PlannedItem.objects.get(campaign=self.campaign, name="baseline")
-        _key, raw = IngestKey.issue(self.campaign, user=owner, item=item)
+        _key, raw = issue_ingest_key(campaign=self.campaign, acting_user=owner, item=item)
         self.client = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
         created = self.post("runs/create", {"experiment_id": str(self.campaign.pk)})
         self.run_id = created["run"]["info"]["run_id"]

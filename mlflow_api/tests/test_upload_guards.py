@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 from django.test import Client, override_settings
 
-from campaigns.models import IngestKey, RunArtifact, Team
-from campaigns.services import commit_plan
+from campaigns.models import RunArtifact, Team
+from campaigns.services.keys import issue_ingest_key
+from campaigns.services.plans import commit_plan
 from campaigns.tests.factories import as_key, make_plannable, make_user
 
 
@@ -35,8 +36,8 @@ def upload(media: Path) -> Any:
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
     campaign = make_plannable(team)
-    commit_plan(campaign=campaign, user=owner)
-    _, raw = IngestKey.issue(campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
+    _, raw = issue_ingest_key(campaign=campaign, acting_user=owner)
     item = campaign.items.get(name="baseline")
     for run_id in ("r1", "r2"):
         made = as_key(raw).post(

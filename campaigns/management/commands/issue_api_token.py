@@ -9,7 +9,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from campaigns import services
+from campaigns.services.keys import issue_api_token
 
 
 class Command(BaseCommand):
@@ -23,6 +23,6 @@ class Command(BaseCommand):
         user = get_user_model().objects.filter(username=options["username"]).first()
         if user is None:
             raise CommandError(f"no user {options['username']!r}")
-        _token, raw = services.issue_api_token(user=user, name=options["name"])
+        _token, raw = issue_api_token(owner=user, name=options["name"])
         # Only the token on stdout, so `TOKEN=$(manage.py issue_api_token olga)` works.
         self.stdout.write(raw)

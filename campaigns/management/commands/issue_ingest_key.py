@@ -5,8 +5,8 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from campaigns import services
 from campaigns.models import Campaign, PlannedItem, RunKind
+from campaigns.services.keys import issue_ingest_key
 
 
 class Command(BaseCommand):
@@ -33,7 +33,7 @@ class Command(BaseCommand):
             if item is None:
                 raise CommandError(f"--item: no planned item {options['item']}")
         try:
-            _key, raw = services.issue_ingest_key(
+            _key, raw = issue_ingest_key(
                 campaign=campaign, name=options["name"], item=item, kind=options["kind"]
             )
         except ValidationError as exc:

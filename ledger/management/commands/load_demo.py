@@ -14,9 +14,14 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from campaigns import services
 from campaigns.models import Campaign, PlannedItem, Role, Stage, Team
 from campaigns.services import teams
+from campaigns.services.campaigns import create_campaign
+from campaigns.services.decisions import plan_decision_point
+from campaigns.services.items import create_item
+from campaigns.services.lots import reserve_lot
+from campaigns.services.stages import add_stage
+from campaigns.services.stop_rules import add_stop_rule
 from catalog.models import RentalPlan
 from catalog.services import seed_catalog
 from ledger.management.demo_history import HISTORY, load_past_campaign
@@ -127,8 +132,8 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         seed_catalog()
         user = self.demo_user()
-        team, _ = teams.ensure_team(name="demo", user=user)
-        teams.set_member(team=team, member=user, role=Role.OWNER, user=user)
+        team, _ = teams.ensure_team(name="demo", acting_user=user)
+        teams.set_member(team=team, member=user, role=Role.OWNER, acting_user=user)
         if options.get("history"):
             self.load_history(team, user)
         campaign = Campaign.objects.filter(team=team, title=DEMO_TITLE).first()
@@ -168,8 +173,8 @@ class Command(BaseCommand):
 def load_demo_campaign(team: Team, user: Any) -> Campaign:
     """The domain's illustrative campaign (docs/domain.md §7), through the same write path as
     the admin and the API (campaigns/services)."""
-    campaign = services.create_campaign(
-        user=user,
+    campaign = create_campaign(
+        acting_user=user,
         team=team,
         title=DEMO_TITLE,
         question=(
@@ -188,20 +193,20 @@ def load_demo_campaign(team: Team, user: Any) -> Campaign:
     )
     items = _plan_items(campaign, user)
     for rule in STOP_RULES:
-        services.add_stop_rule(campaign=campaign, user=user, **rule)
+        add_stop_rule(campaign=campaign, acting_user=user, **rule)
     _plan_stages(campaign, user, items)
-    services.plan_decision_point(campaign=campaign, user=user, label="after the pilot")
+    plan_decision_point(campaign=campaign, acting_user=user, label="after the pilot")
     plan = RentalPlan.objects.get(provider="IteraGPU", name="RTX 4090, 3 days")
-    services.reserve_lot(campaign=campaign, user=user, plan=plan, quantity=1)
+    reserve_lot(campaign=campaign, acting_user=user, plan=plan, quantity=1)
     return campaign
 
 
 def _plan_items(campaign: Campaign, user: Any) -> dict[str, PlannedItem]:
     items = {}
     for name, role, tier, hours, prep, config in ITEMS:
-        items[name] = services.create_item(
+        items[name] = create_item(
             campaign=campaign,
-            user=user,
+            acting_user=user,
             name=name,
             role=role,
             tier=tier,
@@ -217,9 +222,9 @@ def _plan_items(campaign: Campaign, user: Any) -> dict[str, PlannedItem]:
 
 def _plan_stages(campaign: Campaign, user: Any, items: dict[str, PlannedItem]) -> None:
     """The human preparation, then the machine stages one after another on one RTX 4090."""
-    services.add_stage(
+    add_stage(
         campaign=campaign,
-        user=user,
+        acting_user=user,
         name="Prepare configs and scripts",
         kind="human_prep",
         machine=False,
@@ -228,9 +233,9 @@ def _plan_stages(campaign: Campaign, user: Any, items: dict[str, PlannedItem]) -
     )
     previous: Stage | None = None
     for name, kind, stage_hours, item_name in STAGES:
-        previous = services.add_stage(
+        previous = add_stage(
             campaign=campaign,
-            user=user,
+            acting_user=user,
             depends_on=[previous] if previous is not None else [],
             name=name,
             kind=kind,

@@ -25,6 +25,8 @@ import requests
 from django.test import override_settings
 from mlflow import MlflowClient
 
+from campaigns.services.keys import issue_ingest_key
+
 THEIRS = os.environ.get("MLFLOW_SUITE_SERVER", "")
 
 # Ported tests that fail on MLflow 3.18's own server too: the copies predate its client
@@ -125,17 +127,17 @@ def _wait_until_up(url: str) -> None:
 @pytest.fixture
 def _desk_server(request: pytest.FixtureRequest) -> Iterator[str]:
     live = request.getfixturevalue("live_server")
-    from campaigns.models import IngestKey, PlannedItem, Team
-    from campaigns.services import commit_plan
+    from campaigns.models import PlannedItem, Team
+    from campaigns.services.plans import commit_plan
     from campaigns.tests.factories import make_plannable, make_user
 
     media = tempfile.mkdtemp(prefix="cd-mlflow-suite-")
     team = Team.objects.create(name="suite")
     owner = make_user("suite-owner", team=team, role="owner")
     campaign = make_plannable(team, title="Default")
-    commit_plan(campaign=campaign, user=owner)
+    commit_plan(campaign=campaign, acting_user=owner)
     item = PlannedItem.objects.get(campaign=campaign, name="baseline")
-    _key, raw = IngestKey.issue(campaign, user=owner, item=item)
+    _key, raw = issue_ingest_key(campaign=campaign, acting_user=owner, item=item)
     os.environ["MLFLOW_TRACKING_TOKEN"] = raw
     try:
         with override_settings(MEDIA_ROOT=media):

@@ -1,0 +1,17 @@
+"""What a run's save tells the layers above (campaigns/events.py): a change of the figures a
+forecast reads from runs (status, measured hours, item, kind) is `RUN_CHANGED`. Every run
+service calls `announce_run_save` after its one save, with the fields it saved."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from campaigns import events
+from campaigns.models import Run
+
+FORECAST_FIELDS = frozenset({"status", "observed_hours", "variant", "variant_id", "kind"})
+
+
+def announce_run_save(run: Run, fields: Iterable[str]) -> None:
+    if FORECAST_FIELDS.intersection(fields):
+        events.emit(events.RUN_CHANGED, campaign_id=run.campaign_id)
