@@ -91,8 +91,9 @@ def line_of(text: str, offset: int) -> int:
 # --- Paths -------------------------------------------------------------------------------------
 
 BACKTICKED = re.compile(r"`([^`\s]+)`")
-# Placeholders, globs, URLs and options, code, or a file a run writes (build/ is not kept).
-NOT_A_PATH = re.compile(r"[<>{}*…:=@$?|'\"()\[\],]|^[/.~-]|^build/")
+# Placeholders, globs, URLs and options, code, or a file a run writes (build/, and dist/ where
+# `make client-wheel` puts the client's wheel, are not kept).
+NOT_A_PATH = re.compile(r"[<>{}*…:=@$?|'\"()\[\],]|^[/.~-]|^(build|dist)/")
 FILE_SUFFIX = re.compile(r"\.(?:py|md|html|txt|toml|ya?ml|json|sh|cfg|sql|svg|css|js)$")
 MARKDOWN_LINK = re.compile(r"\]\(([^)\s]+)\)")
 

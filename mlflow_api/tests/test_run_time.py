@@ -86,13 +86,26 @@ class StartRunContext(MlflowLiveCase):
         self.assertEqual(Run.objects.get(run_id=active.info.run_id).gpus, 2)
         self.assertIn("desk.gpus", str(caught.exception))
 
-    def test_a_start_time_before_the_plans_commit_is_refused_naming_it(self) -> None:
+    def test_a_start_time_before_the_plans_commit_is_kept_for_mlflow_and_clocked_from_it(
+        self,
+    ) -> None:
         client = mlflow.MlflowClient(tracking_uri=f"{self.live_server_url}/mlflow")
+        with self.tracking(self.key):
+            created = client.create_run(str(self.campaign.pk), start_time=1_000_000)
+            self.assertEqual(client.get_run(created.info.run_id).info.start_time, 1_000_000)
+        run = Run.objects.get(run_id=created.info.run_id)
+        self.campaign.refresh_from_db()
+        # MLflow answers the start as sent; the run's clock starts at the plan's commit.
+        self.assertEqual(run.started_at, self.campaign.committed_at)
+
+    def test_a_start_time_far_ahead_of_the_server_is_refused_naming_it(self) -> None:
+        client = mlflow.MlflowClient(tracking_uri=f"{self.live_server_url}/mlflow")
+        ahead = int((time.time() + 3600) * 1000)
         with (
             self.tracking(self.key),
             self.assertRaises(mlflow.exceptions.MlflowException) as caught,
         ):
-            client.create_run(str(self.campaign.pk), start_time=1_000_000)
+            client.create_run(str(self.campaign.pk), start_time=ahead)
         self.assertIn("start_time", str(caught.exception))
         self.assertFalse(Run.objects.filter(campaign=self.campaign).exists())
 

@@ -224,18 +224,22 @@ def moment(ms: Any, name: str) -> datetime | None:
 
 
 def _start(campaign: Campaign, start_ms: Any) -> datetime | None:
-    """The client's start_time, the run's start (docs/domain.md §5.8): checked as /api/v1/'s
-    started_at is (not before the commit, at most a few minutes ahead of this server)."""
+    """The client's start_time, the run's start (docs/domain.md §5.8), at most a few minutes
+    ahead of this server as /api/v1/'s started_at. MLflow keeps any earlier start, and so does
+    the facade's answer (the run's MLflow side holds it as sent: MLflow's own tests create runs
+    that started in 1970); the run's clock starts no earlier than the plan's commit, so no hour
+    before the campaign existed is counted."""
     started = moment(start_ms, "start_time")
     if started is None:
         return None
-    not_before = campaign.committed_at or datetime.min.replace(tzinfo=UTC)
+    if campaign.committed_at is not None:
+        started = max(started, campaign.committed_at)
     try:
         return run_hours.checked_moment(
-            started, now=timezone.now(), not_before=not_before, name="start_time"
+            started, now=timezone.now(), not_before=started, name="start_time"
         )
     except ValueError as exc:
-        raise MlflowError("INVALID_PARAMETER_VALUE", f"{exc} (the plan's commit)") from exc
+        raise MlflowError("INVALID_PARAMETER_VALUE", str(exc)) from exc
 
 
 def _finish(run: Run, status: str, end_ms: Any) -> Run:
