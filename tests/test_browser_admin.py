@@ -67,7 +67,7 @@ class PlanACampaignInTheAdmin(BrowserTestCase):
         self.assertEqual(campaign.items.count(), 2)
         self.assertEqual(campaign.stop_rules.get().kind, "non_finite_loss")
         headline = b.find_element(By.ID, "summary-headline").text
-        self.assertEqual(headline, "The calendar takes 24 h of a 72 h window: 48 h to spare")
+        self.assertEqual(headline, "The calendar takes 24 h of a 72 h window: 48 h to spare.")
 
         b.find_element(By.ID, "commit-plan").click()
         b.find_element(By.ID, "confirm-commit").click()

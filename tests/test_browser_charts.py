@@ -134,7 +134,9 @@ class ChartsAt1366(BrowserTestCase):
         self.browser.get(f"{self.live_server_url}/admin/campaigns/campaign/{demo.pk}/change/")
         figure = self.browser.find_element(By.ID, "calendar-figure")
         self.js("arguments[0].scrollIntoView();", figure)
-        self.assertTrue(figure.find_elements(By.CSS_SELECTOR, "rect.observed"))
+        # The observed stage is drawn done, where it ran, beside its committed outline.
+        self.assertTrue(figure.find_elements(By.CSS_SELECTOR, "rect.stage.done"))
+        self.assertTrue(figure.find_elements(By.CSS_SELECTOR, "rect.committed"))
         self.assertTrue(figure.find_elements(By.CSS_SELECTOR, "line.window"))
         self.no_horizontal_scroll("the demo campaign", against="window")
         figure.screenshot(str(BUILD / "campaign-gantt.png"))

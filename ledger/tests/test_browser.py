@@ -202,8 +202,12 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
         self.browser.get(
             f"{self.live_server_url}/admin/campaigns/campaign/{self.campaign.pk}/change/"
         )
+        from estimates.selectors.timeline import campaign_forecast
+
         summary = self.browser.find_element(By.ID, "campaign-summary")
-        self.assertIn("The calendar takes 48 h of a 72 h window", summary.text)
+        # Committed at 48 h; the observed hours move the calendar: the timeline's one headline.
+        self.assertIn("(planned 48 h)", summary.text)
+        self.assertIn(campaign_forecast(self.campaign).headline, summary.text)
         observed = [
             e.get_attribute("value")
             for e in self.browser.find_elements(By.CSS_SELECTOR, "input[name$='-observed_hours']")
