@@ -21,6 +21,7 @@ from typing import Any
 from django.utils import timezone
 
 from campaigns.models import Campaign, CommitOverTeamBudget, Run, RunHoursCorrection, Team
+from campaigns.services.campaigns import real_user
 from campaigns.signals import (
     plan_commit_requested,
     plan_committed,
@@ -43,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 
 def post_lots_when_committed(sender: Any, *, campaign: Campaign, user: Any, **kwargs: Any) -> None:
-    services.post_reserved_lots(campaign=campaign, user=user)
+    services.post_reserved_lots(campaign=campaign, acting_user=real_user(user))
 
 
 def post_cost_when_finished(sender: Any, *, run: Run, **kwargs: Any) -> None:

@@ -78,7 +78,7 @@ class TheFiguresAgree(TestCase):
         self.assertEqual(api["plan_figures"], BY_HAND)
 
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            report = request_report(campaign=self.campaign, user=self.owner)
+            report = request_report(campaign=self.campaign, acting_user=self.owner)
         report = Report.objects.get(pk=report.pk)
         data = as_user(self.owner).get(f"/api/v1/reports/{report.pk}/json/").json()
         self.assertEqual({k: data["plan_figures"][k] for k in BY_HAND}, BY_HAND)

@@ -138,7 +138,7 @@ class ObservedHoursHaveOneSource(TestCase):
 
         # The closing report.
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            report = request_report(campaign=self.campaign, user=self.owner)
+            report = request_report(campaign=self.campaign, acting_user=self.owner)
         report = Report.objects.get(pk=report.pk)
         data = api.get(f"/api/v1/reports/{report.pk}/json/").json()
         self.assertEqual(data["hours"]["observed_hours"], TOTAL)

@@ -85,7 +85,7 @@ class PagesOfACampaignWithExtremeMetrics(TestCase):
 
     def test_the_closing_report_in_every_rendering(self) -> None:
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            report = request_report(campaign=self.campaign, user=self.owner)
+            report = request_report(campaign=self.campaign, acting_user=self.owner)
         report = Report.objects.get(pk=report.pk)
         self.assertEqual(report.status, "ready", report.error if hasattr(report, "error") else "")
         for rendering in ("html", "markdown", "json"):

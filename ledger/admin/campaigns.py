@@ -82,7 +82,9 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
             if not Membership.objects.can_write(request.user, campaign.team_id):
                 messages.error(request, f"“{campaign}”: viewers cannot plan a campaign.")
                 continue
-            clone = services.plan_next_campaign(campaign=campaign, user=request.user)
+            clone = services.plan_next_campaign(
+                campaign=campaign, acting_user=real_user(request.user)
+            )
             messages.success(
                 request,
                 format_html(
@@ -101,7 +103,7 @@ class CampaignAdmin(campaigns_admin.CampaignAdmin):
             if not Membership.objects.can_write(request.user, campaign.team_id):
                 messages.error(request, f"“{campaign}”: viewers cannot start a report.")
                 continue
-            services.request_report(campaign=campaign, user=request.user)
+            services.request_report(campaign=campaign, acting_user=real_user(request.user))
             messages.success(
                 request,
                 format_html(

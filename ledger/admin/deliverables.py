@@ -19,6 +19,7 @@ from campaigns.models import (
     Campaign,
     Membership,
 )
+from campaigns.services.campaigns import real_user
 from ledger import services
 from ledger.models import (
     Deliverable,
@@ -231,7 +232,7 @@ class DeliverableAdmin(ServiceWrittenRows, TeamScopedAdmin):
             expected_ids_ok=data.get("expected_ids_ok"),
             reload_verified=data.get("reload_verified"),
             base_revision=data.get("base_revision") or "",
-            user=request.user,
+            acting_user=real_user(request.user),
         )
         return stored
 

@@ -16,6 +16,7 @@ from campaigns.models import (
     Campaign,
     Membership,
 )
+from campaigns.services.campaigns import real_user
 from ledger import services
 from ledger.models import (
     LedgerEntry,
@@ -135,7 +136,7 @@ class LedgerEntryAdmin(ServiceWrittenRows, TeamScopedAdmin):
                 campaign=campaign,
                 entry_id=data["reverses"].pk,
                 description=data.get("description") or "",
-                user=request.user,
+                acting_user=real_user(request.user),
             )
         else:
             entry = services.post_entry(
@@ -144,6 +145,6 @@ class LedgerEntryAdmin(ServiceWrittenRows, TeamScopedAdmin):
                 description=data["description"],
                 amount=data["amount"],
                 currency=data["currency"],
-                user=request.user,
+                acting_user=real_user(request.user),
             )
         return entry

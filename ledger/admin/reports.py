@@ -16,6 +16,7 @@ from campaigns.models import (
     Campaign,
     Membership,
 )
+from campaigns.services.campaigns import real_user
 from ledger import services
 from ledger.api.views import RENDERINGS, report_download
 from ledger.models import (
@@ -72,7 +73,7 @@ class ReportAdmin(TeamScopedAdmin):
             if not Membership.objects.can_write(request.user, campaign.team_id):
                 messages.error(request, f"“{campaign}”: viewers cannot generate reports.")
                 continue
-            services.request_report(campaign=campaign, user=request.user)
+            services.request_report(campaign=campaign, acting_user=real_user(request.user))
             messages.success(request, f"“{campaign}”: a new closing report is being generated.")
 
     def lookup_allowed(self, lookup: str, value: str, request: HttpRequest | None = None) -> bool:

@@ -14,6 +14,7 @@ from campaigns.admin.service_rows import ServiceWrittenRows
 from campaigns.models import (
     Membership,
 )
+from campaigns.services.campaigns import real_user
 from ledger.models import (
     TeamAllowance,
 )
@@ -71,4 +72,4 @@ class TeamAllowanceAdmin(ServiceWrittenRows, TeamScopedAdmin):
         data = form.cleaned_data
         if not Membership.objects.has_role(request.user, data["team"].pk, {"owner"}):
             raise Http404("Only the team's owners state its allowances.")
-        return budget_services.set_allowance(user=request.user, **data)
+        return budget_services.set_allowance(acting_user=real_user(request.user), **data)

@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from campaigns.api.serializers import CampaignSerializer
 from campaigns.models import Campaign
+from campaigns.services.campaigns import real_user
 from estimates.selectors.next_plan import clone_provenance
 from ledger import services
 from ledger.api.views import CampaignScopedMixin
@@ -60,7 +61,7 @@ class CloneCampaign(CampaignScopedMixin, APIView):
     @extend_schema(request=None, responses={201: ClonedCampaignSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = self.get_writable_campaign()
-        clone = services.plan_next_campaign(campaign=campaign, user=request.user)
+        clone = services.plan_next_campaign(campaign=campaign, acting_user=real_user(request.user))
         return Response(
             ClonedCampaignSerializer(clone, context={"request": request}).data, status=201
         )

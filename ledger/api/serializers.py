@@ -21,6 +21,7 @@ from campaigns.api.serializers import ObservedFigures
 from campaigns.domain.observed_hours import StageObserved
 from campaigns.models import Stage
 from campaigns.selectors.observed_hours import reconciled
+from campaigns.services.campaigns import real_user
 from catalog.validators import currency_validator
 from ledger import services
 from ledger.models import (
@@ -101,7 +102,7 @@ class LedgerEntrySerializer(StrictModelSerializer[LedgerEntry]):
                         for k in ("kind", "amount", "currency")
                         if k in validated_data
                     },
-                    user=user,
+                    acting_user=real_user(user),
                 )
             return services.post_entry(
                 campaign=campaign,
@@ -109,7 +110,7 @@ class LedgerEntrySerializer(StrictModelSerializer[LedgerEntry]):
                 description=validated_data["description"],
                 amount=validated_data["amount"],
                 currency=validated_data["currency"],
-                user=user,
+                acting_user=real_user(user),
             )
         except DjangoValidationError as exc:
             raise as_drf_error(exc) from exc
@@ -199,7 +200,7 @@ class DeliverableSerializer(StrictModelSerializer[Deliverable]):
                 expected_ids_ok=validated_data.get("expected_ids_ok"),
                 reload_verified=validated_data.get("reload_verified"),
                 base_revision=validated_data.get("base_revision") or "",
-                user=validated_data.get("user"),
+                acting_user=real_user(validated_data.get("user")),
             )
         except DjangoValidationError as exc:
             raise as_drf_error(exc) from exc

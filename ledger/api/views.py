@@ -184,7 +184,7 @@ class CampaignReportList(CampaignScopedMixin, generics.ListAPIView[Report]):
     @extend_schema(request=None, responses={202: ReportStartedSerializer})
     def post(self, request: Request, campaign_id: int) -> Response:
         campaign = self.get_writable_campaign()
-        report = services.request_report(campaign=campaign, user=request.user)
+        report = services.request_report(campaign=campaign, acting_user=real_user(request.user))
         # With Celery eager (the embedded shape) the report may be ready already.
         report.refresh_from_db(fields=["status"])
         body = {

@@ -98,7 +98,7 @@ def load_past_campaign(team: Team, user: Any, past: PastCampaign) -> tuple[Campa
         _decide_and_deliver(campaign, user, past)
         campaign = close_campaign(campaign=campaign, acting_user=user, conclusion=past.conclusion)
     if not campaign.reports.exists():
-        report = ledger_services.request_report(campaign=campaign, user=user)
+        report = ledger_services.request_report(campaign=campaign, acting_user=user)
         # Built now, so the demo has it without a worker (a queued build leaves a ready one).
         build(report.pk)
     return campaign, created
@@ -160,7 +160,7 @@ def _plan(team: Team, user: Any, past: PastCampaign) -> Campaign:
         description="Storage for checkpoints and outputs",
         amount=Decimal(past.storage),
         currency="USD",
-        user=user,
+        acting_user=user,
     )
     return campaign
 
@@ -249,7 +249,7 @@ def _decide_and_deliver(campaign: Campaign, user: Any, past: PastCampaign) -> No
             campaign=campaign,
             corpus_name=CORPUS[0],
             corpus_revision=CORPUS[1],
-            user=user,
+            acting_user=user,
             **fields,
         )
 

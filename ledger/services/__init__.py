@@ -19,6 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from celery import current_app
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Sum
@@ -86,7 +87,7 @@ def post_entry(
     description: str,
     amount: Decimal,
     currency: str,
-    user: Any = None,
+    acting_user: User | None = None,
 ) -> LedgerEntry:
     """Append one entry in the campaign's currency. Negative amounts are corrections: refused."""
     check_entry(campaign, kind=kind, description=description, amount=amount, currency=currency)
@@ -96,7 +97,7 @@ def post_entry(
         description=description.strip(),
         amount=amount,
         currency=currency,
-        created_by=user if getattr(user, "pk", None) else None,
+        created_by=acting_user,
     )
 
 
@@ -107,7 +108,7 @@ def reverse_entry(
     entry_id: int,
     description: str = "",
     expected: dict[str, Any] | None = None,
-    user: Any = None,
+    acting_user: User | None = None,
 ) -> LedgerEntry:
     """Append the reversal of entry `entry_id` of this campaign.
 
@@ -148,14 +149,14 @@ def reverse_entry(
                 amount=amount,
                 currency=original.currency,
                 reverses=original,
-                created_by=user if getattr(user, "pk", None) else None,
+                created_by=acting_user,
             )
     except IntegrityError as exc:
         raise ValidationError({"reverses": f"entry #{original.pk} is already reversed"}) from exc
 
 
 @transaction.atomic
-def post_reserved_lots(*, campaign: Campaign, user: Any = None) -> list[LedgerEntry]:
+def post_reserved_lots(*, campaign: Campaign, acting_user: User | None = None) -> list[LedgerEntry]:
     """Post one rental entry per reserved lot; a lot already posted is not posted again."""
     entries = []
     for lot in campaign.lots.select_related("plan", "plan__gpu").filter(ledger_entry__isnull=True):
@@ -167,14 +168,14 @@ def post_reserved_lots(*, campaign: Campaign, user: Any = None) -> list[LedgerEn
                 amount=lot.total_price,
                 currency=lot.plan.currency,
                 reservation=lot,
-                created_by=user,
+                created_by=acting_user,
             )
         )
     return entries
 
 
 @transaction.atomic
-def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
+def post_run_cost(*, run: Run, acting_user: User | None = None) -> LedgerEntry | None:
     """Post a finished hourly run's cost as a rental entry, once per run segment
     (docs/domain.md §18).
 
@@ -213,7 +214,7 @@ def post_run_cost(*, run: Run, user: Any = None) -> LedgerEntry | None:
                 currency=campaign.currency,
                 run=run,
                 run_segment=segment,
-                created_by=user if getattr(user, "pk", None) else None,
+                created_by=acting_user,
             )
     except IntegrityError:
         return None
@@ -234,7 +235,7 @@ def submit_deliverable(
     expected_ids_ok: bool | None = None,
     reload_verified: bool | None = None,
     base_revision: str = "",
-    user: Any = None,
+    acting_user: User | None = None,
 ) -> Deliverable:
     """Check and store a deliverable; it is kept (rejected or accepted) either way."""
     campaign.refuse_if_closed()
@@ -283,7 +284,7 @@ def submit_deliverable(
         base_revision=base_revision or "",
         accepted=not reasons,
         rejection_reasons=list(reasons),
-        submitted_by=user if getattr(user, "pk", None) else None,
+        submitted_by=acting_user,
     )
     DeliverableFile.objects.bulk_create(
         DeliverableFile(
@@ -298,15 +299,13 @@ def submit_deliverable(
 
 
 @transaction.atomic
-def request_report(*, campaign: Campaign, user: Any = None) -> Report:
+def request_report(*, campaign: Campaign, acting_user: User | None = None) -> Report:
     """Record a pending closing report and enqueue its build after the transaction commits.
 
     The admin action "Generate closing report" and `POST /campaigns/{id}/reports/` both call
-    this; the caller has already checked that `user` may write to the campaign's team.
+    this; the caller has already checked that `acting_user` may write to the campaign's team.
     """
-    report = Report.objects.create(
-        campaign=campaign, requested_by=user if getattr(user, "pk", None) else None
-    )
+    report = Report.objects.create(campaign=campaign, requested_by=acting_user)
     # On commit: a worker must find the row, and a rolled-back request enqueues nothing. A
     # broker outage leaves it pending for sweep_stale_reports, and the request succeeds.
     # By name: the task calls the services, so the services do not import it (no loop).
@@ -317,7 +316,7 @@ def request_report(*, campaign: Campaign, user: Any = None) -> Report:
 # --- The next campaign (docs/domain.md §21) ------------------------------------------------------
 
 
-def plan_next_campaign(*, campaign: Campaign, user: Any = None) -> Campaign:
+def plan_next_campaign(*, campaign: Campaign, acting_user: User | None = None) -> Campaign:
     """A new draft planned from `campaign` (`estimates.services.clone_campaign`: same plan, hours
     calibrated), inheriting also the ledger's failed checks: each rejected deliverable's
     reasons. The API's clone and the admin action "Plan the next campaign from this one"."""
@@ -334,5 +333,5 @@ def plan_next_campaign(*, campaign: Campaign, user: Any = None) -> Campaign:
         .values_list("id", "kind", "corpus_name", "corpus_revision", "rejection_reasons")
     ]
     return estimate_services.clone_campaign(
-        campaign=campaign, acting_user=user, extra_uncertainties=failed
+        campaign=campaign, acting_user=acting_user, extra_uncertainties=failed
     )

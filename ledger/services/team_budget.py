@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
-from typing import Any
 
+from django.contrib.auth.models import User
 from django.db import transaction
 
 from campaigns.models import Team
@@ -22,7 +22,7 @@ def set_allowance(
     currency: str = "",
     gpu_hours: Decimal | None = None,
     gpu_model: str = "",
-    user: Any = None,
+    acting_user: User | None = None,
 ) -> TeamAllowance:
     """State (or restate) the team's allowance for one period and GPU model; ValidationError
     names the field (a period start that is not the first day of its month or quarter, money

@@ -170,7 +170,9 @@ class LedgerAdminTests(TestCase):
 
     def test_request_report_is_what_the_campaign_admin_action_calls(self) -> None:
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            report = ledger_services.request_report(campaign=self.campaign, user=self.planner)
+            report = ledger_services.request_report(
+                campaign=self.campaign, acting_user=self.planner
+            )
         report.refresh_from_db()
         self.assertEqual((report.status, report.requested_by), ("ready", self.planner))
         self.assertIn("Closing report: Ours", report.html)

@@ -139,7 +139,9 @@ class ReportAndAdminInChromiumTests(StaticLiveServerTestCase):
             )
         # A live server runs in autocommit: the report is built on commit, inline (eager).
         with celery_eager():
-            self.report = ledger_services.request_report(campaign=self.campaign, user=self.user)
+            self.report = ledger_services.request_report(
+                campaign=self.campaign, acting_user=self.user
+            )
         self.report.refresh_from_db()
         self.assertEqual(self.report.status, "ready", self.report.error)
         self.log_in()

@@ -30,7 +30,9 @@ class TheSeedsReportAndItsNextPlanInChromium(BrowserTestCase):
         api = as_user(self.user)
         self.source = Campaign.objects.get(pk=seed_campaign(api)["id"])
         with celery_eager():
-            self.report = ledger_services.request_report(campaign=self.source, user=self.user)
+            self.report = ledger_services.request_report(
+                campaign=self.source, acting_user=self.user
+            )
         self.report.refresh_from_db()
         self.assertEqual(self.report.status, "ready", self.report.error)
         answer = api.post(f"/api/v1/campaigns/{self.source.pk}/clone/", {}, format="json")

@@ -19,8 +19,8 @@ import pytest
 from django.core.management import call_command
 
 from campaigns.models import Team
-from ledger import export_writers
 from ledger.models import LedgerEntry
+from ledger.operations import export_writers
 from ledger.selectors.ledger_export import export_rows
 
 ROOT = Path(__file__).resolve().parents[2]

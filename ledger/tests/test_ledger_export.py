@@ -21,9 +21,10 @@ from django.utils import timezone
 
 from campaigns.models import Team
 from campaigns.tests.factories import as_user, committed_campaign, make_user
-from ledger import export_writers, services
+from ledger import services
 from ledger.domain import team_budget as periods
 from ledger.models import LedgerEntry
+from ledger.operations import export_writers
 from ledger.selectors.ledger_export import export_rows
 
 # FinOps Open Cost and Usage Specification (FOCUS) 1.2, published 2025-05 by the FinOps

@@ -23,7 +23,7 @@ class AReportBuiltBeforeTheClose(TestCase):
 
     def build(self) -> Report:
         with celery_eager(), self.captureOnCommitCallbacks(execute=True):
-            report = request_report(campaign=self.campaign, user=self.owner)
+            report = request_report(campaign=self.campaign, acting_user=self.owner)
         return Report.objects.get(pk=report.pk)
 
     def test_is_marked_out_of_date_once_the_campaign_closes(self) -> None:
