@@ -14,7 +14,7 @@ from campaigns.domain import stop_rules as rules
 from campaigns.models import Campaign, Checkpoint, Run, RunStatus
 from campaigns.services import run_clock
 from campaigns.services.ingest import locked, refuse_if_finished
-from campaigns.services.run_events import announce_run_save
+from campaigns.services.run_events import save_heard
 from campaigns.services.stop_checks import record_stop, rule_specs
 
 
@@ -51,12 +51,8 @@ def record_checkpoint(run: Run, **facts: Any) -> tuple[Checkpoint, rules.Firing 
         run.last_step = checkpoint.step
         fields.append("last_step")
     if firing is not None:
-        record_stop(run, firing, now)
-        fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
-    fields += run_clock.beat(run, now, now, saving=bool(fields))
-    if fields:
-        run.save(update_fields=fields)
-        announce_run_save(run, fields)
+        fields += record_stop(run, firing, now)
+    save_heard(run, fields, now)
     checkpoint.run = run
     return checkpoint, firing
 

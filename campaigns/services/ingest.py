@@ -36,7 +36,7 @@ from campaigns.models import (
 )
 from campaigns.services import metric_rows, metric_store, run_clock
 from campaigns.services.artifact_quota import check_artifact_quota
-from campaigns.services.run_events import announce_run_save
+from campaigns.services.run_events import announce_run_save, save_heard
 from campaigns.services.stop_checks import budget_firing, record_stop, rule_specs
 
 log = logging.getLogger(__name__)
@@ -312,8 +312,7 @@ def store_points(
     if firing is None:
         firing = budget_firing(run, specs, now)
     if firing is not None:
-        record_stop(run, firing, now)
-        fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
+        fields += record_stop(run, firing, now)
     return fields, firing
 
 
@@ -342,12 +341,8 @@ def record_throughput(run: Run, **measured: Any) -> ThroughputSample:
         # A throughput report says the run is still renting time: check the budget too.
         firing = budget_firing(run, rule_specs(run.campaign_id), now)
         if firing is not None:
-            record_stop(run, firing, now)
-            fields += ["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"]
-    fields += run_clock.beat(run, now, now, saving=bool(fields))
-    if fields:
-        run.save(update_fields=fields)
-        announce_run_save(run, fields)
+            fields += record_stop(run, firing, now)
+    save_heard(run, fields, now)
     sample.run = run
     return sample
 

@@ -36,6 +36,7 @@ from campaigns.services import ingest, run_clock
 from campaigns.services.logged_throughput import record_logged_throughput
 from campaigns.services.run_events import announce_run_save
 from campaigns.services.run_log import lock_run
+from campaigns.services.stop_checks import STOP_FIELDS
 
 
 def _relock(run: Run) -> Run:
@@ -89,7 +90,7 @@ def stop_run(
     run.stop_reason = reason.strip()
     run.stop_step = step if step is not None else run.last_step
     run.stopped_at = timezone.now()
-    run.save(update_fields=["status", "stop_rule", "stop_reason", "stop_step", "stopped_at"])
+    run.save(update_fields=list(STOP_FIELDS))
     announce_run_save(run, ["status"])
     signals.run_stopped.send(sender=Run, run=run)
     return run

@@ -83,7 +83,12 @@ def budget_firing(run: Run, specs: Sequence[rules.StopRuleSpec], now: Any) -> ru
     return rules.evaluate_spend(specs, sum(answers, Decimal(0)), campaign.budget, campaign.currency)
 
 
-def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
+# The run's fields a stop sets.
+STOP_FIELDS = ("status", "stop_rule", "stop_reason", "stop_step", "stopped_at")
+
+
+def record_stop(run: Run, firing: rules.Firing, now: Any) -> list[str]:
+    """Stop the locked `run` as `firing` says (the caller saves it); the fields it set."""
     run.status = RunStatus.STOPPED
     run.stop_rule_id = firing.rule_id
     run.stop_reason = firing.reason
@@ -92,3 +97,4 @@ def record_stop(run: Run, firing: rules.Firing, now: Any) -> None:
     run.stopped_at = now
     # The ledger tells the team, in this transaction (docs/domain.md §19.7).
     signals.run_stopped.send(sender=Run, run=run)
+    return list(STOP_FIELDS)

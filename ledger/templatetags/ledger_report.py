@@ -1,16 +1,6 @@
-"""Filters for the closing report's templates.
-
-Text people typed (titles, names, notes, rationales) stays text in the Markdown report, however
-it is later shown (docs/domain.md §16): `&`, `<` and `>` are written as HTML entities, so no tag
-or `<scheme:…>` autolink forms, and `[`, `]` and `\\` are backslash-escaped, so no link, image
-or reference definition forms, whatever its target (`javascript:` included). A renderer shows
-the characters as typed. The HTML report is escaped by Django's templates.
-
-Every string of the report's data reaches the Markdown template as a `MarkdownText`, and the
-template autoescapes: a value shown without `md_text` or `md_cell` (a currency, a checkpoint
-component a planner typed in the admin) is made inert all the same, rather than each field
-having to remember its filter.
-"""
+"""Filters for the closing report's templates: `md_text` and `md_cell` make text people typed
+inert in the Markdown report (the rule is ledger/rendering/markdown_text.py's, docs/domain.md
+§16), `yes_no` words a check."""
 
 from __future__ import annotations
 
