@@ -116,18 +116,19 @@ def rank_options(
 
     Source: the projection rule above (same utilization carried to another peak, as
     ``formulas.wall_hours`` assumes) and ``plans.select_lots`` / ``formulas.hourly_cost`` for
-    the price. ``rates`` maps a GPU name to its price per GPU-hour (``rate_notes`` to where
-    that price comes from, said in the plan's description; ``rate_instances`` to the GPUs rented
-    together at it); ``measured_on`` maps a work
-    key to the GPU its pilot ran on (its time is "pilot" there, "projected" elsewhere). The
-    works run one after another: wall hours add up, and ``fits_window`` compares them with the
-    window (for lots, the selection's own feasibility). ``rate_offers`` are published rates
-    by instance size: a GPU without a rate in ``rates`` is billed at the offer that costs its
-    works least, the GPUs rounded up to that offer's instances (a one-GPU job takes the plan
-    that sells one GPU). With a campaign's ``calendar``, an option fits the window when the
-    campaign's calendar with the works on that GPU does (docs/domain.md §7.7), and the calendar's
-    other machine stages still to come are rented and priced with it. ``works_on`` gives a GPU
-    its own works (the calculator's job estimated on each GPU) in place of ``works``.
+    the price. ``rates`` maps a GPU name to its price per GPU-hour (``rate_notes`` to where that
+    price comes from, said in the plan's description; ``rate_instances`` to the GPUs rented
+    together at it); ``measured_on`` maps a work key to the GPU its pilot ran on (its time is
+    "pilot" there, "projected" elsewhere). The works run one after another: wall hours add up,
+    and ``fits_window`` compares them with the window (for lots, the selection's own
+    feasibility); the options that fit come first. ``rate_offers`` are published rates by
+    instance size: a GPU without a rate in ``rates`` is billed at the offer that costs its works
+    least, the GPUs rounded up to that offer's instances (a one-GPU job takes the plan that
+    sells one GPU). With a campaign's ``calendar``, an option fits the window when the
+    campaign's calendar with the works on that GPU does (docs/domain.md §7.7), and the
+    calendar's other machine stages still to come are rented and priced with it. ``works_on``
+    gives a GPU its own works (the calculator's job estimated on each GPU) in place of
+    ``works``.
     """
     by_name = {normalize_gpu(g.name): g for g in gpus}
     pricing = Pricing(
@@ -289,7 +290,9 @@ def _with_calendar(
     return out
 
 
-def ranking(option: HardwareOption) -> tuple[bool, Decimal, float, str]:
-    """Ascending total cost; unpriced options last, by GPU-hours."""
+def ranking(option: HardwareOption) -> tuple[bool, bool, Decimal, float, str]:
+    """The options that fit the window first (a cheaper GPU whose calendar overruns the window
+    answers another question), each group by ascending total cost; unpriced options last, by
+    GPU-hours."""
     amount = option.total_cost.amount if option.total_cost is not None else Decimal(0)
-    return (option.total_cost is None, amount, option.gpu_hours, option.gpu)
+    return (option.total_cost is None, not option.fits_window, amount, option.gpu_hours, option.gpu)
