@@ -34,6 +34,8 @@ NOT_OURS = {
     ".git",
     ".venv",
     "build",
+    # `make client-wheel` (and the client package's test) writes the wheel here.
+    "dist",
     "staticfiles",
     "media",
     "node_modules",

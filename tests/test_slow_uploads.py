@@ -67,7 +67,7 @@ def _campaign_with_a_run() -> tuple[Any, str]:
     """A committed campaign with run r1, and an ingest key of it (the raw key)."""
     team = Team.objects.create(name="nlp")
     owner = make_user("olga", team=team, role="owner")
-    campaign = make_plannable(team, created_by=owner)
+    campaign = make_plannable(team, acting_user=owner)
     commit_plan(campaign=campaign, acting_user=owner)
     raw = issue_ingest_key(campaign=campaign, acting_user=owner)[1]
     item = campaign.items.get(name="baseline")

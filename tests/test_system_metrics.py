@@ -212,7 +212,7 @@ class PeakMemoryBesideTheEstimate(TestCase):
 
         call_command("load_demo", verbosity=0)
         campaign = Campaign.objects.get(team__name="demo")
-        ensure_forecast(campaign)
+        ensure_forecast(campaign=campaign)
         estimated = estimated_per_item(campaign.pk)
         self.assertTrue(estimated)  # the demo's LoRA items carry an estimate spec
         item = PlannedItem.objects.get(pk=next(iter(estimated)))

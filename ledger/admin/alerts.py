@@ -15,7 +15,11 @@ from django.http import Http404, HttpRequest
 
 from campaigns.admin import TeamScopedAdmin
 from campaigns.admin.service_rows import ServiceWrittenRows
-from campaigns.admin.tenancy import OWNERS, caller_has_role, caller_team_ids
+from campaigns.admin.tenancy import (
+    OWNERS,
+    caller_has_role,
+    caller_teams_with_role,
+)
 from campaigns.models import Team
 from ledger.domain import alerts
 from ledger.models import AlertChannel, AlertDelivery, ChannelKind
@@ -72,15 +76,11 @@ class AlertChannelAdmin(ServiceWrittenRows, TeamScopedAdmin):
 
     def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "team":
-            kwargs["queryset"] = Team.objects.filter(
-                pk__in=[t for t in caller_team_ids(request) if caller_has_role(request, t, OWNERS)]
-            )
+            kwargs["queryset"] = Team.objects.filter(pk__in=caller_teams_with_role(request, OWNERS))
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
     def has_add_permission(self, request: HttpRequest, *args: Any) -> bool:
-        return request.user.is_superuser or any(
-            caller_has_role(request, t, OWNERS) for t in caller_team_ids(request)
-        )
+        return request.user.is_superuser or bool(caller_teams_with_role(request, OWNERS))
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         if obj is None:

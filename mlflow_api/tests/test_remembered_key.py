@@ -11,7 +11,7 @@ from django.test import Client, TestCase
 
 from campaigns.models import Campaign, IngestKey, MetricPoint, Team
 from campaigns.services import ingest
-from campaigns.services.keys import issue_ingest_key
+from campaigns.services.keys import issue_ingest_key, revoke_ingest_keys
 from campaigns.tests.factories import clear_cache, committed_campaign, make_user
 
 M = "/mlflow/api/2.0/mlflow/"
@@ -43,7 +43,7 @@ class ARememberedKey(TestCase):
 
     def test_is_refused_on_the_first_call_after_its_revocation(self) -> None:
         self.assertEqual(self.post("runs/log-metric", self.metric(1)).status_code, 200)
-        self.key.revoke()
+        revoke_ingest_keys(campaign=self.campaign, keys=[self.key])
         for route, body in [
             ("runs/log-metric", self.metric(2)),
             ("runs/log-parameter", {"run_id": "r-1", "key": "lr", "value": "0.1"}),
