@@ -50,7 +50,7 @@ class CampaignCorpusSerializer(serializers.Serializer[Campaign]):
 
 class InheritedUncertaintySerializer(serializers.Serializer[Any]):
     kind = serializers.ChoiceField(
-        choices=["deviation", "cut_item", "failed_check", "calibrated_hours"]
+        choices=["deviation", "cut_item", "failed_check", "calibrated_hours", "planned_hours"]
     )
     subject = serializers.CharField()
     text = serializers.CharField()
