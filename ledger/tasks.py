@@ -97,8 +97,10 @@ def deliver_alerts(self: Any) -> str:
     done = deliver_due(seconds=float(getattr(settings, "ALERT_DELIVERY_ROUND_SECONDS", 30)))
     if not self.request.is_eager:
         # Inline (no broker) a follow-up would run at once: the rows wait for the beat.
+        # Another round when rows are left, or when a failed row waits for its backoff (failed
+        # in this round or an earlier one: a round that only sent must still wake the next).
         wait = 0.0 if done.more else seconds_to_next(timezone.now())
-        if wait is not None and (done.more or done.states["failed"]):
+        if wait is not None and (done.more or done.states["failed"] or wait > 0):
             self.apply_async(countdown=wait)
     return " ".join(f"{state}:{n}" for state, n in sorted(done.states.items()))
 
