@@ -113,77 +113,103 @@ def _tick_step(span: float) -> float:
     return _NICE_STEPS[-1]
 
 
-def timeline_chart(rows: Sequence[TimelineRow], window_hours: float) -> Chart:
-    """Planned bar (top) and observed bar (bottom) per stage, on one hour axis with the window."""
-    title = "Stages: planned (frozen baseline) versus observed"
-    if not rows:
-        return Chart("timeline", title, 900, 60, labels=(Label(10, 30, "No stages were planned."),))
-    top, row_height = 34, 30
-    ends = [r.planned_end for r in rows] + [r.observed_end or 0.0 for r in rows]
-    span = max([window_hours, *ends, 1.0])
-    scale = _PLOT_WIDTH / span
+_TIMELINE_TOP = 34
+_TIMELINE_ROW_HEIGHT = 30
+_TIMELINE_LEGEND = (
+    (PLANNED, "planned (machine)"),
+    (PLANNED_HUMAN, "planned (human)"),
+    (OBSERVED, "observed"),
+    (OBSERVED_OVER, "observed, >10% off plan"),
+)
 
-    def x(hours: float) -> float:
-        return _r(_LABEL_WIDTH + hours * scale)
 
-    height = top + row_height * len(rows) + 40
-    rects: list[Rect] = []
-    labels: list[Label] = []
+@dataclass(frozen=True)
+class _HourAxis:
+    """Hours to pixels: the plot starts right of the stage labels; `scale` is pixels per hour."""
+
+    scale: float
+
+    def x(self, hours: float) -> float:
+        return _r(_LABEL_WIDTH + hours * self.scale)
+
+    def width(self, start: float, end: float) -> float:
+        # A zero-hour stage is still drawn, as a tick of _MIN_BAR pixels.
+        return _r(max(_MIN_BAR, (end - start) * self.scale))
+
+
+def _hour_ticks(axis: _HourAxis, span: float, bottom: float) -> tuple[list[Rule], list[Label]]:
+    """A grid rule and an hour label at every nice step from 0 up to the span (inclusive; the
+    epsilon keeps the last tick when the steps add up to the span in floating point)."""
     rules: list[Rule] = []
+    labels: list[Label] = []
+    top = _TIMELINE_TOP
     step = _tick_step(span)
     tick = 0.0
     while tick <= span + 1e-9:
-        rules.append(Rule(x(tick), top - 6, x(tick), top + row_height * len(rows)))
-        labels.append(Label(x(tick), top - 10, _hours(tick), anchor="middle", size=10))
+        rules.append(Rule(axis.x(tick), top - 6, axis.x(tick), bottom))
+        labels.append(Label(axis.x(tick), top - 10, _hours(tick), anchor="middle", size=10))
         tick += step
-    for i, row in enumerate(rows):
-        y = top + i * row_height
-        labels.append(Label(8, y + 18, _short(row.label)))
-        planned_width = max(_MIN_BAR, (row.planned_end - row.planned_start) * scale)
-        rects.append(
-            Rect(
-                x(row.planned_start),
-                y + 4,
-                _r(planned_width),
-                10,
-                PLANNED if row.machine else PLANNED_HUMAN,
-                f"{row.label}: planned {_hours(row.planned_start)}–{_hours(row.planned_end)} h",
-            )
-        )
-        if row.observed_start is not None and row.observed_end is not None:
-            observed_width = max(_MIN_BAR, (row.observed_end - row.observed_start) * scale)
-            rects.append(
-                Rect(
-                    x(row.observed_start),
-                    y + 15,
-                    _r(observed_width),
-                    10,
-                    OBSERVED_OVER if row.deviates else OBSERVED,
-                    f"{row.label}: observed {_hours(row.observed_start)}–"
-                    f"{_hours(row.observed_end)} h",
-                )
-            )
-    bottom = top + row_height * len(rows)
-    rules.append(Rule(x(window_hours), top - 6, x(window_hours), bottom, WINDOW, "6 4"))
-    labels.append(
-        Label(
-            x(window_hours), bottom + 14, f"window {_hours(window_hours)} h", "middle", WINDOW, 11
-        )
+    return rules, labels
+
+
+def _stage_bars(row: TimelineRow, y: float, axis: _HourAxis) -> list[Rect]:
+    """The planned bar (upper half of the row) and, once the stage has both ends observed, the
+    observed bar under it; a deviating stage is drawn in the alarm colour."""
+    planned = Rect(
+        axis.x(row.planned_start),
+        y + 4,
+        axis.width(row.planned_start, row.planned_end),
+        10,
+        PLANNED if row.machine else PLANNED_HUMAN,
+        f"{row.label}: planned {_hours(row.planned_start)}–{_hours(row.planned_end)} h",
     )
+    if row.observed_start is None or row.observed_end is None:
+        return [planned]
+    observed = Rect(
+        axis.x(row.observed_start),
+        y + 15,
+        axis.width(row.observed_start, row.observed_end),
+        10,
+        OBSERVED_OVER if row.deviates else OBSERVED,
+        f"{row.label}: observed {_hours(row.observed_start)}–{_hours(row.observed_end)} h",
+    )
+    return [planned, observed]
+
+
+def _window_marker(axis: _HourAxis, window_hours: float, bottom: float) -> tuple[Rule, Label]:
+    """The committed window's end: a dashed rule across the stages, its hours under them."""
+    x = axis.x(window_hours)
+    rule = Rule(x, _TIMELINE_TOP - 6, x, bottom, WINDOW, "6 4")
+    label = Label(x, bottom + 14, f"window {_hours(window_hours)} h", "middle", WINDOW, 11)
+    return rule, label
+
+
+def timeline_chart(rows: Sequence[TimelineRow], window_hours: float) -> Chart:
+    """Planned bar (top) and observed bar (bottom) per stage, on one hour axis with the window.
+    The axis spans the window, every planned and observed end, and at least one hour."""
+    title = "Stages: planned (frozen baseline) versus observed"
+    if not rows:
+        return Chart("timeline", title, 900, 60, labels=(Label(10, 30, "No stages were planned."),))
+    ends = [r.planned_end for r in rows] + [r.observed_end or 0.0 for r in rows]
+    span = max([window_hours, *ends, 1.0])
+    axis = _HourAxis(_PLOT_WIDTH / span)
+    bottom = _TIMELINE_TOP + _TIMELINE_ROW_HEIGHT * len(rows)
+    rules, labels = _hour_ticks(axis, span, bottom)
+    rects: list[Rect] = []
+    for i, row in enumerate(rows):
+        y = _TIMELINE_TOP + i * _TIMELINE_ROW_HEIGHT
+        labels.append(Label(8, y + 18, _short(row.label)))
+        rects.extend(_stage_bars(row, y, axis))
+    window_rule, window_label = _window_marker(axis, window_hours, bottom)
     return Chart(
         "timeline",
         title,
         _LABEL_WIDTH + _PLOT_WIDTH + _RIGHT_MARGIN,
-        height,
+        bottom + 40,
         tuple(rects),
-        tuple(labels),
-        tuple(rules),
-        legend=(
-            (PLANNED, "planned (machine)"),
-            (PLANNED_HUMAN, "planned (human)"),
-            (OBSERVED, "observed"),
-            (OBSERVED_OVER, "observed, >10% off plan"),
-        ),
+        (*labels, window_label),
+        (*rules, window_rule),
+        legend=_TIMELINE_LEGEND,
     )
 
 

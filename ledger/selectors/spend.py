@@ -89,55 +89,80 @@ def _forecast_hours(campaign: Campaign) -> Decimal | None:
     return None
 
 
-def spend_over_time(campaign: Campaign, now: datetime | None = None) -> dict[str, Any]:
-    """GET /campaigns/{id}/spend/ (docs/api.md): series, budget, burn rate, projection, lots and
-    the window's hours left, in the campaign's currency. A fixed number of queries."""
-    now = now or timezone.now()
-    postings = [
-        burn.Posting(at, amount)
-        for at, amount in LedgerEntry.objects.filter(
+def _incurred_postings(campaign: Campaign) -> list[burn.Posting]:
+    """The incurred entries in the campaign's currency, oldest first (one query): the series is
+    cumulative, so the order is the posting order, ties broken by id."""
+    rows = (
+        LedgerEntry.objects.filter(
             campaign=campaign, kind__in=INCURRED_KINDS, currency=campaign.currency
         )
         .order_by("created_at", "id")
         .values_list("created_at", "amount")
-    ]
-    prices = accrual.pricing(campaign)
-    accruals = [] if prices.lots else run_accruals(campaign, now)
-    unposted = costs.unposted_accrual(a for _run, a in accruals)
-    burn_rate = costs.ZERO
-    if not prices.lots and prices.hourly_rate_per_gpu is not None:
-        running = sum(
-            run.gpus
-            for run, _a in accruals
-            if run.status == RunStatus.RUNNING and run.finished_at is None
-        )
-        burn_rate = costs.money(prices.hourly_rate_per_gpu * running)
-    series = burn.cumulative_series(postings, unposted, now)
-    spent = series[-1][1]
-    window_end = (
-        campaign.committed_at + timedelta(hours=float(campaign.window_hours))
-        if campaign.committed_at
-        else None
     )
-    forecast_hours = _forecast_hours(campaign) if campaign.committed_at else None
+    return [burn.Posting(at, amount) for at, amount in rows]
+
+
+def _burn_rate(prices: accrual.Pricing, accruals: list[tuple[Run, costs.RunAccrual]]) -> Decimal:
+    """The hourly rate times the GPUs of the runs still running; zero under lots (their price is
+    in the ledger since the commit) or when nothing prices an hour."""
+    if prices.lots or prices.hourly_rate_per_gpu is None:
+        return costs.ZERO
+    running = sum(
+        run.gpus
+        for run, _a in accruals
+        if run.status == RunStatus.RUNNING and run.finished_at is None
+    )
+    return costs.money(prices.hourly_rate_per_gpu * running)
+
+
+def _window_and_forecast_ends(campaign: Campaign) -> tuple[datetime | None, datetime | None]:
+    """When the committed window closes and when the landed forecast says the work ends; both
+    None before the commit (nothing is counted from before it)."""
+    if not campaign.committed_at:
+        return None, None
+    window_end = campaign.committed_at + timedelta(hours=float(campaign.window_hours))
+    forecast_hours = _forecast_hours(campaign)
     forecast_end = (
-        campaign.committed_at + timedelta(hours=float(forecast_hours))
-        if campaign.committed_at and forecast_hours is not None
-        else None
+        None
+        if forecast_hours is None
+        else campaign.committed_at + timedelta(hours=float(forecast_hours))
     )
-    projection = burn.project(spent, burn_rate, now, forecast_end, window_end)
-    lots = [
+    return window_end, forecast_end
+
+
+def _lot_windows(campaign: Campaign) -> list[burn.LotWindow]:
+    """Each lot's span; a lot without its own start runs from the commit."""
+    return [
         burn.LotWindow(lot.start or campaign.committed_at, lot.plan.duration_hours)
         for lot in campaign.lots.select_related("plan").order_by("id")
     ]
+
+
+def _str_or_none(value: object | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def spend_over_time(campaign: Campaign, now: datetime | None = None) -> dict[str, Any]:
+    """GET /campaigns/{id}/spend/ (docs/api.md): series, budget, burn rate, projection, lots and
+    the window's hours left, in the campaign's currency. A fixed number of queries."""
+    now = now or timezone.now()
+    prices = accrual.pricing(campaign)
+    # Under lots every run is a lot share already in the ledger: nothing accrues beside it.
+    accruals = [] if prices.lots else run_accruals(campaign, now)
+    unposted = costs.unposted_accrual(a for _run, a in accruals)
+    burn_rate = _burn_rate(prices, accruals)
+    series = burn.cumulative_series(_incurred_postings(campaign), unposted, now)
+    spent = series[-1][1]
+    window_end, forecast_end = _window_and_forecast_ends(campaign)
+    projection = burn.project(spent, burn_rate, now, forecast_end, window_end)
     return {
         "currency": campaign.currency,
         "series": [{"at": at.isoformat(), "cumulative": str(total)} for at, total in series],
         "spent": str(spent),
-        "budget": None if campaign.budget is None else str(campaign.budget),
+        "budget": _str_or_none(campaign.budget),
         "burn_rate_per_hour": str(burn_rate),
         "projection": None if projection is None else projection.as_json(),
-        "lots": burn.lot_windows(lots, now),
+        "lots": burn.lot_windows(_lot_windows(campaign), now),
         "window_hours_left": (
             None if window_end is None else str(burn.hours_between(now, window_end))
         ),

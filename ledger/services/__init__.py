@@ -223,6 +223,41 @@ def post_run_cost(*, run: Run, acting_user: User | None = None) -> LedgerEntry |
 # --- Deliverables ----------------------------------------------------------------------------
 
 
+def _backing_run(campaign: Campaign, run_id: str | None) -> Run | None:
+    """The run named by the submission, if any; naming one outside the campaign is a 4xx on
+    `run`, because only a run of this campaign (hence of its team) can back a deliverable of it."""
+    if not run_id:
+        return None
+    run = Run.objects.filter(campaign=campaign, run_id=run_id).first()
+    if run is None:
+        raise ValidationError({"run": f"no run {run_id!r} in this campaign"})
+    return run
+
+
+def _run_artifacts(run: Run | None) -> dict[str, tuple[int, str]]:
+    """The run's logged artifacts by path, with the size and digest the server recorded."""
+    if run is None:
+        return {}
+    return {a.path: (a.size_bytes, a.sha256) for a in run.artifacts.all()}
+
+
+def _file_entry(f: dict[str, Any], stored: dict[str, tuple[int, str]]) -> FileEntry:
+    """One listed file. A file the run logged as an artifact may be named by its path alone: the
+    server's own size and digest stand for it, and any that were sent must agree with them (the
+    check compares them later). Any other file must carry both, or the 4xx names `files`."""
+    if f.get("size_bytes") is None or f.get("sha256") is None:
+        if f["path"] not in stored:
+            raise ValidationError(
+                {
+                    "files": f"{f['path']}: size_bytes and sha256 are required unless the "
+                    "path is one of the run's artifacts"
+                }
+            )
+        size, digest = stored[f["path"]]
+        f = {**f, "size_bytes": f.get("size_bytes", size), "sha256": f.get("sha256", digest)}
+    return FileEntry(f["path"], int(f["size_bytes"]), f["sha256"])
+
+
 @transaction.atomic
 def submit_deliverable(
     *,
@@ -237,32 +272,12 @@ def submit_deliverable(
     base_revision: str = "",
     acting_user: User | None = None,
 ) -> Deliverable:
-    """Check and store a deliverable; it is kept (rejected or accepted) either way."""
+    """Check and store a deliverable; it is kept (rejected or accepted) either way, with its
+    rejection reasons, so that a rejected submission stays on the record."""
     campaign.refuse_if_closed()
-    run = None
-    if run_id:
-        # Only a run of this campaign (hence of its team) can back a deliverable of it.
-        run = Run.objects.filter(campaign=campaign, run_id=run_id).first()
-        if run is None:
-            raise ValidationError({"run": f"no run {run_id!r} in this campaign"})
-    # A file the run logged as an artifact may be named by its path alone: the server's own
-    # size and digest stand for it, and any that were sent must agree with them.
-    stored = (
-        {a.path: (a.size_bytes, a.sha256) for a in run.artifacts.all()} if run is not None else {}
-    )
-    listed = []
-    for f in files:
-        if f.get("size_bytes") is None or f.get("sha256") is None:
-            if f["path"] not in stored:
-                raise ValidationError(
-                    {
-                        "files": f"{f['path']}: size_bytes and sha256 are required unless the "
-                        "path is one of the run's artifacts"
-                    }
-                )
-            size, digest = stored[f["path"]]
-            f = {**f, "size_bytes": f.get("size_bytes", size), "sha256": f.get("sha256", digest)}
-        listed.append(FileEntry(f["path"], int(f["size_bytes"]), f["sha256"]))
+    run = _backing_run(campaign, run_id)
+    stored = _run_artifacts(run)
+    listed = [_file_entry(f, stored) for f in files]
     reasons = check_deliverable(
         kind,  # type: ignore[arg-type]  # the serializer restricts it to DeliverableKind
         listed,

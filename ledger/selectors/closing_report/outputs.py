@@ -45,40 +45,37 @@ def deliverables_section(deliverables: list[Deliverable]) -> dict[str, Any]:
     }
 
 
-def checkpoints_section(
-    campaign: Campaign,
-    items: list[PlannedItem],
-    run_groups: list[dict[str, Any]],
-    totals: dict[str, Any],
-    verified: Sequence[Mapping[str, Any]],
-    fates: Mapping[int, ItemFate],
-) -> dict[str, Any]:
-    required = list(campaign.required_checkpoint_components or [])
-    choice = _resume_choice(campaign, verified)
-    usable = [
-        c
-        for c in verified
-        if choice.checkpoint
-        and c["run__run_id"] == choice.checkpoint.run_id
-        and c["step"] == choice.checkpoint.step
-    ]
-    best = usable[0] if usable else (verified[0] if verified else None)
+def _usable_checkpoints(
+    verified: Sequence[Mapping[str, Any]], choice: ResumeChoice
+) -> list[Mapping[str, Any]]:
+    """The verified checkpoints at the chosen resume point's run and step; none without one."""
+    if not choice.checkpoint:
+        return []
+    run_id, step = choice.checkpoint.run_id, choice.checkpoint.step
+    return [c for c in verified if c["run__run_id"] == run_id and c["step"] == step]
 
-    def shown(c: Mapping[str, Any]) -> dict[str, Any]:
-        return {
-            "run": c["run__run_id"],
-            "step": c["step"],
-            "components": c["components"],
-            "missing": sorted(set(required) - set(c["components"] or [])),
-            "location": c["location"],
-            "size_bytes": c["size_bytes"],
-            "write_seconds": c["write_seconds"],
-            "restore_seconds": c["restore_seconds"],
-            "at": moment(c["created_at"]),
-        }
 
+def _checkpoint_row(c: Mapping[str, Any], required: list[str]) -> dict[str, Any]:
+    """One checkpoint as the report shows it, with the required components it lacks."""
+    return {
+        "run": c["run__run_id"],
+        "step": c["step"],
+        "components": c["components"],
+        "missing": sorted(set(required) - set(c["components"] or [])),
+        "location": c["location"],
+        "size_bytes": c["size_bytes"],
+        "write_seconds": c["write_seconds"],
+        "restore_seconds": c["restore_seconds"],
+        "at": moment(c["created_at"]),
+    }
+
+
+def _resume_items(
+    items: list[PlannedItem], run_groups: list[dict[str, Any]], fates: Mapping[int, ItemFate]
+) -> list[dict[str, Any]]:
+    """The plan's resume checks, each with its fate and its runs (zero when it never ran)."""
     counts = run_counts(run_groups)
-    resume_items = [
+    return [
         {
             "name": i.name,
             # Its fate (docs/domain.md §5.5), as the items' table says it.
@@ -89,26 +86,45 @@ def checkpoints_section(
         for i in items
         if i.role == "resume_check"
     ]
-    if usable:
-        statement = (
-            f"A resume was verified in a new process: run {best['run__run_id']} at step "  # type: ignore[index]
-            f"{best['step']} holds {', '.join(best['components'])}."  # type: ignore[index]
-        )
-    else:
-        statement = "No valid resume point: " + "; ".join(choice.why_not) + "."
+
+
+def _resume_statement(usable: list[Mapping[str, Any]], choice: ResumeChoice) -> str:
+    """The verified resume in words, or every reason the rule found none."""
+    if not usable:
+        return "No valid resume point: " + "; ".join(choice.why_not) + "."
+    best = usable[0]
+    return (
+        f"A resume was verified in a new process: run {best['run__run_id']} at step "
+        f"{best['step']} holds {', '.join(best['components'])}."
+    )
+
+
+def checkpoints_section(
+    campaign: Campaign,
+    items: list[PlannedItem],
+    run_groups: list[dict[str, Any]],
+    totals: dict[str, Any],
+    verified: Sequence[Mapping[str, Any]],
+    fates: Mapping[int, ItemFate],
+) -> dict[str, Any]:
+    """The report's checkpoints: the totals, the best checkpoint (the chosen resume point's,
+    else the newest verified one) and whether a resume was verified, with the resume checks."""
+    required = list(campaign.required_checkpoint_components or [])
+    choice = _resume_choice(campaign, verified)
+    usable = _usable_checkpoints(verified, choice)
+    best = usable[0] if usable else (verified[0] if verified else None)
+    mean_write = totals["mean_write"]
     return {
         "required_components": required,
         "total": totals["total"],
         "verified": totals["verified"],
         "runs_with_checkpoints": totals["runs"],
-        "mean_write_seconds": (
-            round(totals["mean_write"], 1) if totals["mean_write"] is not None else None
-        ),
+        "mean_write_seconds": None if mean_write is None else round(mean_write, 1),
         "max_restore_seconds": totals["max_restore"],
         "usable_resume": bool(usable),
-        "best": shown(best) if best else None,
-        "resume_items": resume_items,
-        "statement": statement,
+        "best": _checkpoint_row(best, required) if best else None,
+        "resume_items": _resume_items(items, run_groups, fates),
+        "statement": _resume_statement(usable, choice),
     }
 
 
