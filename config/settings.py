@@ -6,39 +6,94 @@ production shape that docker-compose.yml runs.
 """
 
 import os
-import re
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 import dj_database_url
 import django_stubs_ext
-from django.core.exceptions import ImproperlyConfigured
 
+from config.alert_settings import (  # noqa: F401 (settings Django reads by name)
+    ALERT_DELIVERY_LEASE_SECONDS,
+    ALERT_DELIVERY_MAX_ATTEMPTS,
+    ALERT_DELIVERY_ROUND_SECONDS,
+    ALERT_LOT_HOURS,
+    ALERT_WEBHOOK_BACKOFF,
+    ALERT_WEBHOOK_TIMEOUT,
+    DEFAULT_FROM_EMAIL,
+    EMAIL_BACKEND,
+    EMAIL_HOST,
+    EMAIL_HOST_PASSWORD,
+    EMAIL_HOST_USER,
+    EMAIL_PORT,
+    EMAIL_TIMEOUT,
+    EMAIL_USE_TLS,
+    WEBHOOK_ALLOW_HTTP,
+    WEBHOOK_ALLOWED_NETWORKS,
+)
+from config.api_settings import REST_FRAMEWORK, SPECTACULAR_SETTINGS  # noqa: F401
+from config.celery_settings import (  # noqa: F401 (settings Django reads by name)
+    CELERY_ACCEPT_CONTENT,
+    CELERY_BEAT_SCHEDULE,
+    CELERY_BROKER_CONNECTION_MAX_RETRIES,
+    CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP,
+    CELERY_BROKER_TRANSPORT_OPTIONS,
+    CELERY_BROKER_URL,
+    CELERY_RESULT_BACKEND,
+    CELERY_TASK_ACKS_LATE,
+    CELERY_TASK_ALWAYS_EAGER,
+    CELERY_TASK_ANNOTATIONS,
+    CELERY_TASK_DEFAULT_QUEUE,
+    CELERY_TASK_EAGER_PROPAGATES,
+    CELERY_TASK_QUEUES,
+    CELERY_TASK_REJECT_ON_WORKER_LOST,
+    CELERY_TASK_ROUTES,
+    CELERY_TASK_SERIALIZER,
+    CELERY_TASK_SOFT_TIME_LIMIT,
+    CELERY_TASK_TIME_LIMIT,
+    CELERY_WORKER_PREFETCH_MULTIPLIER,
+    METRIC_PACK_AFTER_SECONDS,
+    METRIC_PACK_BEAT_SECONDS,
+    METRIC_PACK_SECONDS,
+    METRIC_RETENTION_SECONDS,
+    TASK_QUEUES,
+    TASK_TIME_LIMITS,
+    celery_queues,
+)
+from config.env import (
+    env_bool,
+    env_int,
+    env_list,
+    env_seconds,
+)
+from config.oidc_settings import (  # noqa: F401 (settings Django reads by name)
+    LOGIN_REDIRECT_URL,
+    LOGOUT_REDIRECT_URL,
+    OIDC_CALLBACK_CLASS,
+    OIDC_EXEMPT_URLS,
+    OIDC_GROUPS_CLAIM,
+    OIDC_OP_AUTHORIZATION_ENDPOINT,
+    OIDC_OP_ISSUER,
+    OIDC_OP_JWKS_ENDPOINT,
+    OIDC_OP_LOGOUT_ENDPOINT,
+    OIDC_OP_LOGOUT_URL_METHOD,
+    OIDC_OP_TOKEN_ENDPOINT,
+    OIDC_OP_USER_ENDPOINT,
+    OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS,
+    OIDC_RP_CLIENT_ID,
+    OIDC_RP_CLIENT_SECRET,
+    OIDC_RP_SCOPES,
+    OIDC_RP_SIGN_ALGO,
+    OIDC_STORE_ID_TOKEN,
+    OIDC_TEAM_ROLES,
+    OIDC_TIMEOUT,
+    OIDC_USE_PKCE,
+)
 from config.secret_key import installation_secret_key
 
 # Lets admin and form classes be subscripted (ModelAdmin[Campaign]) for mypy at run time.
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-
-
-def env_bool(name: str, default: bool) -> bool:
-    value = os.environ.get(name)
-    if value is None or value == "":
-        return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
-
-
-def env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name) or default)
-    except ValueError as exc:
-        raise ImproperlyConfigured(f"{name} must be a whole number.") from exc
-
-
-def env_list(name: str, default: str) -> list[str]:
-    return [part.strip() for part in os.environ.get(name, default).split(",") if part.strip()]
 
 
 # Off unless the environment turns it on: an installation that forgot to configure itself must
@@ -273,68 +328,10 @@ AUTHENTICATION_BACKENDS = [
 # Last: turns the backend's refusal into the lockout page.
 MIDDLEWARE.append("axes.middleware.AxesMiddleware")
 
-# --- REST framework ---
-REST_FRAMEWORK = {
-    # JSON only: the form parsers let empty strings through as values. orjson-based: it also
-    # refuses what PostgreSQL cannot store (lone surrogates) and numbers that overflow.
-    "DEFAULT_PARSER_CLASSES": ["campaigns.api.parsers.JSONParser"],
-    "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
-    ],
-    "DEFAULT_AUTHENTICATION_CLASSES": [
-        "campaigns.api.authentication.IngestKeyAuthentication",
-        "campaigns.api.authentication.TokenAuthentication",
-        "rest_framework.authentication.SessionAuthentication",
-    ],
-    "DEFAULT_PERMISSION_CLASSES": ["campaigns.api.permissions.TeamRole"],
-    "DEFAULT_THROTTLE_CLASSES": [
-        "campaigns.api.throttles.IngestKeyThrottle",
-        "campaigns.api.throttles.UserThrottle",
-    ],
-    "EXCEPTION_HANDLER": "campaigns.views.exception_handler",
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "campaigns.api.pagination.Pagination",
-    "PAGE_SIZE": 100,
-    "COERCE_DECIMAL_TO_STRING": True,
-    "DEFAULT_THROTTLE_RATES": {
-        "ingest_key": os.environ.get("INGEST_KEY_THROTTLE", "6000/min"),
-        "user": os.environ.get("USER_THROTTLE", "6000/min"),
-    },
-}
+# --- REST framework and its OpenAPI schema: config/api_settings.py ---
 
-SPECTACULAR_SETTINGS = {
-    "TITLE": "Campaign Desk API",
-    "DESCRIPTION": "Plan and track ML training campaigns: runs, stop rules, estimates, ledger.",
-    "VERSION": "1.0.0",
-    "SERVE_INCLUDE_SCHEMA": False,
-    "COMPONENT_SPLIT_REQUEST": True,
-    # docs/api.md: no anonymous access to anything but /api/v1/health/ (the docs page works from an
-    # admin session).
-    # Ingest keys are refused (403): they reach only the ingest paths (docs/api.md).
-    "SERVE_PERMISSIONS": ["campaigns.api.permissions.PersonNotKey"],
-    # The docs page loads Swagger UI from our own static files (drf-spectacular-sidecar, a
-    # pinned build): it works offline and sends nothing to a third party.
-    "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
-    "REDOC_DIST": "SIDECAR",
-    # One name per choice set shared by several components (drf-spectacular warns otherwise,
-    # and `check --deploy` treats its warnings as failures).
-    "ENUM_NAME_OVERRIDES": {
-        "CampaignStatusEnum": "campaigns.models.CampaignStatus",
-        "RunStatusEnum": "campaigns.models.RunStatus",
-        "RunKindEnum": "campaigns.models.RunKind",
-        "CheckpointComponentEnum": "campaigns.domain.stop_rules.COMPONENT_ORDER",
-        "AlertChannelKindEnum": "ledger.models.ChannelKind",
-    },
-    "POSTPROCESSING_HOOKS": [
-        "drf_spectacular.hooks.postprocess_schema_enums",
-        "campaigns.api.schema.add_error_responses",
-    ],
-}
-
-# --- Celery ---
-CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+# --- Celery: config/celery_settings.py (queues, time limits, the beat schedule) ---
+CELERY_TIMEZONE = TIME_ZONE
 
 # --- Cache (throttle buckets) ---
 # Every web process must count against the same buckets, or a limit multiplies by the number of
@@ -363,154 +360,6 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
-CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "") or None
-# No broker configured: the embedded shape runs tasks inline, in the request's process.
-CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", not CELERY_BROKER_URL)
-CELERY_TASK_EAGER_PROPAGATES = True
-# A killed worker must not lose a message: acknowledge after the task ran, and requeue
-# when the worker process dies mid-task.
-CELERY_TASK_ACKS_LATE = True
-CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# Redis redelivers a message not acknowledged this many seconds after a worker took it (a task
-# running or prefetched, or one whose whole worker died). It must exceed the longest task plus
-# the wait of a prefetched message behind it, or a running task gets a duplicate: the longest,
-# a closing report, takes 0.75 s at 2,000 runs and 1,000,000 points (bench/report), a forecast
-# 0.18 s, so 900 s leaves three orders of magnitude for larger campaigns and a slow database.
-# Reports and forecasts do not wait for it: beat sweeps those (REPORT_STALE_SECONDS,
-# STALE_ESTIMATE_SECONDS).
-CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "900"))
-}
-# Queues by kind of work (README, Production notes): a slow webhook receiver can only ever hold
-# the delivery workers; reports and forecasts have their own. A worker started without -Q
-# consumes all four (development, the tests); docker-compose runs one worker service per queue.
-# The default queue is named by the environment so that several deployments (or parallel test
-# workers) can share a Redis; the other queues are named after it unless it is "celery".
-CELERY_TASK_DEFAULT_QUEUE = os.environ.get("CELERY_TASK_DEFAULT_QUEUE", "celery")
-
-
-def celery_queues(base: str) -> tuple[dict[str, str], dict[str, Any], dict[str, Any]]:
-    """(kind → queue name, CELERY_TASK_QUEUES, CELERY_TASK_ROUTES) for a default queue `base`;
-    the kinds' queues are named after it unless it is "celery" (the tests give each worker
-    process its own)."""
-    names = {"default": base} | {
-        kind: kind if base == "celery" else f"{base}-{kind}"
-        for kind in ("delivery", "reports", "forecasts")
-    }
-    queues = {name: {"exchange": name, "routing_key": name} for name in names.values()}
-    routes = {
-        "ledger.deliver_alerts": {"queue": names["delivery"]},
-        "ledger.retry_alert_deliveries": {"queue": names["delivery"]},
-        "ledger.build_closing_report": {"queue": names["reports"]},
-        "ledger.sweep_stale_reports": {"queue": names["reports"]},
-        # Bulk database work beside the reports, away from the webhooks' workers.
-        "campaigns.tasks.pack_run_points": {"queue": names["reports"]},
-        "campaigns.tasks.pack_metric_points": {"queue": names["reports"]},
-        "estimates.tasks.*": {"queue": names["forecasts"]},
-    }
-    return names, queues, routes
-
-
-TASK_QUEUES, CELERY_TASK_QUEUES, CELERY_TASK_ROUTES = celery_queues(CELERY_TASK_DEFAULT_QUEUE)
-# Every task has a soft time limit (SoftTimeLimitExceeded raised in the task: it records a
-# failure and is retried) and a hard one (the pool child is killed; acks_late with
-# reject_on_worker_lost requeues the message). Defaults for all, then per kind; all below the
-# visibility timeout (900 s), and the delivery's below its outbox lease (300 s).
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 300)
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 360)
-TASK_TIME_LIMITS = {
-    # name: (soft, hard) seconds
-    # A round sends for ALERT_DELIVERY_ROUND_SECONDS (30), then at most one more send (a 10 s
-    # webhook deadline, an e-mail at 10 s an operation).
-    "ledger.deliver_alerts": (60, 90),
-    "ledger.retry_alert_deliveries": (60, 90),
-    "ledger.scan_alerts": (120, 150),
-    "ledger.build_closing_report": (300, 360),  # about a second at 1,000,000 points
-    "ledger.sweep_stale_reports": (60, 90),
-    "estimates.tasks.recompute_forecast": (120, 150),  # 0.18 s measured
-    "estimates.tasks.sweep_stale_estimates": (60, 90),
-    "campaigns.tasks.purge_idempotency_records": (300, 360),
-    "campaigns.tasks.drop_old_metric_points": (600, 660),  # stops itself after its budget
-    "campaigns.tasks.pack_metric_points": (600, 660),  # stops itself after its budget
-    "campaigns.tasks.pack_run_points": (300, 360),  # ~10 s for a 1,000,000-point run
-    "campaigns.tasks.sweep_orphan_artifact_files": (300, 360),
-    "ledger.scan_team_budgets": (240, 300),
-}
-# Seconds of deleting one retention task does before leaving the rest to the next beat.
-METRIC_RETENTION_SECONDS = float(os.environ.get("METRIC_RETENTION_SECONDS", "300"))
-# The metric store's two tiers (docs/metric_store.md §3): points stay hot rows this long (a
-# retried batch is recognised among them), then the beat (every METRIC_PACK_BEAT_SECONDS,
-# for up to METRIC_PACK_SECONDS of work) or a run's finish packs them into blocks.
-METRIC_PACK_AFTER_SECONDS = float(os.environ.get("METRIC_PACK_AFTER_SECONDS", "900"))
-METRIC_PACK_SECONDS = float(os.environ.get("METRIC_PACK_SECONDS", "300"))
-METRIC_PACK_BEAT_SECONDS = float(os.environ.get("METRIC_PACK_BEAT_SECONDS", "900"))
-CELERY_TASK_ANNOTATIONS = {
-    name: {"soft_time_limit": soft, "time_limit": hard}
-    for name, (soft, hard) in TASK_TIME_LIMITS.items()
-}
-# Redis restarting must not end the worker: keep reconnecting, at start-up too.
-CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_BROKER_CONNECTION_MAX_RETRIES = None
-CELERY_TASK_SERIALIZER = "json"
-CELERY_ACCEPT_CONTENT = ["json"]
-CELERY_TIMEZONE = TIME_ZONE
-CELERY_BEAT_SCHEDULE = {
-    "sweep-stale-estimates": {
-        "task": "estimates.tasks.sweep_stale_estimates",
-        "schedule": float(os.environ.get("STALE_SWEEP_SECONDS", "300")),
-    },
-    "purge-idempotency-records": {
-        "task": "campaigns.tasks.purge_idempotency_records",
-        "schedule": 3600.0,
-    },
-    # Each team's metric retention (docs/domain.md §27): hourly, a bounded amount each time.
-    "drop-old-metric-points": {
-        "task": "campaigns.tasks.drop_old_metric_points",
-        "schedule": 3600.0,
-    },
-    # Hot points older than METRIC_PACK_AFTER_SECONDS into blocks, running runs included.
-    "pack-metric-points": {
-        "task": "campaigns.tasks.pack_metric_points",
-        "schedule": METRIC_PACK_BEAT_SECONDS,
-    },
-    # Upload files a killed worker left without a row (campaigns/services/artifact_files.py).
-    "sweep-orphan-artifact-files": {
-        "task": "campaigns.tasks.sweep_orphan_artifact_files",
-        "schedule": 3600.0,
-    },
-    "sweep-stale-reports": {
-        "task": "ledger.sweep_stale_reports",
-        "schedule": float(os.environ.get("REPORT_SWEEP_SECONDS", "60")),
-    },
-    "scan-alerts": {
-        "task": "ledger.scan_alerts",
-        "schedule": float(os.environ.get("ALERT_SCAN_SECONDS", "300")),
-    },
-    "retry-alert-deliveries": {
-        "task": "ledger.retry_alert_deliveries",
-        "schedule": float(os.environ.get("ALERT_RETRY_SECONDS", "60")),
-    },
-}
-
-# Alerts (docs/domain.md §19): a lot ending within this many hours raises one; webhook
-# deliveries are retried after ALERT_WEBHOOK_BACKOFF seconds, doubling each time.
-ALERT_LOT_HOURS = float(os.environ.get("ALERT_LOT_HOURS", "12"))
-ALERT_WEBHOOK_BACKOFF = float(os.environ.get("ALERT_WEBHOOK_BACKOFF", "30"))
-# One deadline for a whole webhook POST (connect, TLS, request, status line), not per read.
-ALERT_WEBHOOK_TIMEOUT = float(os.environ.get("ALERT_WEBHOOK_TIMEOUT", "10"))
-# Webhook URLs are https only and must resolve to public addresses (campaigns/outbound.py):
-# WEBHOOK_ALLOW_HTTP=1 also allows http (development); WEBHOOK_ALLOWED_NETWORKS lists networks
-# the operator trusts anyway (CIDRs, comma-separated, e.g. an internal receiver's 10.1.2.0/24).
-WEBHOOK_ALLOW_HTTP = env_bool("WEBHOOK_ALLOW_HTTP", False)
-# The alert outbox (docs/domain.md §19.5): a delivery is attempted at most this many times; one
-# claimed by a worker and not finished within the lease is taken to be a dead worker's and sent
-# again (same X-Desk-Delivery id). The lease exceeds the delivery task's hard time limit.
-ALERT_DELIVERY_MAX_ATTEMPTS = int(os.environ.get("ALERT_DELIVERY_MAX_ATTEMPTS", "8"))
-ALERT_DELIVERY_LEASE_SECONDS = float(os.environ.get("ALERT_DELIVERY_LEASE_SECONDS", "300"))
-# Seconds of sending one delivery round does before handing the rest to the next round.
-ALERT_DELIVERY_ROUND_SECONDS = float(os.environ.get("ALERT_DELIVERY_ROUND_SECONDS", "30"))
-WEBHOOK_ALLOWED_NETWORKS = env_list("WEBHOOK_ALLOWED_NETWORKS", "")
 
 # A request failing because PostgreSQL, Redis or the broker is unreachable answers 503 with this
 # Retry-After (campaigns/dependencies.py); the client retries with the same Idempotency-Key.
@@ -521,17 +370,6 @@ IDEMPOTENCY_RETENTION_HOURS = int(os.environ.get("IDEMPOTENCY_RETENTION_HOURS", 
 
 # Estimates left stale longer than this are re-enqueued by the periodic sweep.
 STALE_ESTIMATE_SECONDS = int(os.environ.get("STALE_ESTIMATE_SECONDS", "600"))
-
-
-def env_seconds(name: str, default: str) -> float:
-    try:
-        seconds = float(os.environ.get(name) or default)
-    except ValueError:
-        seconds = 0.0
-    if not 0 < seconds < float("inf"):
-        raise ImproperlyConfigured(f"{name} must be a positive number of seconds.")
-    return seconds
-
 
 # Closing reports left pending or running longer than this are re-enqueued by the periodic
 # sweep (a build takes about a second; a dead worker's report waits this plus the sweep
@@ -544,18 +382,6 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
-
-# Email (alerts to team owners): the console by default; SMTP by configuration, e.g.
-# EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend EMAIL_HOST=smtp.example.org.
-EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
-EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
-EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
-EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
-EMAIL_USE_TLS = os.environ.get("EMAIL_USE_TLS", "") == "1"
-DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "campaign-desk@localhost")
-# An SMTP server that stops answering must not hold a delivery worker (seconds per operation).
-EMAIL_TIMEOUT = float(os.environ.get("EMAIL_TIMEOUT", "10"))
 
 # --- h22 (issue 22): team budgets, exports, metrics, Slack/Teams alerts, OIDC sign-in ---------
 # Kept in one block so that it merges as one piece; README "Team budgets" … "Metrics" explain.
@@ -575,40 +401,11 @@ METRICS_CELERY_QUEUES = tuple(
 )
 MIDDLEWARE.append("ledger.operations.middleware.CountingMiddleware")
 
-# Single sign-on with OpenID Connect (README "Single sign-on"; mozilla-django-oidc). Without
-# OIDC_RP_CLIENT_ID nothing changes: local passwords only. The app has no models.
+# Single sign-on with OpenID Connect (README "Single sign-on"; mozilla-django-oidc; its settings
+# in config/oidc_settings.py). Without OIDC_RP_CLIENT_ID nothing changes: local passwords only.
+# The app has no models.
 INSTALLED_APPS.append("mozilla_django_oidc")
 TEMPLATES[0]["OPTIONS"]["context_processors"].append("ledger.views.sso.context")  # type: ignore[index]
-OIDC_RP_CLIENT_ID = os.environ.get("OIDC_RP_CLIENT_ID", "")
-OIDC_RP_CLIENT_SECRET = os.environ.get("OIDC_RP_CLIENT_SECRET", "")
-OIDC_OP_AUTHORIZATION_ENDPOINT = os.environ.get("OIDC_OP_AUTHORIZATION_ENDPOINT", "")
-OIDC_OP_TOKEN_ENDPOINT = os.environ.get("OIDC_OP_TOKEN_ENDPOINT", "")
-OIDC_OP_USER_ENDPOINT = os.environ.get("OIDC_OP_USER_ENDPOINT", "")
-OIDC_OP_JWKS_ENDPOINT = os.environ.get("OIDC_OP_JWKS_ENDPOINT", "")
-OIDC_RP_SIGN_ALGO = os.environ.get("OIDC_RP_SIGN_ALGO", "RS256")
-OIDC_RP_SCOPES = os.environ.get("OIDC_RP_SCOPES", "openid email profile")
-OIDC_USE_PKCE = True
-OIDC_GROUPS_CLAIM = os.environ.get("OIDC_GROUPS_CLAIM", "groups")
-# TEAM:ROLE=GROUP[|GROUP…], comma-separated (ledger/domain/sso_roles.py).
-OIDC_TEAM_ROLES = os.environ.get("OIDC_TEAM_ROLES", "")
-LOGIN_REDIRECT_URL = "/admin/"
-LOGOUT_REDIRECT_URL = "/admin/login/"
-# Accounts are found by the ID token's issuer and subject (ledger/views/sso.py); with OIDC_OP_ISSUER
-# set, a token from any other issuer is refused.
-OIDC_OP_ISSUER = os.environ.get("OIDC_OP_ISSUER", "")
-# Every call to the provider (token, userinfo, keys) gives up after this many seconds.
-OIDC_TIMEOUT = env_seconds("OIDC_TIMEOUT", "10")
-# Signing out ends the provider's session too (its end_session endpoint, with the ID token as
-# hint): without it, "Log out" signed straight back in.
-OIDC_OP_LOGOUT_ENDPOINT = os.environ.get("OIDC_OP_LOGOUT_ENDPOINT", "")
-OIDC_STORE_ID_TOKEN = True
-OIDC_OP_LOGOUT_URL_METHOD = "ledger.views.sso.provider_logout_url"
-# Session refresh (mozilla-django-oidc's SessionRefresh): a provider-signed-in session asks the
-# provider again (prompt=none) after this many seconds; a refusal (the account was disabled
-# there) ends the session and deletes the user's API tokens (ledger.views.sso.DeskCallbackView).
-OIDC_RENEW_ID_TOKEN_EXPIRY_SECONDS = int(env_seconds("OIDC_RENEW_SECONDS", "900"))
-OIDC_CALLBACK_CLASS = "ledger.views.sso.DeskCallbackView"
-OIDC_EXEMPT_URLS = [re.compile(r"^/(api|mlflow)/"), "/metrics"]
 MIDDLEWARE.insert(
     MIDDLEWARE.index("django.contrib.auth.middleware.AuthenticationMiddleware") + 1,
     "mozilla_django_oidc.middleware.SessionRefresh",

@@ -6,6 +6,7 @@ campaigns/services."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from django.core.exceptions import ValidationError
@@ -60,9 +61,7 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
     the configuration keys that differ between the runs. An unknown metric is a 404.
     Queries: the metric names, the runs, the threshold rule, and one for every series."""
     names = run_metrics.campaign_metric_names(campaign.pk)
-    metric = requested or (names[0][0] if names else "")
-    if names and metric not in {n for n, _ in names}:
-        raise Http404("No such metric in this campaign.")
+    metric = _chosen_metric(names, requested)
     runs = (
         Run.objects.filter(campaign=campaign)
         .select_related("variant")
@@ -71,16 +70,7 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
     by_run = run_metrics.campaign_series(campaign.pk, metric) if metric else {}
     rule = run_metrics.threshold_rule(campaign.pk, metric) if metric else None
     lower = loss_like(metric, rule.comparator if rule is not None else "")
-    legend: list[dict[str, Any]] = []
-    lines: list[Overlaid] = []
-    for run in runs:
-        shown = by_run.get(run.pk)
-        if shown is None:
-            continue
-        colour = PALETTE[len(lines) % len(PALETTE)]
-        dashed = run.kind == "pilot"
-        lines.append(Overlaid(run.display_name, colour, dashed, shown.points))
-        legend.append(_legend_row(run, colour, dashed, shown, lower))
+    legend, lines = _overlaid(runs, by_run, lower)
     threshold = rule.threshold if rule is not None else None
     return {
         "names": names,
@@ -94,6 +84,33 @@ def compared_runs(campaign: Campaign, requested: str | None) -> dict[str, Any]:
         # escaped by campaigns/charts/curves.py
         "svg": mark_safe(overlay_svg(metric, lines)) if metric else "",
     }
+
+
+def _chosen_metric(names: Sequence[tuple[str, int]], requested: str | None) -> str:
+    """The requested metric, else the one most runs log ("" when none logs any); 404 when the
+    campaign has metrics and the requested one is not among them."""
+    metric = requested or (names[0][0] if names else "")
+    if names and metric not in {n for n, _ in names}:
+        raise Http404("No such metric in this campaign.")
+    return metric
+
+
+def _overlaid(
+    runs: Iterable[Run], by_run: Mapping[int, run_metrics.Series], lower: bool
+) -> tuple[list[dict[str, Any]], list[Overlaid]]:
+    """The legend's rows and the chart's lines of the runs that logged the metric; colours are
+    handed out in order over those runs only, so no colour is spent on a run not drawn."""
+    legend: list[dict[str, Any]] = []
+    lines: list[Overlaid] = []
+    for run in runs:
+        shown = by_run.get(run.pk)
+        if shown is None:
+            continue
+        colour = PALETTE[len(lines) % len(PALETTE)]
+        dashed = run.kind == "pilot"
+        lines.append(Overlaid(run.display_name, colour, dashed, shown.points))
+        legend.append(_legend_row(run, colour, dashed, shown, lower))
+    return legend, lines
 
 
 def _legend_row(

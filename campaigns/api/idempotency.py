@@ -141,10 +141,8 @@ class IdempotencyMiddleware:
             # before anything reads the body.
             return body_too_large()
         key = request.headers.get(HEADER)
-        if key is None or request.method != "POST" or not request.path.startswith(KEYED_PREFIXES):
+        if key is None or not _keyed_endpoint(request):
             return self.get_response(request)
-        if "\x00" in request.path:
-            return self.get_response(request)  # no such endpoint (404), and not storable as text
         if not KEY_PATTERN.fullmatch(key):
             return _json(
                 400,
@@ -161,8 +159,12 @@ class IdempotencyMiddleware:
         # The path is part of the request's identity: the same key sent to another endpoint is
         # another request, not a retry.
         digest = hashlib.sha256(
-            request.method.encode() + b" " + request.path.encode() + b"\n" + body
+            (request.method or "").encode() + b" " + request.path.encode() + b"\n" + body
         ).hexdigest()
+        return self._once(request, principal, key, digest)
+
+    def _once(self, request: HttpRequest, principal: str, key: str, digest: str) -> HttpResponse:
+        """Run the request under its claimed key and keep its response, or replay the kept one."""
         with transaction.atomic():
             outcome = self._claim(request, principal, key, digest)
             if isinstance(outcome, IdempotencyRecord):
@@ -263,3 +265,13 @@ def _is_lock_wait(exc: DatabaseError) -> bool:
     sqlstate = getattr(cause, "sqlstate", None) or getattr(cause, "pgcode", None)
     # 55P03: lock_not_available (PostgreSQL); SQLite says "database is locked".
     return sqlstate == "55P03" or "database is locked" in str(exc)
+
+
+def _keyed_endpoint(request: HttpRequest) -> bool:
+    """A POST to an endpoint that honours the key; a path with NUL is no endpoint (404) and
+    cannot be stored as text."""
+    return (
+        request.method == "POST"
+        and request.path.startswith(KEYED_PREFIXES)
+        and "\x00" not in request.path
+    )

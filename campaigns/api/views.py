@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from django.core.exceptions import RequestDataTooBig
 from django.db import transaction
-from django.http import HttpResponse
+from django.http import HttpResponse, QueryDict
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -332,23 +332,10 @@ class RunMetrics(RunView):
         name = request.query_params.get("name")
         # Parameters are checked whether or not `name` is given: an invalid one is a 400 either
         # way, never silently ignored.
-        raw = request.query_params.get("max_points", str(run_metrics.DEFAULT_MAX_POINTS))
-        try:
-            max_points = int(raw)
-        except ValueError:
-            max_points = 0
-        if not 2 <= max_points <= run_metrics.LIMIT_MAX_POINTS:
-            return _json(
-                400,
-                {
-                    "max_points": [
-                        f"A whole number from 2 to {run_metrics.LIMIT_MAX_POINTS}; got {raw!r}."
-                    ]
-                },
-            )
-        x = request.query_params.get("x", "step")
-        if x not in ("step", "cost"):
-            return _json(400, {"x": [f'"step" (the default) or "cost"; got {x!r}.']})
+        params = _series_params(request.query_params)
+        if isinstance(params, HttpResponse):
+            return params
+        max_points, x = params
         if name is None:
             names = run_metrics.metric_names(run)
             return _json(
@@ -359,24 +346,6 @@ class RunMetrics(RunView):
                 },
             )
         found = run_metrics.metric_series(run, name, max_points)
-        points: list[dict[str, Any]] = [
-            {"step": step, "value": series.as_json_value(value)} for step, value in found.points
-        ]
-        # What an MLflow client said of each point (docs/mlflow.md): only where it said it.
-        for point, (stamp, model_id) in zip(
-            points, run_metrics.client_marks(run, name, found.points), strict=True
-        ):
-            if stamp is not None:
-                point["timestamp"] = stamp
-            if model_id:
-                point["model_id"] = model_id
-        if x == "cost":
-            # Each point's cost so far, so a loss-vs-money curve needs no client arithmetic
-            # (docs/domain.md §18); null where nothing prices an hour in this campaign.
-            priced = run_cost.point_costs(run, run_metrics.logged_at(run, name, found.points))
-            costs: list[Any] = list(priced) if priced is not None else [None] * len(points)
-            for point, cost in zip(points, costs, strict=True):
-                point["cost"] = None if cost is None else str(cost)
         return _json(
             200,
             {
@@ -385,7 +354,7 @@ class RunMetrics(RunView):
                 "count": found.count,
                 "returned": len(found.points),
                 "max_points": max_points,
-                "points": points,
+                "points": _series_points(run, name, found.points, with_cost=x == "cost"),
             },
         )
 
@@ -414,3 +383,50 @@ class RunMetrics(RunView):
         return _json(
             201, {"accepted": appended.accepted, "stopped": stop is not None, "stop": stop}
         )
+
+
+def _series_params(query: QueryDict) -> tuple[int, str] | HttpResponse:
+    """`max_points` (2 to the limit) and `x` (step or cost), or the 400 naming the first bad one."""
+    raw = query.get("max_points", str(run_metrics.DEFAULT_MAX_POINTS))
+    try:
+        max_points = int(raw)
+    except ValueError:
+        max_points = 0
+    if not 2 <= max_points <= run_metrics.LIMIT_MAX_POINTS:
+        return _json(
+            400,
+            {
+                "max_points": [
+                    f"A whole number from 2 to {run_metrics.LIMIT_MAX_POINTS}; got {raw!r}."
+                ]
+            },
+        )
+    x = query.get("x", "step")
+    if x not in ("step", "cost"):
+        return _json(400, {"x": [f'"step" (the default) or "cost"; got {x!r}.']})
+    return max_points, x
+
+
+def _series_points(
+    run: Run, name: str, found: list[series.Point], *, with_cost: bool
+) -> list[dict[str, Any]]:
+    """The series' points as JSON: step and value, what the client said, the cost so far."""
+    points: list[dict[str, Any]] = [
+        {"step": step, "value": series.as_json_value(value)} for step, value in found
+    ]
+    # What an MLflow client said of each point (docs/mlflow.md): only where it said it.
+    for point, (stamp, model_id) in zip(
+        points, run_metrics.client_marks(run, name, found), strict=True
+    ):
+        if stamp is not None:
+            point["timestamp"] = stamp
+        if model_id:
+            point["model_id"] = model_id
+    if with_cost:
+        # Each point's cost so far, so a loss-vs-money curve needs no client arithmetic
+        # (docs/domain.md §18); null where nothing prices an hour in this campaign.
+        priced = run_cost.point_costs(run, run_metrics.logged_at(run, name, found))
+        costs: list[Any] = list(priced) if priced is not None else [None] * len(points)
+        for point, cost in zip(points, costs, strict=True):
+            point["cost"] = None if cost is None else str(cost)
+    return points

@@ -3,6 +3,7 @@ made after commit (each with its reason)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -216,38 +217,11 @@ class StopRule(models.Model):
         return f"#{self.pk} {self.get_kind_display()}"
 
     def clean(self) -> None:
-        if self.kind == StopRuleKind.METRIC_THRESHOLD:
-            errors = {}
-            if not self.metric.strip():
-                errors["metric"] = "a threshold rule names its metric"
-            if not self.comparator:
-                errors["comparator"] = "a threshold rule needs a comparator (lt, le, gt, ge)"
-            if self.threshold is None:
-                errors["threshold"] = "a threshold rule needs a threshold"
-            if errors:
-                raise ValidationError(errors)
-        idle = self.kind == StopRuleKind.IDLE_GPU
-        if idle and (self.threshold is None or not 0 < self.threshold <= 100):
-            raise ValidationError(
-                {
-                    "threshold": "an idle-GPU rule's threshold is a utilisation "
-                    "percentage above 0 and at most 100"
-                }
-            )
-        if idle and not self.for_minutes:
-            raise ValidationError({"for_minutes": "an idle-GPU rule says for how many minutes"})
-        if self.kind == StopRuleKind.CUSTOM and not (self.description or "").strip():
-            raise ValidationError({"description": "a custom rule is written out in words"})
-        # A budget rule's threshold is a fraction of the budget (docs/domain.md §18): 0.8 stops
-        # at 80% spent.
-        budget_rule = self.kind == StopRuleKind.BUDGET_OVERRUN and self.threshold is not None
-        if budget_rule and not 0 < self.threshold <= 10:  # type: ignore[operator]
-            raise ValidationError(
-                {
-                    "threshold": "a budget rule's threshold is a fraction of the budget, "
-                    "above 0 and at most 10 (1.0 = the whole budget)"
-                }
-            )
+        """Each kind's own fields, checked by its entry in _RULE_CHECKS (one kind, one check)."""
+        check = _RULE_CHECKS.get(self.kind)
+        errors = check(self) if check is not None else {}
+        if errors:
+            raise ValidationError(errors)
 
     def _refuse_if_frozen(self) -> None:
         campaign_status = Campaign.objects.filter(pk=self.campaign_id).values_list(
@@ -276,6 +250,54 @@ class StopRule(models.Model):
             "grace_minutes": self.grace_minutes,
             "for_minutes": self.for_minutes,
         }
+
+
+def _threshold_rule_errors(rule: StopRule) -> dict[str, str]:
+    # Every missing field at once: the form shows them together.
+    errors = {}
+    if not rule.metric.strip():
+        errors["metric"] = "a threshold rule names its metric"
+    if not rule.comparator:
+        errors["comparator"] = "a threshold rule needs a comparator (lt, le, gt, ge)"
+    if rule.threshold is None:
+        errors["threshold"] = "a threshold rule needs a threshold"
+    return errors
+
+
+def _idle_rule_errors(rule: StopRule) -> dict[str, str]:
+    if rule.threshold is None or not 0 < rule.threshold <= 100:
+        return {
+            "threshold": "an idle-GPU rule's threshold is a utilisation "
+            "percentage above 0 and at most 100"
+        }
+    if not rule.for_minutes:
+        return {"for_minutes": "an idle-GPU rule says for how many minutes"}
+    return {}
+
+
+def _custom_rule_errors(rule: StopRule) -> dict[str, str]:
+    if not (rule.description or "").strip():
+        return {"description": "a custom rule is written out in words"}
+    return {}
+
+
+def _budget_rule_errors(rule: StopRule) -> dict[str, str]:
+    # A budget rule's threshold is a fraction of the budget (docs/domain.md §18): 0.8 stops
+    # at 80% spent. No threshold at all is the whole budget.
+    if rule.threshold is not None and not 0 < rule.threshold <= 10:
+        return {
+            "threshold": "a budget rule's threshold is a fraction of the budget, "
+            "above 0 and at most 10 (1.0 = the whole budget)"
+        }
+    return {}
+
+
+_RULE_CHECKS: dict[str, Callable[[StopRule], dict[str, str]]] = {
+    StopRuleKind.METRIC_THRESHOLD: _threshold_rule_errors,
+    StopRuleKind.IDLE_GPU: _idle_rule_errors,
+    StopRuleKind.CUSTOM: _custom_rule_errors,
+    StopRuleKind.BUDGET_OVERRUN: _budget_rule_errors,
+}
 
 
 class DecisionPoint(models.Model):

@@ -105,25 +105,38 @@ def _summary_sql(rows: int) -> str:
     )
 
 
+# The rollup row's columns, in the order _rollup_sql's VALUES rows carry them.
+_ROLLUP_COLS = (
+    "run_id",
+    "summary_id",
+    "level",
+    "bucket",
+    "count",
+    "min_step",
+    "min_value",
+    "max_step",
+    "max_value",
+    "non_finite",
+    "first_nf_step",
+    "first_nf",
+    "last_nf_step",
+    "last_nf",
+)
+
+
 def _rollup_sql(rows: int) -> str:
     t = _q(MetricRollup._meta.db_table)
-    cols = (
-        "run_id",
-        "summary_id",
-        "level",
-        "bucket",
-        "count",
-        "min_step",
-        "min_value",
-        "max_step",
-        "max_value",
-        "non_finite",
-        "first_nf_step",
-        "first_nf",
-        "last_nf_step",
-        "last_nf",
+    values = ", ".join(["(" + ", ".join(["%s"] * len(_ROLLUP_COLS)) + ")"] * rows)
+    assignments = ", ".join(f"{_q(c)} = {expr}" for c, expr in _rollup_sets(t).items())
+    key = ", ".join(_q(c) for c in ("run_id", "summary_id", "level", "bucket"))
+    return (
+        f"INSERT INTO {t} ({', '.join(_q(c) for c in _ROLLUP_COLS)}) VALUES {values} "
+        f"ON CONFLICT ({key}) DO UPDATE SET {assignments}"
     )
-    values = ", ".join(["(" + ", ".join(["%s"] * len(cols)) + ")"] * rows)
+
+
+def _rollup_sets(t: str) -> dict[str, str]:
+    """The rollup upsert's SET expressions by column: counts add up, extremes keep the winner."""
 
     def o(c: str) -> str:
         return f"{t}.{_q(c)}"
@@ -150,7 +163,7 @@ def _rollup_sql(rows: int) -> str:
         f"{n('last_nf_step')} IS NOT NULL AND ({o('last_nf_step')} IS NULL OR "
         f"{n('last_nf_step')} >= {o('last_nf_step')})"
     )
-    sets = {
+    return {
         "count": f"{o('count')} + {n('count')}",
         "min_step": _keep(n("min_step"), o("min_step"), lower),
         "min_value": _keep(n("min_value"), o("min_value"), lower),
@@ -162,12 +175,6 @@ def _rollup_sql(rows: int) -> str:
         "last_nf_step": _keep(n("last_nf_step"), o("last_nf_step"), last),
         "last_nf": _keep(n("last_nf"), o("last_nf"), last),
     }
-    assignments = ", ".join(f"{_q(c)} = {expr}" for c, expr in sets.items())
-    key = ", ".join(_q(c) for c in ("run_id", "summary_id", "level", "bucket"))
-    return (
-        f"INSERT INTO {t} ({', '.join(_q(c) for c in cols)}) VALUES {values} "
-        f"ON CONFLICT ({key}) DO UPDATE SET {assignments}"
-    )
 
 
 def _summary_params(run_pk: int, name: str, s: mr.Summary, now: Any) -> list[Any]:

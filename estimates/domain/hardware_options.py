@@ -205,21 +205,35 @@ def _assumption(
     placed: Sequence[tuple[Work, float]],
     measured: Mapping[str, str],
 ) -> str:
+    """The words saying where the option's time comes from: measured here, assumed, projected."""
     if source in ("pilot", "observed", "calibrated"):
         here = any(normalize_gpu(g) == normalize_gpu(candidate.name) for g in measured.values())
         return measured_words(candidate.name, [w for w, _ in placed], here)
     if source != "projected":
-        piloted_here = [
-            w.name
-            for w, _ in placed
-            if w.key in measured and normalize_gpu(measured[w.key]) == normalize_gpu(candidate.name)
-        ]
-        if piloted_here:
-            return (
-                f"Measured by a pilot on the {candidate.name} for {', '.join(piloted_here)}; "
-                "assumed utilization of peak FLOP/s for the rest."
-            )
-        return "Assumed utilization of peak FLOP/s; no pilot on this GPU."
+        return _assumed_words(candidate, placed, measured)
+    return _projected_words(candidate, placed, measured)
+
+
+def _assumed_words(
+    candidate: GpuModel, placed: Sequence[tuple[Work, float]], measured: Mapping[str, str]
+) -> str:
+    # A pilot on this very GPU still measured some work: name it, the rest is the assumption.
+    piloted_here = [
+        w.name
+        for w, _ in placed
+        if w.key in measured and normalize_gpu(measured[w.key]) == normalize_gpu(candidate.name)
+    ]
+    if piloted_here:
+        return (
+            f"Measured by a pilot on the {candidate.name} for {', '.join(piloted_here)}; "
+            "assumed utilization of peak FLOP/s for the rest."
+        )
+    return "Assumed utilization of peak FLOP/s; no pilot on this GPU."
+
+
+def _projected_words(
+    candidate: GpuModel, placed: Sequence[tuple[Work, float]], measured: Mapping[str, str]
+) -> str:
     elsewhere = sorted(
         {
             measured[w.key]

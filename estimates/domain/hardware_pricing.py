@@ -161,22 +161,38 @@ def _hourly_price(
         choice, money = _hourly(billed, rate, pricing.currency)
     except formulas.EstimateInputError:
         return []  # beyond the largest amount handled: not a usable price
-    if own_rate is None:
+    note = _rate_note(
+        pricing.rate_notes.get(key) if own_rate is not None else None,
+        billed=billed,
+        gpu_hours=gpu_hours,
+        instance=instance,
+    )
+    choice = _said(choice, rate, fallback=own_rate is None, note=note)
+    window = pricing.window_hours
+    return [(choice, money, None if window is None else wall <= window)]
+
+
+def _said(choice: PlanChoice, rate: Decimal, *, fallback: bool, note: str | None) -> PlanChoice:
+    """The hourly choice with the fallback rate said, then the note in brackets."""
+    if fallback:
         # Said, because one rate for every card favours the fastest card.
         choice = PlanChoice(
             "hourly",
             f"{choice.description} (the fallback rate: no rate given for this GPU)",
             rate_per_gpu_hour=rate,
         )
-    note = pricing.rate_notes.get(normalize_gpu(candidate.name)) if own_rate is not None else None
+    if note:
+        choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
+    return choice
+
+
+def _rate_note(note: str | None, *, billed: float, gpu_hours: float, instance: int) -> str | None:
+    """The rate's own note, then the whole instances billed when they exceed the GPU-hours used."""
     if billed > gpu_hours:
         # Said, because the rate alone would price the GPUs the job does not use at nothing.
         billing = f"rented {instance} GPUs at a time: {billed:,.4g} GPU-hours billed"
         note = f"{note}; {billing}" if note else billing
-    if note:
-        choice = PlanChoice("hourly", f"{choice.description} ({note})", rate_per_gpu_hour=rate)
-    window = pricing.window_hours
-    return [(choice, money, None if window is None else wall <= window)]
+    return note
 
 
 def _offer_price(

@@ -3,6 +3,8 @@ caller's campaigns, with MLflow's filter grammar (mlflow_api/domain/search_filte
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import HttpRequest, HttpResponse
 
 from mlflow_api.auth import Caller
@@ -31,30 +33,14 @@ def _max_results(value: object) -> int:
 @endpoint("POST", "GET")
 def run_search(request: HttpRequest, caller: Caller) -> HttpResponse:
     data = read_body(request)
-    experiment_ids = data.get("experiment_ids") or []
-    if isinstance(experiment_ids, str):
-        experiment_ids = [experiment_ids]
-    if not isinstance(experiment_ids, list):
-        raise MlflowError("INVALID_PARAMETER_VALUE", "experiment_ids is a list of ids")
-    if caller.key is not None:
-        # MLflow's default experiment "0" is the key's campaign, as everywhere else.
-        experiment_ids = [
-            str(caller.key.campaign_id) if str(i) == "0" else i for i in experiment_ids
-        ]
-    order_by = data.get("order_by") or []
-    if isinstance(order_by, str):
-        order_by = [order_by]
-    view_type = str(data.get("run_view_type") or "ACTIVE_ONLY")
-    if view_type not in VIEW_TYPES:
-        raise MlflowError(
-            "INVALID_PARAMETER_VALUE", f"run_view_type is one of {', '.join(VIEW_TYPES)}"
-        )
+    experiment_ids = _experiment_ids(data, caller)
+    view_type = _view_type(data)
     try:
         found = search_runs(
             caller.runs(),
-            experiment_ids=[str(i) for i in experiment_ids],
+            experiment_ids=experiment_ids,
             filter_string=str(data.get("filter") or ""),
-            order_by=[str(o) for o in order_by],
+            order_by=_as_list(data.get("order_by")),
             view_type=view_type,
             max_results=_max_results(data.get("max_results")),
             page_token=data.get("page_token") or None,
@@ -65,3 +51,34 @@ def run_search(request: HttpRequest, caller: Caller) -> HttpResponse:
     if found.next_page_token:
         body["next_page_token"] = found.next_page_token
     return answer(body)
+
+
+def _as_list(value: Any) -> list[str]:
+    """A list of strings; one string sent alone is a list of one (MLflow's clients send either)."""
+    items = value or []
+    if isinstance(items, str):
+        items = [items]
+    return [str(i) for i in items]
+
+
+def _experiment_ids(data: dict[str, Any], caller: Caller) -> list[str]:
+    experiment_ids = data.get("experiment_ids") or []
+    if isinstance(experiment_ids, str):
+        experiment_ids = [experiment_ids]
+    if not isinstance(experiment_ids, list):
+        raise MlflowError("INVALID_PARAMETER_VALUE", "experiment_ids is a list of ids")
+    if caller.key is not None:
+        # MLflow's default experiment "0" is the key's campaign, as everywhere else.
+        experiment_ids = [
+            str(caller.key.campaign_id) if str(i) == "0" else i for i in experiment_ids
+        ]
+    return [str(i) for i in experiment_ids]
+
+
+def _view_type(data: dict[str, Any]) -> str:
+    view_type = str(data.get("run_view_type") or "ACTIVE_ONLY")
+    if view_type not in VIEW_TYPES:
+        raise MlflowError(
+            "INVALID_PARAMETER_VALUE", f"run_view_type is one of {', '.join(VIEW_TYPES)}"
+        )
+    return view_type
