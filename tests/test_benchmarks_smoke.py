@@ -127,8 +127,9 @@ def migrate_template() -> None:
 
 def own_database(name: str) -> str:
     """The database a script runs on, named after the run's own (DATABASE_URL's: a SimpleTestCase
-    sees that name, not the test database's; one xdist worker runs this whole file)."""
-    return f"{connection.settings_dict['NAME']}_smoke_{name.replace('/', '_')}"
+    sees that name, not the test database's; one xdist worker runs this whole file). Short: a
+    bench may prefix it with `test_`, and PostgreSQL cuts names at 63 characters."""
+    return f"{connection.settings_dict['NAME']}_sm_{name.replace('/', '_')}"
 
 
 def run_bench(name: str) -> subprocess.CompletedProcess[str]:

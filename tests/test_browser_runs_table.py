@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -72,7 +73,16 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
         for box in b.find_elements(By.CSS_SELECTOR, "#runs-columns input[name=columns]"):
             if (box.get_attribute("value") in keys) != box.is_selected():
                 b.execute_script("arguments[0].click();", box)
-        b.find_element(By.ID, "save-columns").click()
+        self.follow(b.find_element(By.ID, "save-columns"))
+
+    def follow(self, element: Any) -> None:
+        """Click a link or a submit button and wait for the page it leads to: a click does not
+        wait for it, and the database is read right after."""
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        element.click()
+        WebDriverWait(self.browser, 15).until(expected_conditions.staleness_of(element))
 
     def pick(self, element_id: str, value: str) -> None:
         from selenium.webdriver.common.by import By
@@ -94,7 +104,7 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
 
         self.pick("group-by", "item")
         self.pick("group-metric", "metric:acc:best")
-        self.browser.find_element(By.ID, "apply-group").click()
+        self.follow(self.browser.find_element(By.ID, "apply-group"))
         rows = self.browser.find_elements(By.CSS_SELECTOR, "#runs-groups tbody tr")
         self.assertEqual(len(rows), 2)
         for row in rows:
@@ -127,8 +137,8 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
         )  # fmt: skip
 
         # Sorted by the best loss, lowest first: the run with the smallest of 300.
-        b.find_element(By.CSS_SELECTOR, "th[data-key='metric:loss:best'] a").click()
-        b.find_element(By.CSS_SELECTOR, "th[data-key='metric:loss:best'] a").click()
+        self.follow(b.find_element(By.CSS_SELECTOR, "th[data-key='metric:loss:best'] a"))
+        self.follow(b.find_element(By.CSS_SELECTOR, "th[data-key='metric:loss:best'] a"))
         self.assertIn("▲", b.find_element(By.CSS_SELECTOR, "th[data-key='metric:loss:best']").text)
         losses = [float(v) for v in self.cells("metric:loss:best")]
         self.assertEqual(losses, sorted(losses))
@@ -137,7 +147,7 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
         # Filtered: lr 0.0003, completed runs only.
         self.fill("config", "lr=0.0003")
         self.select("status", "completed")
-        b.find_element(By.ID, "apply-filters").click()
+        self.follow(b.find_element(By.ID, "apply-filters"))
         expected = [r for r in self.runs if r.config["lr"] == "0.0003" and r.status == "completed"]
         self.assertIn(f"{len(expected)} runs", b.find_element(By.ID, "runs-count").text)
         self.assertEqual(set(self.cells("config:lr")), {"0.0003"})
@@ -151,7 +161,7 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
 
         # The seeds themselves as groups: one row per seed value.
         self.pick("group-by", "config:seed")
-        b.find_element(By.ID, "apply-group").click()
+        self.follow(b.find_element(By.ID, "apply-group"))
         seeds = {r.config["seed"] for r in expected}
         self.assertEqual(len(b.find_elements(By.CSS_SELECTOR, "#runs-groups tbody tr")), len(seeds))
 
