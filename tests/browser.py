@@ -142,6 +142,15 @@ class BrowserTestCase(StaticLiveServerTestCase):
         cls.browser.quit()
         super().tearDownClass()
 
+    def follow(self, element: Any) -> None:
+        """Click a link or a submit button and wait for the page it leads to: a click does not
+        wait for it, and a test that reads the database next would read it too early."""
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        element.click()
+        WebDriverWait(self.browser, 15).until(expected_conditions.staleness_of(element))
+
     def fill(self, name: str, value: str) -> None:
         from selenium.webdriver.common.by import By
 

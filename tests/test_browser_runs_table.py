@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -74,15 +73,6 @@ class RunsTableOfThreeHundredRuns(BrowserTestCase):
             if (box.get_attribute("value") in keys) != box.is_selected():
                 b.execute_script("arguments[0].click();", box)
         self.follow(b.find_element(By.ID, "save-columns"))
-
-    def follow(self, element: Any) -> None:
-        """Click a link or a submit button and wait for the page it leads to: a click does not
-        wait for it, and the database is read right after."""
-        from selenium.webdriver.support import expected_conditions
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        element.click()
-        WebDriverWait(self.browser, 15).until(expected_conditions.staleness_of(element))
 
     def pick(self, element_id: str, value: str) -> None:
         from selenium.webdriver.common.by import By

@@ -45,7 +45,7 @@ class AlertChannelsInChromium(BrowserTestCase):
         self.assertFalse(AlertChannel.objects.filter(kind="slack").exists())
         self.fill("target", receiver.url("/slack"))
         self.browser.save_screenshot(str(BUILD / "alert-channel-add.png"))
-        self.browser.find_element(By.NAME, "_save").click()
+        self.follow(self.browser.find_element(By.NAME, "_save"))
         self.assertTrue(AlertChannel.objects.filter(team=team, kind="slack").exists())
 
         receiver.answer("/slack", 404)
