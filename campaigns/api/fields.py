@@ -73,6 +73,9 @@ class HoursField(serializers.DecimalField):
         if isinstance(data, bool):
             self.fail("invalid")
         if isinstance(data, str):
+            if re.fullmatch(r"-\d{1,12}(\.\d{1,12})?", data):
+                # A negative decimal string is a number, just below the limit: say which limit.
+                self.fail("min_value", min_value=self.min_value)
             if len(data) > HOURS_STRING_MAX_LENGTH or not re.fullmatch(HOURS_STRING, data):
                 self.fail("invalid")
             text = data

@@ -64,6 +64,18 @@ class HoursAreMeasurements(TestCase):
                 self.assertIn("observed_hours", answer.json())  # type: ignore[attr-defined]
         self.assertEqual(Run.objects.get().status, "running")
 
+    def test_a_negative_number_of_hours_is_refused_with_the_limit_as_number_or_string(
+        self,
+    ) -> None:
+        for hours in [-5, "-5", "-0.5"]:
+            with self.subTest(hours=hours):
+                answer = self.finish(hours)
+                self.assertEqual(answer.status_code, 400, answer.content)  # type: ignore[attr-defined]
+                self.assertEqual(
+                    answer.json()["observed_hours"],  # type: ignore[attr-defined]
+                    ["Ensure this value is greater than or equal to 0."],
+                )
+
     def test_the_maximum_itself_is_taken(self) -> None:
         self.assertEqual(self.finish(float(HOURS_MAX)).status_code, 200)  # type: ignore[attr-defined]
 
