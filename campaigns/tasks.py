@@ -9,9 +9,9 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from campaigns.models import IdempotencyRecord, Run, Team
+from campaigns.models import Run, Team
 from campaigns.selectors import raw_points
-from campaigns.services import metric_packing, metric_store, run_lifecycle
+from campaigns.services import idempotency, metric_packing, metric_store, run_lifecycle
 
 
 @shared_task  # type: ignore[untyped-decorator]
@@ -22,8 +22,7 @@ def purge_idempotency_records() -> int:
     new request. Idempotent: a second run finds nothing left to delete.
     """
     cutoff = timezone.now() - timedelta(hours=settings.IDEMPOTENCY_RETENTION_HOURS)
-    deleted, _ = IdempotencyRecord.objects.filter(created_at__lt=cutoff).delete()
-    return deleted
+    return idempotency.purge_expired(older_than=cutoff)
 
 
 @shared_task  # type: ignore[untyped-decorator]

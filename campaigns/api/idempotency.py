@@ -51,6 +51,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from campaigns.api.authentication import active_ingest_key
 from campaigns.api.bodies import body_exceeds_limit, body_too_large
 from campaigns.models import ApiToken, IdempotencyRecord
+from campaigns.services import idempotency
 
 log = logging.getLogger(__name__)
 
@@ -177,11 +178,13 @@ class IdempotencyMiddleware:
                 return response
             if response.streaming:
                 # Cannot be stored; the effect stays, and the key is released.
-                IdempotencyRecord.objects.filter(principal=principal, key=key).delete()
+                idempotency.release_key(principal=principal, key=key)
                 return response
-            IdempotencyRecord.objects.filter(principal=principal, key=key).update(
+            idempotency.keep_answer(
+                principal=principal,
+                key=key,
                 status_code=response.status_code,
-                response_body=getattr(response, STORED_BODY, None) or response.content,
+                body=getattr(response, STORED_BODY, None) or response.content,
                 content_type=response.get("Content-Type", ""),
             )
             return response
@@ -206,7 +209,7 @@ class IdempotencyMiddleware:
         try:
             with transaction.atomic():
                 previous = _limit_lock_wait()
-                IdempotencyRecord.objects.create(
+                idempotency.claim_key(
                     principal=principal,
                     key=key,
                     method=request.method or "POST",
