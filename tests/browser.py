@@ -145,11 +145,19 @@ class BrowserTestCase(StaticLiveServerTestCase):
     def follow(self, element: Any) -> None:
         """Click a link or a submit button and wait for the page it leads to: a click does not
         wait for it, and a test that reads the database next would read it too early."""
-        from selenium.webdriver.support import expected_conditions
+        from selenium.common.exceptions import WebDriverException
         from selenium.webdriver.support.ui import WebDriverWait
 
+        def left_the_page(_: Any) -> bool:
+            # Chromium says "stale" or "does not belong to the document" once the page changed.
+            try:
+                element.is_enabled()
+            except WebDriverException:
+                return True
+            return False
+
         element.click()
-        WebDriverWait(self.browser, 15).until(expected_conditions.staleness_of(element))
+        WebDriverWait(self.browser, 15).until(left_the_page)
 
     def fill(self, name: str, value: str) -> None:
         from selenium.webdriver.common.by import By
